@@ -1,0 +1,47 @@
+# Faktura: build, run and test. `make run` and `make test` do all set-up on a fresh machine.
+
+CARGO       ?= cargo
+WASM_TARGET := wasm32-wasip2
+WASM_OUT    := target/$(WASM_TARGET)/release/faktura_component.wasm
+COMPONENT   := target/release/faktura.wasm
+TEST_WASM   := target/faktura-test.wasm
+LISTEN      ?= 127.0.0.1:8080
+DATA        ?= ./data
+
+.PHONY: all build run test lint fmt wasm-target component test-component clean
+
+all: build
+
+wasm-target:
+	@rustup target list --installed 2>/dev/null | grep -qx '$(WASM_TARGET)' || rustup target add $(WASM_TARGET)
+
+# The shipped component, next to the host binary where `faktura` looks for it.
+component: wasm-target
+	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-component
+	@mkdir -p target/release
+	cp $(WASM_OUT) $(COMPONENT)
+
+# The same component with the test-only routes (a deliberate panic, ...).
+test-component: wasm-target
+	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-component --features test-routes
+	cp $(WASM_OUT) $(TEST_WASM)
+
+build: component
+	$(CARGO) build --release -p faktura
+
+run: build
+	target/release/faktura serve --listen $(LISTEN) --data $(DATA)
+
+test: test-component build
+	$(CARGO) test --release --workspace
+
+lint: wasm-target
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p faktura-component --target $(WASM_TARGET) -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,199 @@
+//! The capabilities the component needs from its host, as small traits.
+//!
+//! The WIT-backed implementations live in `wit.rs`; `mem` holds in-memory fakes for native
+//! unit tests. Nothing here knows what an invoice is.
+
+use std::fmt;
+
+/// A failure of the storage backend. Only `Conflict` is worth retrying.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    Conflict,
+    TooLarge,
+    Backend(String),
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Conflict => f.write_str("write conflict"),
+            StoreError::TooLarge => f.write_str("key or value too large"),
+            StoreError::Backend(m) => write!(f, "storage backend: {m}"),
+        }
+    }
+}
+
+pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// Reads of a transaction (a snapshot, or the writer's own view).
+pub trait Read {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Entries under `prefix` in key order (or reverse), strictly after `after`, at most `limit`.
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, StoreError>;
+}
+
+/// The writer. Dropping it without `commit` rolls back.
+pub trait Write: Read {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError>;
+    fn commit(self: Box<Self>) -> Result<(), StoreError>;
+    /// The reading half, for code that only reads.
+    fn as_read(&self) -> &dyn Read;
+}
+
+pub trait Store {
+    fn begin_read(&self) -> Result<Box<dyn Read>, StoreError>;
+    fn begin_write(&self) -> Result<Box<dyn Write>, StoreError>;
+}
+
+/// Wall-clock time as Unix seconds.
+pub trait Clock {
+    fn now_unix(&self) -> i64;
+}
+
+/// Cryptographically secure random bytes (API keys).
+pub trait Random {
+    fn fill(&self, buf: &mut [u8]);
+}
+
+/// Everything a request may use.
+pub struct Caps<'a> {
+    pub store: &'a dyn Store,
+    pub clock: &'a dyn Clock,
+    pub random: &'a dyn Random,
+}
+
+#[cfg(test)]
+pub mod mem {
+    //! In-memory fakes: a BTreeMap store whose write transaction buffers until commit.
+
+    use super::*;
+    use std::cell::{Cell, RefCell};
+    use std::collections::BTreeMap;
+    use std::rc::Rc;
+
+    type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+
+    #[derive(Default, Clone)]
+    pub struct MemStore {
+        data: Rc<RefCell<Map>>,
+    }
+
+    struct Snapshot(Map);
+
+    fn scan_map(
+        map: &Map,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+    ) -> Vec<Entry> {
+        let iter = map
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .filter(|(k, _)| match after {
+                None => true,
+                Some(a) if reverse => k.as_slice() < a,
+                Some(a) => k.as_slice() > a,
+            })
+            .map(|(k, v)| (k.clone(), v.clone()));
+        if reverse {
+            iter.rev().take(limit as usize).collect()
+        } else {
+            iter.take(limit as usize).collect()
+        }
+    }
+
+    impl Read for Snapshot {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+            Ok(self.0.get(key).cloned())
+        }
+        fn scan(
+            &self,
+            prefix: &[u8],
+            after: Option<&[u8]>,
+            limit: u32,
+            reverse: bool,
+        ) -> Result<Vec<Entry>, StoreError> {
+            Ok(scan_map(&self.0, prefix, after, limit, reverse))
+        }
+    }
+
+    struct Writer {
+        target: Rc<RefCell<Map>>,
+        view: Snapshot,
+    }
+
+    impl Read for Writer {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+            self.view.get(key)
+        }
+        fn scan(
+            &self,
+            prefix: &[u8],
+            after: Option<&[u8]>,
+            limit: u32,
+            reverse: bool,
+        ) -> Result<Vec<Entry>, StoreError> {
+            self.view.scan(prefix, after, limit, reverse)
+        }
+    }
+
+    impl Write for Writer {
+        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+            self.view.0.insert(key.to_vec(), value.to_vec());
+            Ok(())
+        }
+        fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+            self.view.0.remove(key);
+            Ok(())
+        }
+        fn commit(self: Box<Self>) -> Result<(), StoreError> {
+            *self.target.borrow_mut() = self.view.0;
+            Ok(())
+        }
+        fn as_read(&self) -> &dyn Read {
+            self
+        }
+    }
+
+    impl Store for MemStore {
+        fn begin_read(&self) -> Result<Box<dyn Read>, StoreError> {
+            Ok(Box::new(Snapshot(self.data.borrow().clone())))
+        }
+        fn begin_write(&self) -> Result<Box<dyn Write>, StoreError> {
+            Ok(Box::new(Writer {
+                target: self.data.clone(),
+                view: Snapshot(self.data.borrow().clone()),
+            }))
+        }
+    }
+
+    /// A clock that stands still unless moved.
+    pub struct FixedClock(pub Cell<i64>);
+
+    impl Clock for FixedClock {
+        fn now_unix(&self) -> i64 {
+            self.0.get()
+        }
+    }
+
+    /// Deterministic bytes (a counter), good enough for tests.
+    #[derive(Default)]
+    pub struct CountingRandom(Cell<u8>);
+
+    impl Random for CountingRandom {
+        fn fill(&self, buf: &mut [u8]) {
+            for b in buf {
+                self.0.set(self.0.get().wrapping_add(1));
+                *b = self.0.get();
+            }
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The wire: one value model (`Element`) and its XML reader and writer.
+//!
+//! Resources never print or parse XML themselves; they produce and consume `Element` trees.
+//! This module knows nothing of invoices, accounts or storage.
+
+mod value;
+mod xml;
+
+pub use value::{Content, Element, ScalarType};
+pub use xml::{DecodeError, decode_xml, encode_xml};

@@ -1,0 +1,233 @@
+//! Accounts, users and API keys. A key is shown once and stored only as its SHA-256 hash;
+//! the hash leads to the user, and the user to the account every request is scoped to.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::Error;
+use crate::caps::{Random, Read, Write};
+use crate::store;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Account {
+    pub id: u64,
+    pub name: String,
+    pub created: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct User {
+    pub id: u64,
+    pub account_id: u64,
+    pub email: String,
+    /// Admins may also change account settings.
+    pub is_admin: bool,
+    pub key_hash: [u8; 32],
+    pub created: i64,
+}
+
+/// Who is calling: resolved from the API key of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Principal {
+    pub account_id: u64,
+    pub user_id: u64,
+    pub is_admin: bool,
+}
+
+/// A freshly issued key, in clear exactly once.
+#[derive(Debug, Clone)]
+pub struct IssuedKey {
+    pub account_id: u64,
+    pub user_id: u64,
+    pub api_key: String,
+}
+
+fn hash_key(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+/// 32 random bytes as 64 hex digits.
+pub fn new_key(random: &dyn Random) -> String {
+    let mut bytes = [0u8; 32];
+    random.fill(&mut bytes);
+    hex::encode(bytes)
+}
+
+/// Keys chosen by an operator (bootstrap) must still be hard to guess.
+fn check_key(key: &str) -> Result<(), Error> {
+    if key.len() < 16 || key.len() > 256 || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::invalid(
+            "an API key must be 16 to 256 visible ASCII characters",
+        ));
+    }
+    Ok(())
+}
+
+pub fn authenticate(txn: &dyn Read, key: &str) -> Result<Option<Principal>, Error> {
+    let Some(user_id) = txn.get(&store::global_key("key", &hash_key(key)))? else {
+        return Ok(None);
+    };
+    let user_id: u64 = store::decode(&user_id)?;
+    let Some(user) = txn.get(&store::global_key("user", &user_id.to_be_bytes()))? else {
+        return Ok(None);
+    };
+    let user: User = store::decode(&user)?;
+    Ok(Some(Principal {
+        account_id: user.account_id,
+        user_id: user.id,
+        is_admin: user.is_admin,
+    }))
+}
+
+pub fn has_accounts(txn: &dyn Read) -> Result<bool, Error> {
+    Ok(!txn
+        .scan(&store::global_key("account", &[]), None, 1, false)?
+        .is_empty())
+}
+
+pub fn create_account(
+    txn: &mut dyn Write,
+    name: &str,
+    admin_email: &str,
+    now: i64,
+    random: &dyn Random,
+    key: Option<&str>,
+) -> Result<IssuedKey, Error> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(Error::invalid(
+            "an account name must be 1 to 200 characters",
+        ));
+    }
+    let id = store::next_id(txn, "account")?;
+    let account = Account {
+        id,
+        name: name.to_owned(),
+        created: now,
+    };
+    txn.put(
+        &store::global_key("account", &id.to_be_bytes()),
+        &store::encode(&account),
+    )?;
+    create_user(txn, id, admin_email, true, now, random, key)
+}
+
+pub fn create_user(
+    txn: &mut dyn Write,
+    account_id: u64,
+    email: &str,
+    is_admin: bool,
+    now: i64,
+    random: &dyn Random,
+    key: Option<&str>,
+) -> Result<IssuedKey, Error> {
+    let email = email.trim();
+    if !is_email(email) {
+        return Err(Error::invalid(format!(
+            "email must be an e-mail address, got \"{email}\""
+        )));
+    }
+    if txn
+        .get(&store::global_key("account", &account_id.to_be_bytes()))?
+        .is_none()
+    {
+        return Err(Error::NotFound(format!(
+            "account {account_id} does not exist"
+        )));
+    }
+    let api_key = match key {
+        Some(k) => {
+            check_key(k)?;
+            k.to_owned()
+        }
+        None => new_key(random),
+    };
+    let key_hash = hash_key(&api_key);
+    let key_entry = store::global_key("key", &key_hash);
+    if txn.get(&key_entry)?.is_some() {
+        return Err(Error::invalid("that API key is already in use"));
+    }
+    let id = store::next_id(txn, "user")?;
+    let user = User {
+        id,
+        account_id,
+        email: email.to_owned(),
+        is_admin,
+        key_hash,
+        created: now,
+    };
+    txn.put(
+        &store::global_key("user", &id.to_be_bytes()),
+        &store::encode(&user),
+    )?;
+    txn.put(&key_entry, &store::encode(&id))?;
+    Ok(IssuedKey {
+        account_id,
+        user_id: id,
+        api_key,
+    })
+}
+
+/// A plain shape check: one @, no spaces or line breaks, a dot in the domain.
+pub fn is_email(s: &str) -> bool {
+    let Some((local, domain)) = s.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && s.len() <= 254
+        && !domain.contains('@')
+        && !s
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || "<>,;\"".contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::caps::Store;
+    use crate::caps::mem::{CountingRandom, MemStore};
+
+    #[test]
+    fn a_key_leads_to_its_account_and_is_stored_hashed() {
+        let store = MemStore::default();
+        let random = CountingRandom::default();
+        let mut w = store.begin_write().unwrap();
+        let a = create_account(w.as_mut(), "A", "a@example.com", 0, &random, None).unwrap();
+        let b = create_user(
+            w.as_mut(),
+            a.account_id,
+            "b@example.com",
+            false,
+            0,
+            &random,
+            None,
+        )
+        .unwrap();
+        w.commit().unwrap();
+        let r = store.begin_read().unwrap();
+        let p = authenticate(r.as_ref(), &b.api_key).unwrap().unwrap();
+        assert_eq!(
+            (p.account_id, p.user_id, p.is_admin),
+            (a.account_id, b.user_id, false)
+        );
+        assert!(authenticate(r.as_ref(), "wrong").unwrap().is_none());
+        // The clear key appears nowhere in the store.
+        let all = store::scan_all(r.as_ref(), b"").unwrap();
+        assert!(all.iter().all(|(k, v)| {
+            !k.windows(10).any(|w| w == &b.api_key.as_bytes()[..10])
+                && !v.windows(10).any(|w| w == &b.api_key.as_bytes()[..10])
+        }));
+    }
+
+    #[test]
+    fn email_shapes() {
+        assert!(is_email("a.b@example.com"));
+        assert!(!is_email("a@b"));
+        assert!(!is_email("a b@example.com"));
+        assert!(!is_email("a@example.com\r\nBcc: x@y.z"));
+        assert!(!is_email("a@@example.com"));
+    }
+}

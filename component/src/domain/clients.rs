@@ -1,0 +1,250 @@
+//! Clients: addresses, tax rule and payment terms of the parties documents are made out to.
+//! Client numbers come from the account's client range; the address is derived.
+
+use super::accounts::is_email;
+use super::numbering;
+use super::records::{Resource, Rules};
+use super::schema::{Changes, Field, Kind, Record, Scalar, parse_decimal};
+use super::settings;
+use super::{Ctx, Error};
+use crate::caps::Write;
+use crate::store;
+
+const TERM_TYPES: &[&str] = &["SETTINGS", "ABSOLUTE", "RELATIVE"];
+
+static FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("updated", Kind::DateTime).read_only(),
+    Field::new("archived", Kind::Bool),
+    Field::new("client_number", Kind::Text).read_only(),
+    Field::new("number", Kind::Integer),
+    Field::new("number_pre", Kind::Text),
+    Field::new("number_length", Kind::Integer),
+    Field::new("name", Kind::Text),
+    Field::new("salutation", Kind::Text),
+    Field::new("first_name", Kind::Text),
+    Field::new("last_name", Kind::Text),
+    Field::new("street", Kind::Text),
+    Field::new("zip", Kind::Text),
+    Field::new("city", Kind::Text),
+    Field::new("state", Kind::Text),
+    Field::new("country_code", Kind::Country),
+    Field::new("address", Kind::Text).read_only(),
+    Field::new("phone", Kind::Text),
+    Field::new("fax", Kind::Text),
+    Field::new("mobile", Kind::Text),
+    Field::new("email", Kind::Text),
+    Field::new("www", Kind::Text),
+    Field::new("tax_number", Kind::Text),
+    Field::new("vat_number", Kind::Text),
+    Field::new("bank_account_owner", Kind::Text),
+    Field::new("bank_number", Kind::Text),
+    Field::new("bank_name", Kind::Text),
+    Field::new("bank_account_number", Kind::Text),
+    Field::new("bank_swift", Kind::Text),
+    Field::new("bank_iban", Kind::Text),
+    Field::new("currency_code", Kind::Currency),
+    Field::new("locale", Kind::Text),
+    Field::new("tax_rule", Kind::Enum(&["TAX", "NO_TAX", "COUNTRY"])),
+    Field::new("net_gross", Kind::Enum(&["NET", "GROSS", "SETTINGS"])),
+    Field::new("reduction", Kind::Text),
+    Field::new("discount_rate", Kind::Decimal),
+    Field::new("discount_rate_type", Kind::Enum(TERM_TYPES)),
+    Field::new("discount_days", Kind::Integer),
+    Field::new("discount_days_type", Kind::Enum(TERM_TYPES)),
+    Field::new("due_days", Kind::Integer),
+    Field::new("due_days_type", Kind::Enum(TERM_TYPES)),
+    Field::new("note", Kind::Text),
+];
+
+pub static CLIENTS: Resource = Resource {
+    collection: "clients",
+    label: "client",
+    fields: FIELDS,
+    filters: &[],
+    rules: &ClientRules,
+};
+
+const RANGE: &str = "client";
+
+/// Documents of a client register a key under this prefix; a client with any is kept.
+pub fn documents_prefix(account: u64, client: u64) -> Vec<u8> {
+    let mut k = store::account_prefix(account);
+    k.extend_from_slice(b"idx/client-docs/");
+    k.extend_from_slice(&client.to_be_bytes());
+    k
+}
+
+struct ClientRules;
+
+impl Rules for ClientRules {
+    fn prepare(
+        &self,
+        ctx: &Ctx,
+        txn: &mut dyn Write,
+        record: &mut Record,
+        old: Option<&Record>,
+        changes: &Changes,
+        errors: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        if ["name", "first_name", "last_name"]
+            .iter()
+            .all(|f| record.text(f).trim().is_empty())
+        {
+            errors.push("name is mandatory (or first_name and last_name)".into());
+        }
+        let email = record.text("email").trim().to_owned();
+        if !email.is_empty() && !is_email(&email) {
+            errors.push(format!("email must be an e-mail address, got \"{email}\""));
+        }
+        let reduction = record.text("reduction").trim().to_owned();
+        if !reduction.is_empty() && parse_decimal(reduction.trim_end_matches('%')).is_none() {
+            errors.push(format!(
+                "reduction must be an amount or a percentage like 10 or 10%, got \"{reduction}\""
+            ));
+        }
+        if let Some(len) = record.int("number_length")
+            && !(0..=20).contains(&len)
+        {
+            errors.push(format!("number_length must be between 0 and 20, got {len}"));
+        }
+        if let Some(n) = record.int("number")
+            && n < 1
+        {
+            errors.push(format!("number must be at least 1, got {n}"));
+        }
+        for (field, value) in [
+            ("discount_days", record.int("discount_days")),
+            ("due_days", record.int("due_days")),
+        ] {
+            if let Some(v) = value
+                && !(0..=3650).contains(&v)
+            {
+                errors.push(format!("{field} must be between 0 and 3650, got {v}"));
+            }
+        }
+        if old.is_none() {
+            let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
+            if !changes.has("number_pre") {
+                record.set("number_pre", defaults.get("client_number_pre").cloned());
+            }
+            if !changes.has("number_length") {
+                record.set(
+                    "number_length",
+                    defaults.get("client_number_length").cloned(),
+                );
+            }
+            for (field, default) in [
+                ("archived", Scalar::Bool(false)),
+                ("tax_rule", Scalar::Text("COUNTRY".into())),
+                ("net_gross", Scalar::Text("SETTINGS".into())),
+                ("discount_rate_type", Scalar::Text("SETTINGS".into())),
+                ("discount_days_type", Scalar::Text("SETTINGS".into())),
+                ("due_days_type", Scalar::Text("SETTINGS".into())),
+            ] {
+                if !changes.has(field) {
+                    record.set(field, Some(default));
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Ok(());
+        }
+        self.number(ctx, txn, record, old, errors)?;
+        record.set("address", Some(Scalar::Text(address_of(record))));
+        Ok(())
+    }
+
+    fn before_delete(&self, ctx: &Ctx, txn: &mut dyn Write, record: &Record) -> Result<(), Error> {
+        let docs = txn.scan(
+            &documents_prefix(ctx.account_id, record.id()),
+            None,
+            1,
+            false,
+        )?;
+        if !docs.is_empty() {
+            return Err(Error::invalid(format!(
+                "client {} has documents and cannot be deleted; archive it instead",
+                record.id()
+            )));
+        }
+        if let Some(n) = record.int("number") {
+            numbering::release(txn, ctx.account_id, RANGE, record.text("number_pre"), n)?;
+        }
+        Ok(())
+    }
+}
+
+impl ClientRules {
+    /// Keeps (prefix, number) unique in the account's client range.
+    fn number(
+        &self,
+        ctx: &Ctx,
+        txn: &mut dyn Write,
+        record: &mut Record,
+        old: Option<&Record>,
+        errors: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        let pre = record.text("number_pre").to_owned();
+        let id = record.id();
+        let old_claim = old.and_then(|o| Some((o.text("number_pre").to_owned(), o.int("number")?)));
+        match record.int("number") {
+            Some(n) if old_claim.as_ref() != Some(&(pre.clone(), n)) => {
+                if !numbering::claim(txn, ctx.account_id, RANGE, &pre, n, id)? {
+                    errors.push(format!("number {n} is already used by another client"));
+                    return Ok(());
+                }
+                if let Some((old_pre, old_n)) = &old_claim {
+                    numbering::release(txn, ctx.account_id, RANGE, old_pre, *old_n)?;
+                }
+            }
+            Some(_) => {}
+            None => {
+                let n = numbering::take_next(txn, ctx.account_id, RANGE, &pre, id)?;
+                if let Some((old_pre, old_n)) = &old_claim {
+                    numbering::release(txn, ctx.account_id, RANGE, old_pre, *old_n)?;
+                }
+                record.set("number", Some(Scalar::Int(n)));
+            }
+        }
+        let number = record.int("number").unwrap_or(0);
+        let length = record.int("number_length").unwrap_or(0);
+        record.set(
+            "client_number",
+            Some(Scalar::Text(numbering::format_number(&pre, number, length))),
+        );
+        Ok(())
+    }
+}
+
+/// The postal address block: company, person, street, zip and city, country.
+pub fn address_of(r: &Record) -> String {
+    let person = [
+        r.text("salutation"),
+        r.text("first_name"),
+        r.text("last_name"),
+    ]
+    .iter()
+    .map(|s| s.trim())
+    .filter(|s| !s.is_empty())
+    .collect::<Vec<_>>()
+    .join(" ");
+    let city = [r.text("zip").trim(), r.text("city").trim()]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    [
+        r.text("name").trim().to_owned(),
+        person,
+        r.text("street").trim().to_owned(),
+        city,
+        r.text("country_code").to_owned(),
+    ]
+    .into_iter()
+    .filter(|l| !l.is_empty())
+    .collect::<Vec<_>>()
+    .join("\n")
+}

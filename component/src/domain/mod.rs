@@ -1,0 +1,54 @@
+//! Business rules: accounts, resources and their fields, defaults, numbering and validation.
+//!
+//! Works on `Record`s and `Changes` and talks to storage only through `caps` traits and the
+//! `store` layout module. Never names XML, WIT or HTTP.
+
+pub mod accounts;
+pub mod clients;
+pub mod codes;
+pub mod country_taxes;
+pub mod date;
+pub mod numbering;
+pub mod properties;
+pub mod records;
+pub mod schema;
+pub mod settings;
+pub mod taxes;
+pub mod templates;
+
+use crate::caps::StoreError;
+
+/// A failure of a business operation.
+#[derive(Debug)]
+pub enum Error {
+    /// The request is not acceptable; one message per problem, each naming its field.
+    Invalid(Vec<String>),
+    /// The record does not exist in the caller's account.
+    NotFound(String),
+    /// The caller's user may not do this.
+    Forbidden(String),
+    /// Storage failed; details go to the log only.
+    Store(StoreError),
+}
+
+impl Error {
+    pub fn invalid(msg: impl Into<String>) -> Error {
+        Error::Invalid(vec![msg.into()])
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Error {
+        Error::Store(e)
+    }
+}
+
+/// The caller and the moment of a request, for every operation.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx {
+    pub account_id: u64,
+    pub user_id: u64,
+    pub is_admin: bool,
+    /// Unix seconds.
+    pub now: i64,
+}

@@ -1,0 +1,448 @@
+//! Declarative field lists for the record-shaped resources (templates, properties, clients,
+//! settings, taxes, country taxes): one `Field` per attribute with its kind, whether it is
+//! mandatory and who may write it. Parsing and formatting of each kind's text lives here,
+//! so every resource validates the same way.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::codes;
+use super::date::{Date, format_datetime};
+use crate::limits;
+
+/// A stored value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Scalar {
+    Text(String),
+    Int(i64),
+    Dec(#[serde(with = "decimal_bytes")] Decimal),
+    Date(Date),
+    /// Unix seconds.
+    DateTime(i64),
+    Bool(bool),
+}
+
+impl Scalar {
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Scalar::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Scalar::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Scalar::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    pub fn as_dec(&self) -> Option<Decimal> {
+        match self {
+            Scalar::Dec(d) => Some(*d),
+            Scalar::Int(i) => Some(Decimal::from(*i)),
+            _ => None,
+        }
+    }
+
+    /// The wire text: amounts without trailing zeros, booleans as 1/0.
+    pub fn to_wire(&self) -> String {
+        match self {
+            Scalar::Text(t) => t.clone(),
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Dec(d) => d.normalize().to_string(),
+            Scalar::Date(d) => d.to_string(),
+            Scalar::DateTime(t) => format_datetime(*t),
+            Scalar::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+        }
+    }
+
+    /// Total order used by `order_by`: numbers by value, text case-insensitively.
+    pub fn compare(&self, other: &Scalar) -> std::cmp::Ordering {
+        use Scalar::*;
+        match (self, other) {
+            (Text(a), Text(b)) => a.to_lowercase().cmp(&b.to_lowercase()),
+            (Int(a), Int(b)) => a.cmp(b),
+            (Date(a), Date(b)) => a.cmp(b),
+            (DateTime(a), DateTime(b)) => a.cmp(b),
+            (Bool(a), Bool(b)) => a.cmp(b),
+            (a, b) => match (a.as_dec(), b.as_dec()) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                _ => a.to_wire().cmp(&b.to_wire()),
+            },
+        }
+    }
+}
+
+/// Decimals stored as their exact 16-byte form (postcard cannot read serde's string form).
+mod decimal_bytes {
+    use rust_decimal::Decimal;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
+        d.serialize().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+        Ok(Decimal::deserialize(<[u8; 16]>::deserialize(d)?))
+    }
+}
+
+/// What a field holds and how its text is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Free text up to `limits::TEXT_CHARS_MAX` characters.
+    Text,
+    Integer,
+    /// A decimal number (amounts, rates).
+    Decimal,
+    Date,
+    DateTime,
+    Bool,
+    /// One of the listed words; input is matched case-insensitively and stored as listed.
+    Enum(&'static [&'static str]),
+    /// ISO 3166-1 alpha-2; empty allowed.
+    Country,
+    /// ISO 4217; empty allowed.
+    Currency,
+    /// A base64 file; kept outside the record, byte-exact (see `store::files`).
+    File,
+}
+
+/// Who may set a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Set on create and update.
+    Write,
+    /// Only computed by the service; ignored in request bodies.
+    Read,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub access: Access,
+    /// Must be present (and not empty) on create.
+    pub mandatory: bool,
+    /// Left out of list responses (large files).
+    pub single_only: bool,
+}
+
+impl Field {
+    pub const fn new(name: &'static str, kind: Kind) -> Field {
+        Field {
+            name,
+            kind,
+            access: Access::Write,
+            mandatory: false,
+            single_only: false,
+        }
+    }
+
+    pub const fn read_only(mut self) -> Field {
+        self.access = Access::Read;
+        self
+    }
+
+    pub const fn mandatory(mut self) -> Field {
+        self.mandatory = true;
+        self
+    }
+
+    pub const fn single_only(mut self) -> Field {
+        self.single_only = true;
+        self
+    }
+
+    /// Parses the text of a request element. `Ok(None)` means "empty": the value is cleared.
+    pub fn parse(&self, text: &str) -> Result<Option<Scalar>, String> {
+        let name = self.name;
+        let trimmed = text.trim();
+        if trimmed.is_empty() && !matches!(self.kind, Kind::Text) {
+            return Ok(None);
+        }
+        let value = match self.kind {
+            Kind::Text => {
+                if text.chars().count() > limits::TEXT_CHARS_MAX {
+                    return Err(format!(
+                        "{name} is longer than {} characters",
+                        limits::TEXT_CHARS_MAX
+                    ));
+                }
+                if text.is_empty() {
+                    return Ok(None);
+                }
+                Scalar::Text(text.to_owned())
+            }
+            Kind::Integer => {
+                Scalar::Int(parse_integer(trimmed).ok_or_else(|| {
+                    format!("{name} must be an integer, got {}", shorten(trimmed))
+                })?)
+            }
+            Kind::Decimal => Scalar::Dec(parse_decimal(trimmed).ok_or_else(|| {
+                format!("{name} must be a decimal number, got {}", shorten(trimmed))
+            })?),
+            Kind::Date => Scalar::Date(Date::parse(trimmed).ok_or_else(|| {
+                format!(
+                    "{name} must be a date as YYYY-MM-DD, got {}",
+                    shorten(trimmed)
+                )
+            })?),
+            Kind::DateTime => return Err(format!("{name} is read-only")),
+            Kind::Bool => Scalar::Bool(
+                parse_bool(trimmed)
+                    .ok_or_else(|| format!("{name} must be 1 or 0, got {}", shorten(trimmed)))?,
+            ),
+            Kind::Enum(words) => {
+                let word = words
+                    .iter()
+                    .find(|w| w.eq_ignore_ascii_case(trimmed))
+                    .ok_or_else(|| {
+                        format!(
+                            "{name} must be one of {}, got {}",
+                            words.join(", "),
+                            shorten(trimmed)
+                        )
+                    })?;
+                Scalar::Text((*word).to_owned())
+            }
+            Kind::Country => {
+                let code = trimmed.to_ascii_uppercase();
+                if !codes::is_country(&code) {
+                    return Err(format!(
+                        "{name} must be an ISO 3166 alpha-2 country code, got {}",
+                        shorten(trimmed)
+                    ));
+                }
+                Scalar::Text(code)
+            }
+            Kind::Currency => {
+                let code = trimmed.to_ascii_uppercase();
+                if !codes::is_currency(&code) {
+                    return Err(format!(
+                        "{name} must be an ISO 4217 currency code, got {}",
+                        shorten(trimmed)
+                    ));
+                }
+                Scalar::Text(code)
+            }
+            Kind::File => return Err(format!("{name} is a file and is read separately")),
+        };
+        Ok(Some(value))
+    }
+}
+
+/// Integers as plain decimal digits with an optional sign; nothing that overflows i64.
+pub fn parse_integer(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Decimals as digits with one optional point; no exponents, at most 15 integer digits.
+pub fn parse_decimal(s: &str) -> Option<Decimal> {
+    let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (int, frac) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+    let digits_ok = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty())
+        || !digits_ok(int)
+        || !digits_ok(frac)
+        || int.trim_start_matches('0').len() > 15
+        || frac.len() > 10
+    {
+        return None;
+    }
+    Decimal::from_str(s).ok()
+}
+
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ if s.eq_ignore_ascii_case("true") => Some(true),
+        _ if s.eq_ignore_ascii_case("false") => Some(false),
+        _ => None,
+    }
+}
+
+/// Quotes a client's value in a message without echoing kilobytes back.
+fn shorten(s: &str) -> String {
+    let mut out: String = s.chars().take(40).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    format!("\"{out}\"")
+}
+
+/// A record of a schema-described resource: field name to value; absent means empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub values: BTreeMap<String, Scalar>,
+}
+
+impl Record {
+    pub fn get(&self, name: &str) -> Option<&Scalar> {
+        self.values.get(name)
+    }
+
+    pub fn set(&mut self, name: &str, value: Option<Scalar>) {
+        match value {
+            Some(v) => {
+                self.values.insert(name.to_owned(), v);
+            }
+            None => {
+                self.values.remove(name);
+            }
+        }
+    }
+
+    pub fn text(&self, name: &str) -> &str {
+        self.get(name).and_then(Scalar::as_text).unwrap_or("")
+    }
+
+    pub fn int(&self, name: &str) -> Option<i64> {
+        self.get(name).and_then(Scalar::as_int)
+    }
+
+    pub fn bool(&self, name: &str) -> bool {
+        self.get(name).and_then(Scalar::as_bool).unwrap_or(false)
+    }
+
+    pub fn id(&self) -> u64 {
+        self.int("id").unwrap_or(0) as u64
+    }
+}
+
+/// The fields a request sets, in the order of the schema, already parsed.
+/// `None` clears a field. Files are carried as their decoded bytes.
+#[derive(Debug, Default)]
+pub struct Changes {
+    pub values: Vec<(&'static str, Option<Scalar>)>,
+    pub files: Vec<(&'static str, Vec<u8>)>,
+    /// Fields that were sent but could not be read, with the problem; reported together
+    /// with every other problem of the request.
+    pub invalid: Vec<(&'static str, String)>,
+}
+
+impl Changes {
+    pub fn get(&self, name: &str) -> Option<&Option<Scalar>> {
+        self.values.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// The problems of fields that could not be read.
+    pub fn errors(&self) -> Vec<String> {
+        self.invalid.iter().map(|(_, e)| e.clone()).collect()
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some() || self.files.iter().any(|(n, _)| *n == name)
+    }
+
+    /// Applies the changes to a record.
+    pub fn apply(&self, record: &mut Record) {
+        for (name, value) in &self.values {
+            record.set(name, value.clone());
+        }
+    }
+}
+
+/// Checks that every mandatory field of a create is given and not empty.
+pub fn check_mandatory(fields: &[Field], changes: &Changes, errors: &mut Vec<String>) {
+    for f in fields
+        .iter()
+        .filter(|f| f.mandatory && !changes.invalid.iter().any(|(n, _)| *n == f.name))
+    {
+        let present = match f.kind {
+            Kind::File => changes.files.iter().any(|(n, _)| *n == f.name),
+            _ => matches!(changes.get(f.name), Some(Some(_))),
+        };
+        if !present {
+            errors.push(format!("{} is mandatory", f.name));
+        }
+    }
+}
+
+/// Checks that an update does not empty a mandatory field.
+pub fn check_not_cleared(fields: &[Field], changes: &Changes, errors: &mut Vec<String>) {
+    for f in fields.iter().filter(|f| f.mandatory) {
+        if let Some(None) = changes.get(f.name) {
+            errors.push(format!("{} must not be empty", f.name));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_with_every_kind_survive_storage() {
+        let mut r = Record::default();
+        r.set("t", Some(Scalar::Text("ä".into())));
+        r.set("i", Some(Scalar::Int(-3)));
+        r.set("d", Some(Scalar::Dec(Decimal::new(46155, 1))));
+        r.set("a", Some(Scalar::Date(Date::parse("2026-02-28").unwrap())));
+        r.set("s", Some(Scalar::DateTime(1_795_000_000)));
+        r.set("b", Some(Scalar::Bool(true)));
+        let bytes = crate::store::encode(&r);
+        assert_eq!(crate::store::decode::<Record>(&bytes).unwrap(), r);
+    }
+
+    fn check(kind: Kind, input: &str, expected: Result<Option<&str>, &str>) {
+        let got = Field::new("f", kind)
+            .parse(input)
+            .map(|v| v.map(|s| s.to_wire()));
+        match expected {
+            Ok(v) => assert_eq!(got.as_ref().ok(), Some(&v.map(String::from)), "{input}"),
+            Err(fragment) => {
+                let e = got.unwrap_err();
+                assert!(e.contains(fragment), "{input}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn kinds_parse_their_text() {
+        check(Kind::Integer, " 42 ", Ok(Some("42")));
+        check(Kind::Integer, "", Ok(None));
+        check(Kind::Integer, "1e400", Err("must be an integer"));
+        check(Kind::Integer, "99999999999999999999999", Err("integer"));
+        check(Kind::Decimal, "4615.50", Ok(Some("4615.5")));
+        check(Kind::Decimal, "-0.5", Ok(Some("-0.5")));
+        check(Kind::Decimal, "1e400", Err("decimal"));
+        check(Kind::Decimal, "99999999999999999999999", Err("decimal"));
+        check(Kind::Decimal, "NaN", Err("decimal"));
+        check(Kind::Date, "2026-02-30", Err("YYYY-MM-DD"));
+        check(Kind::Bool, "True", Ok(Some("1")));
+        check(Kind::Bool, "false", Ok(Some("0")));
+        check(Kind::Bool, "yes", Err("1 or 0"));
+        check(
+            Kind::Enum(&["INVOICE", "OFFER"]),
+            "offer",
+            Ok(Some("OFFER")),
+        );
+        check(
+            Kind::Enum(&["INVOICE", "OFFER"]),
+            "BILL",
+            Err("one of INVOICE, OFFER"),
+        );
+        check(Kind::Country, "de", Ok(Some("DE")));
+        check(Kind::Country, "XX", Err("ISO 3166"));
+        check(Kind::Currency, "eur", Ok(Some("EUR")));
+        check(Kind::Text, "", Ok(None));
+        check(Kind::Text, " a ", Ok(Some(" a ")));
+    }
+}

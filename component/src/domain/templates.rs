@@ -1,0 +1,134 @@
+//! Document templates: word-processor files kept byte-exact, one default per document type.
+
+use super::records::{self, Filter, Resource, Rules};
+use super::schema::{Changes, Field, Kind, Record, Scalar};
+use super::{Ctx, Error};
+use crate::caps::Write;
+
+pub const TYPES: &[&str] = &[
+    "INVOICE",
+    "OFFER",
+    "CONFIRMATION",
+    "REMINDER",
+    "DELIVERY_NOTE",
+    "CREDIT_NOTE",
+];
+pub const FORMATS: &[&str] = &["doc", "docx", "rtf"];
+
+static FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("updated", Kind::DateTime).read_only(),
+    Field::new("type", Kind::Enum(TYPES)).mandatory(),
+    Field::new("name", Kind::Text).mandatory(),
+    Field::new("format", Kind::Enum(FORMATS)).mandatory(),
+    Field::new("is_default", Kind::Bool),
+    Field::new("base64file", Kind::File)
+        .mandatory()
+        .single_only(),
+];
+
+pub static TEMPLATES: Resource = Resource {
+    collection: "templates",
+    label: "template",
+    fields: FIELDS,
+    filters: &[Filter {
+        param: "type",
+        field: "type",
+    }],
+    rules: &TemplateRules,
+};
+
+struct TemplateRules;
+
+impl Rules for TemplateRules {
+    fn prepare(
+        &self,
+        ctx: &Ctx,
+        txn: &mut dyn Write,
+        record: &mut Record,
+        old: Option<&Record>,
+        changes: &Changes,
+        errors: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        let format = record.text("format").to_owned();
+        let new_file = changes.files.iter().find(|(n, _)| *n == "base64file");
+        // Check the file against its declared format whenever either changes.
+        let file = match (new_file, old) {
+            (Some((_, bytes)), _) => Some(bytes.clone()),
+            (None, Some(old)) if changes.has("format") => {
+                records::load_files(txn.as_read(), &TEMPLATES, ctx.account_id, old.id())?
+                    .into_iter()
+                    .next()
+                    .map(|(_, b)| b)
+            }
+            _ => None,
+        };
+        if let Some(file) = file
+            && !format.is_empty()
+            && let Err(e) = check_signature(&format, &file)
+        {
+            errors.push(e);
+        }
+        if old.is_none() && record.get("is_default").is_none() {
+            // The first template of a type becomes its default.
+            let ty = record.text("type").to_owned();
+            let any_of_type = records::load_all(txn.as_read(), &TEMPLATES, ctx.account_id)?
+                .iter()
+                .any(|t| t.text("type") == ty);
+            record.set("is_default", Some(Scalar::Bool(!any_of_type)));
+        }
+        Ok(())
+    }
+
+    fn after_save(
+        &self,
+        ctx: &Ctx,
+        txn: &mut dyn Write,
+        record: &Record,
+        _old: Option<&Record>,
+    ) -> Result<(), Error> {
+        let ty = record.text("type").to_owned();
+        records::clear_flag_on_others(ctx, txn, &TEMPLATES, record, "is_default", |other| {
+            other.text("type") == ty
+        })
+    }
+}
+
+/// Checks that a file starts the way its format requires.
+pub fn check_signature(format: &str, bytes: &[u8]) -> Result<(), String> {
+    let (ok, what) = match format {
+        "docx" => (bytes.starts_with(b"PK\x03\x04"), "a ZIP package"),
+        "doc" => (
+            bytes.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]),
+            "an OLE compound file",
+        ),
+        "rtf" => (bytes.starts_with(b"{\\rtf"), "text starting with {\\rtf"),
+        other => return Err(format!("format {other} is not supported")),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "base64file is not a {format} file (expected {what})"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_match_formats() {
+        assert!(check_signature("rtf", b"{\\rtf1 hello}").is_ok());
+        assert!(check_signature("docx", b"PK\x03\x04rest").is_ok());
+        assert!(check_signature("doc", &[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]).is_ok());
+        assert!(
+            check_signature("docx", b"{\\rtf1")
+                .unwrap_err()
+                .contains("not a docx")
+        );
+        assert!(check_signature("rtf", b"").is_err());
+    }
+}

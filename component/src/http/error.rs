@@ -1,0 +1,99 @@
+//! `ApiError`: every failure of a request maps to exactly one status and an `<errors>` body.
+
+use crate::caps::StoreError;
+use crate::codec::{DecodeError, Element};
+use crate::domain;
+
+#[derive(Debug)]
+pub enum ApiError {
+    /// 400: malformed body, missing or invalid fields, rule violations; one message each.
+    BadRequest(Vec<String>),
+    /// 401: no API key, or one that matches no user.
+    Unauthorized,
+    /// 403: the key is valid but its user may not do this.
+    Forbidden(String),
+    /// 404: no such path, or no such record in the caller's account.
+    NotFound(String),
+    /// 405: the path exists but not with this method.
+    MethodNotAllowed(&'static [&'static str]),
+    /// 413: the body is over `limits::BODY_BYTES_MAX`.
+    PayloadTooLarge,
+    /// 415: a request body in a format the API does not read.
+    UnsupportedMediaType(String),
+    /// 500: a bug or a storage failure; the details go to the log, never to the client.
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn bad(msg: impl Into<String>) -> ApiError {
+        ApiError::BadRequest(vec![msg.into()])
+    }
+
+    pub fn status(&self) -> u16 {
+        match self {
+            ApiError::BadRequest(_) => 400,
+            ApiError::Unauthorized => 401,
+            ApiError::Forbidden(_) => 403,
+            ApiError::NotFound(_) => 404,
+            ApiError::MethodNotAllowed(_) => 405,
+            ApiError::PayloadTooLarge => 413,
+            ApiError::UnsupportedMediaType(_) => 415,
+            ApiError::Internal(_) => 500,
+        }
+    }
+
+    pub fn messages(&self) -> Vec<String> {
+        match self {
+            ApiError::BadRequest(m) => m.clone(),
+            ApiError::Unauthorized => vec![
+                "authentication required: send a valid API key in the X-ServiceApiKey header \
+                 or the api_key query parameter"
+                    .into(),
+            ],
+            ApiError::Forbidden(m) | ApiError::NotFound(m) | ApiError::UnsupportedMediaType(m) => {
+                vec![m.clone()]
+            }
+            ApiError::MethodNotAllowed(allowed) => {
+                vec![format!("method not allowed; use {}", allowed.join(", "))]
+            }
+            ApiError::PayloadTooLarge => vec![format!(
+                "the request body is larger than {} bytes",
+                crate::limits::BODY_BYTES_MAX
+            )],
+            ApiError::Internal(_) => vec!["internal error".into()],
+        }
+    }
+
+    pub fn to_element(&self) -> Element {
+        Element::node(
+            "errors",
+            self.messages()
+                .into_iter()
+                .map(|m| Element::text("error", m))
+                .collect(),
+        )
+    }
+}
+
+impl From<domain::Error> for ApiError {
+    fn from(e: domain::Error) -> ApiError {
+        match e {
+            domain::Error::Invalid(m) => ApiError::BadRequest(m),
+            domain::Error::NotFound(m) => ApiError::NotFound(m),
+            domain::Error::Forbidden(m) => ApiError::Forbidden(m),
+            domain::Error::Store(e) => ApiError::from(e),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+impl From<DecodeError> for ApiError {
+    fn from(e: DecodeError) -> ApiError {
+        ApiError::BadRequest(vec![e.0])
+    }
+}

@@ -1,0 +1,128 @@
+//! The query string: parameters, paging and `order_by`.
+
+use crate::domain::records::Resource;
+use crate::limits;
+
+use super::error::ApiError;
+
+#[derive(Debug, Default)]
+pub struct Query {
+    params: Vec<(String, String)>,
+}
+
+impl Query {
+    pub fn parse(raw: &str) -> Result<Query, ApiError> {
+        if raw.len() > limits::QUERY_BYTES_MAX {
+            return Err(ApiError::bad(format!(
+                "the query string is longer than {} bytes",
+                limits::QUERY_BYTES_MAX
+            )));
+        }
+        let params = form_urlencoded::parse(raw.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        Ok(Query { params })
+    }
+
+    /// The first value of a parameter; an empty value counts as absent.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, v)| k == name && !v.is_empty())
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `page` and `per_page`: defaults 1 and 100, per_page clamped to the maximum.
+    pub fn paging(&self) -> Result<(u32, u32), ApiError> {
+        let positive = |name: &str, default: u32| -> Result<u32, ApiError> {
+            match self.get(name) {
+                None => Ok(default),
+                Some(v) => v
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| *n >= 1)
+                    .map(|n| n.min(u32::MAX as u64) as u32)
+                    .ok_or_else(|| {
+                        ApiError::bad(format!("{name} must be a positive integer, got \"{v}\""))
+                    }),
+            }
+        };
+        let page = positive("page", 1)?;
+        if page > limits::PAGE_MAX {
+            return Err(ApiError::bad(format!(
+                "page must be at most {}",
+                limits::PAGE_MAX
+            )));
+        }
+        let per_page = positive("per_page", limits::PER_PAGE_DEFAULT)?.min(limits::PER_PAGE_MAX);
+        Ok((page, per_page))
+    }
+
+    /// `order_by=field [ASC|DESC], ...` over the resource's fields.
+    pub fn order(&self, res: &Resource) -> Result<Vec<(&'static str, bool)>, ApiError> {
+        let Some(raw) = self.get("order_by") else {
+            return Ok(Vec::new());
+        };
+        let mut order = Vec::new();
+        for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let mut words = part.split([' ', '+']).filter(|w| !w.is_empty());
+            let name = words.next().unwrap_or_default();
+            let field = res
+                .field(name)
+                .filter(|f| !f.single_only)
+                .ok_or_else(|| ApiError::bad(format!("order_by: unknown field \"{name}\"")))?;
+            let desc = match words.next() {
+                None => false,
+                Some(d) if d.eq_ignore_ascii_case("asc") => false,
+                Some(d) if d.eq_ignore_ascii_case("desc") => true,
+                Some(d) => {
+                    return Err(ApiError::bad(format!(
+                        "order_by: direction must be ASC or DESC, got \"{d}\""
+                    )));
+                }
+            };
+            if words.next().is_some() {
+                return Err(ApiError::bad(format!("order_by: cannot read \"{part}\"")));
+            }
+            order.push((field.name, desc));
+        }
+        if order.len() > limits::ORDER_KEYS_MAX {
+            return Err(ApiError::bad(format!(
+                "order_by takes at most {} fields",
+                limits::ORDER_KEYS_MAX
+            )));
+        }
+        Ok(order)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::templates::TEMPLATES;
+
+    #[test]
+    fn paging_defaults_clamps_and_refuses() {
+        let p = |q: &str| Query::parse(q).unwrap().paging();
+        assert_eq!(p("").unwrap(), (1, 100));
+        assert_eq!(p("page=2&per_page=5000").unwrap(), (2, 1000));
+        assert!(p("per_page=-1").is_err());
+        assert!(p("per_page=0").is_err());
+        assert!(p("page=abc").is_err());
+        assert!(p("page=99999999999").is_err());
+    }
+
+    #[test]
+    fn order_by_reads_fields_and_directions() {
+        let o = |q: &str| Query::parse(q).unwrap().order(&TEMPLATES);
+        assert_eq!(
+            o("order_by=name+DESC,id").unwrap(),
+            vec![("name", true), ("id", false)]
+        );
+        assert_eq!(o("order_by=name%20asc").unwrap(), vec![("name", false)]);
+        assert!(o("order_by=nope").is_err());
+        assert!(o("order_by=name+sideways").is_err());
+        assert!(o("order_by=base64file").is_err());
+    }
+}

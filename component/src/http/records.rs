@@ -1,0 +1,213 @@
+//! The wire side of record-shaped resources: request documents to `Changes`, records to
+//! elements, and the five operations (list, get, create, update, delete).
+
+use base64::Engine as _;
+
+use super::error::ApiError;
+use super::query::Query;
+use super::{Request, Response, in_write};
+use crate::caps::Caps;
+use crate::codec::{Element, ScalarType};
+use crate::domain::Ctx;
+use crate::domain::records::{self, ListQuery, Resource};
+use crate::domain::schema::{Access, Changes, Field, Kind, Record};
+
+/// A resource with its root element names.
+pub struct Wire {
+    pub plural: &'static str,
+    pub singular: &'static str,
+    pub res: &'static Resource,
+}
+
+/// Checks the root element and parses every writable field the document carries. Fields
+/// that cannot be read are kept in `Changes::invalid`, so that the domain reports them
+/// together with its own findings.
+pub fn decode_changes(
+    fields: &'static [Field],
+    root: &Element,
+    singular: &str,
+) -> Result<Changes, ApiError> {
+    if root.name != singular && root.name != singular.replace('-', "_") {
+        return Err(ApiError::bad(format!(
+            "expected a <{singular}> root element, found <{}>",
+            root.name
+        )));
+    }
+    let mut changes = Changes::default();
+    for field in fields.iter().filter(|f| f.access == Access::Write) {
+        let Some(child) = root.child(field.name) else {
+            continue;
+        };
+        let Some(text) = child.as_text() else {
+            changes.invalid.push((
+                field.name,
+                format!("{} must be a value, not a list of elements", field.name),
+            ));
+            continue;
+        };
+        if field.kind == Kind::File {
+            match decode_base64(text) {
+                Some(bytes) if !bytes.is_empty() => changes.files.push((field.name, bytes)),
+                Some(_) => changes
+                    .invalid
+                    .push((field.name, format!("{} must not be empty", field.name))),
+                None => changes
+                    .invalid
+                    .push((field.name, format!("{} is not valid base64", field.name))),
+            }
+            continue;
+        }
+        match field.parse(text) {
+            Ok(value) => changes.values.push((field.name, value)),
+            Err(e) => changes.invalid.push((field.name, e)),
+        }
+    }
+    Ok(changes)
+}
+
+/// Standard base64; line breaks and spaces inside are allowed, as mail-style encoders emit.
+pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .ok()
+}
+
+fn scalar_type(kind: Kind) -> Option<ScalarType> {
+    match kind {
+        Kind::Integer => Some(ScalarType::Integer),
+        Kind::Decimal => Some(ScalarType::Float),
+        Kind::Date => Some(ScalarType::Date),
+        Kind::DateTime => Some(ScalarType::DateTime),
+        Kind::Text | Kind::Bool | Kind::Enum(_) | Kind::Country | Kind::Currency | Kind::File => {
+            None
+        }
+    }
+}
+
+/// A record as its element; file fields only when their bytes are given (single GET).
+pub fn encode_record(
+    fields: &[Field],
+    singular: &str,
+    record: &Record,
+    files: Option<&[(&'static str, Vec<u8>)]>,
+) -> Element {
+    let mut children = Vec::with_capacity(fields.len());
+    for f in fields {
+        let text = if f.kind == Kind::File {
+            let Some(files) = files else { continue };
+            files
+                .iter()
+                .find(|(n, _)| *n == f.name)
+                .map(|(_, b)| base64::engine::general_purpose::STANDARD.encode(b))
+                .unwrap_or_default()
+        } else {
+            record.get(f.name).map(|v| v.to_wire()).unwrap_or_default()
+        };
+        children.push(match scalar_type(f.kind) {
+            Some(ty) => Element::typed(f.name, ty, text),
+            None => Element::text(f.name, text),
+        });
+    }
+    Element::node(singular, children)
+}
+
+fn parse_id(wire: &Wire, raw: &str) -> Result<u64, ApiError> {
+    raw.parse::<u64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| ApiError::NotFound(format!("{} {raw} does not exist", wire.res.label)))
+}
+
+pub fn list(caps: &Caps, ctx: &Ctx, wire: &Wire, query: &Query) -> Result<Response, ApiError> {
+    let (page, per_page) = query.paging()?;
+    let mut q = ListQuery {
+        filters: Vec::new(),
+        order: query.order(wire.res)?,
+        page,
+        per_page,
+    };
+    for filter in wire.res.filters {
+        if let Some(v) = query.get(filter.param) {
+            let values = v
+                .split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect();
+            q.filters.push((filter.field, values));
+        }
+    }
+    let txn = caps.store.begin_read()?;
+    let result = records::list(txn.as_ref(), wire.res, ctx.account_id, &q)?;
+    let children = result
+        .records
+        .iter()
+        .map(|r| encode_record(wire.res.fields, wire.singular, r, None))
+        .collect();
+    let root = Element::list(wire.plural, children)
+        .with_attr("page", page.to_string())
+        .with_attr("per_page", per_page.to_string())
+        .with_attr("total", result.total.to_string());
+    let mut response = Response::xml(200, &root);
+    response
+        .headers
+        .push(("x-total-count".into(), result.total.to_string()));
+    Ok(response)
+}
+
+pub fn get(caps: &Caps, ctx: &Ctx, wire: &Wire, raw_id: &str) -> Result<Response, ApiError> {
+    let id = parse_id(wire, raw_id)?;
+    let txn = caps.store.begin_read()?;
+    let record = records::load(txn.as_ref(), wire.res, ctx.account_id, id)?;
+    let files = records::load_files(txn.as_ref(), wire.res, ctx.account_id, id)?;
+    Ok(Response::xml(
+        200,
+        &encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
+    ))
+}
+
+pub fn create(caps: &Caps, ctx: &Ctx, wire: &Wire, req: &Request) -> Result<Response, ApiError> {
+    let changes = decode_changes(wire.res.fields, &req.document()?, wire.singular)?;
+    let (record, files) = in_write(caps, |txn| {
+        let record = records::create(ctx, txn, wire.res, &changes)?;
+        let files = records::load_files(txn.as_read(), wire.res, ctx.account_id, record.id())?;
+        Ok((record, files))
+    })?;
+    Ok(Response::xml(
+        201,
+        &encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
+    ))
+}
+
+pub fn update(
+    caps: &Caps,
+    ctx: &Ctx,
+    wire: &Wire,
+    raw_id: &str,
+    req: &Request,
+) -> Result<Response, ApiError> {
+    let id = parse_id(wire, raw_id)?;
+    // An unknown id is a 404 even when the body is also wrong.
+    {
+        let txn = caps.store.begin_read()?;
+        records::load(txn.as_ref(), wire.res, ctx.account_id, id)?;
+    }
+    let changes = decode_changes(wire.res.fields, &req.document()?, wire.singular)?;
+    let (record, files) = in_write(caps, |txn| {
+        let record = records::update(ctx, txn, wire.res, id, &changes)?;
+        let files = records::load_files(txn.as_read(), wire.res, ctx.account_id, id)?;
+        Ok((record, files))
+    })?;
+    Ok(Response::xml(
+        200,
+        &encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
+    ))
+}
+
+pub fn delete(caps: &Caps, ctx: &Ctx, wire: &Wire, raw_id: &str) -> Result<Response, ApiError> {
+    let id = parse_id(wire, raw_id)?;
+    in_write(caps, |txn| {
+        records::delete(ctx, txn, wire.res, id).map_err(ApiError::from)
+    })?;
+    Ok(Response::empty())
+}

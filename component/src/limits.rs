@@ -1,0 +1,24 @@
+//! Every input has a named limit, here and nowhere else.
+
+/// Largest request body accepted, in bytes (a template file of ~15 MiB in base64 fits).
+pub const BODY_BYTES_MAX: usize = 20 * 1024 * 1024;
+/// Deepest element nesting of a request document.
+pub const XML_DEPTH_MAX: usize = 16;
+/// Most elements in one request document.
+pub const XML_ELEMENTS_MAX: usize = 20_000;
+/// Longest text of one element, in bytes (base64 files are the long ones).
+pub const TEXT_BYTES_MAX: usize = BODY_BYTES_MAX;
+/// Longest query string, in bytes.
+pub const QUERY_BYTES_MAX: usize = 8 * 1024;
+/// Largest page of a list.
+pub const PER_PAGE_MAX: u32 = 1000;
+/// Page size when the request names none.
+pub const PER_PAGE_DEFAULT: u32 = 100;
+/// Largest page number (keeps offsets far from overflow).
+pub const PAGE_MAX: u32 = 1_000_000;
+/// Longest ordinary text field, in characters.
+pub const TEXT_CHARS_MAX: usize = 10_000;
+/// Entries fetched from the store per scan call.
+pub const SCAN_BATCH: u32 = 512;
+/// Keys of one order_by parameter.
+pub const ORDER_KEYS_MAX: usize = 4;

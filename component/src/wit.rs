@@ -1,0 +1,290 @@
+//! The WIT-backed side: `caps` implemented on the imported interfaces, and the transport
+//! between `wasi:http` values and `http::Request`/`Response`.
+
+use crate::bindings::admin::AccountKey;
+use crate::bindings::faktura::service::store as kv;
+use crate::bindings::wasi::http::types::{
+    Fields, IncomingRequest, Method as WasiMethod, OutgoingBody, OutgoingResponse, ResponseOutparam,
+};
+use crate::bindings::wasi::io::streams::StreamError;
+use crate::caps::{self, Caps, Entry, StoreError};
+use crate::domain::{self, accounts};
+use crate::http::{self, Body, Method, Request};
+use crate::limits;
+
+struct WitStore;
+struct WitRead(kv::ReadTxn);
+struct WitWrite(kv::WriteTxn);
+struct WitClock;
+struct WitRandom;
+
+fn store_error(e: kv::Error) -> StoreError {
+    match e {
+        kv::Error::Conflict => StoreError::Conflict,
+        kv::Error::TooLarge => StoreError::TooLarge,
+        kv::Error::Backend(m) => StoreError::Backend(m),
+    }
+}
+
+fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
+    list.into_iter().map(|e| (e.key, e.value)).collect()
+}
+
+impl caps::Read for WitRead {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key).map_err(store_error)
+    }
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, StoreError> {
+        self.0
+            .scan(prefix, after, limit, reverse)
+            .map(entries)
+            .map_err(store_error)
+    }
+}
+
+impl caps::Read for WitWrite {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key).map_err(store_error)
+    }
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, StoreError> {
+        self.0
+            .scan(prefix, after, limit, reverse)
+            .map(entries)
+            .map_err(store_error)
+    }
+}
+
+impl caps::Write for WitWrite {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.0.put(key, value).map_err(store_error)
+    }
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.0.delete(key).map_err(store_error)
+    }
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        kv::WriteTxn::commit(self.0).map_err(store_error)
+    }
+    fn as_read(&self) -> &dyn caps::Read {
+        self
+    }
+}
+
+impl caps::Store for WitStore {
+    fn begin_read(&self) -> Result<Box<dyn caps::Read>, StoreError> {
+        Ok(Box::new(WitRead(kv::begin_read().map_err(store_error)?)))
+    }
+    fn begin_write(&self) -> Result<Box<dyn caps::Write>, StoreError> {
+        Ok(Box::new(WitWrite(kv::begin_write().map_err(store_error)?)))
+    }
+}
+
+impl caps::Clock for WitClock {
+    fn now_unix(&self) -> i64 {
+        crate::bindings::wasi::clocks::wall_clock::now().seconds as i64
+    }
+}
+
+impl caps::Random for WitRandom {
+    fn fill(&self, buf: &mut [u8]) {
+        let bytes = crate::bindings::wasi::random::random::get_random_bytes(buf.len() as u64);
+        buf.copy_from_slice(&bytes[..buf.len()]);
+    }
+}
+
+fn caps() -> Caps<'static> {
+    Caps {
+        store: &WitStore,
+        clock: &WitClock,
+        random: &WitRandom,
+    }
+}
+
+pub fn handle(request: IncomingRequest, out: ResponseOutparam) {
+    let req = read_request(&request);
+    drop(request);
+    let response = http::handle(&caps(), &req);
+    write_response(response, out);
+}
+
+fn read_request(request: &IncomingRequest) -> Request {
+    let method = match request.method() {
+        WasiMethod::Get => Method::Get,
+        WasiMethod::Head => Method::Head,
+        WasiMethod::Post => Method::Post,
+        WasiMethod::Put => Method::Put,
+        WasiMethod::Delete => Method::Delete,
+        WasiMethod::Other(m) => Method::Other(m),
+        other => Method::Other(format!("{other:?}").to_uppercase()),
+    };
+    let path_with_query = request.path_with_query().unwrap_or_else(|| "/".into());
+    let (path, query) = match path_with_query.split_once('?') {
+        Some((p, q)) => (p.to_owned(), q.to_owned()),
+        None => (path_with_query, String::new()),
+    };
+    let headers: Vec<(String, String)> = request
+        .headers()
+        .entries()
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                k.to_ascii_lowercase(),
+                String::from_utf8_lossy(&v).into_owned(),
+            )
+        })
+        .collect();
+    let declared = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.trim().parse::<u64>().ok());
+    let body = if declared.is_some_and(|n| n > limits::BODY_BYTES_MAX as u64) {
+        Body::TooLarge
+    } else {
+        read_body(request)
+    };
+    Request {
+        method,
+        path,
+        query,
+        headers,
+        body,
+    }
+}
+
+/// Reads at most `BODY_BYTES_MAX` bytes; one more means the body is too large.
+fn read_body(request: &IncomingRequest) -> Body {
+    let Ok(body) = request.consume() else {
+        return Body::Bytes(Vec::new());
+    };
+    let mut bytes = Vec::new();
+    {
+        let Ok(stream) = body.stream() else {
+            return Body::Bytes(Vec::new());
+        };
+        loop {
+            match stream.blocking_read(64 * 1024) {
+                Ok(chunk) => {
+                    bytes.extend_from_slice(&chunk);
+                    if bytes.len() > limits::BODY_BYTES_MAX {
+                        return Body::TooLarge;
+                    }
+                }
+                Err(StreamError::Closed) => break,
+                Err(StreamError::LastOperationFailed(_)) => break,
+            }
+        }
+    }
+    Body::Bytes(bytes)
+}
+
+fn write_response(response: http::Response, out: ResponseOutparam) {
+    let mut headers: Vec<(String, Vec<u8>)> = response
+        .headers
+        .into_iter()
+        .map(|(k, v)| (k, v.into_bytes()))
+        .collect();
+    headers.push((
+        "content-length".into(),
+        response.body.len().to_string().into_bytes(),
+    ));
+    let fields = Fields::from_list(&headers).unwrap_or_else(|_| Fields::new());
+    let outgoing = OutgoingResponse::new(fields);
+    let _ = outgoing.set_status_code(response.status);
+    let Ok(body) = outgoing.body() else {
+        return;
+    };
+    ResponseOutparam::set(out, Ok(outgoing));
+    {
+        let Ok(stream) = body.write() else {
+            return;
+        };
+        for chunk in response.body.chunks(4096) {
+            if stream.blocking_write_and_flush(chunk).is_err() {
+                return;
+            }
+        }
+    }
+    let _ = OutgoingBody::finish(body, None);
+}
+
+fn now() -> i64 {
+    caps::Clock::now_unix(&WitClock)
+}
+
+fn issued(key: accounts::IssuedKey) -> AccountKey {
+    AccountKey {
+        account_id: key.account_id,
+        user_id: key.user_id,
+        api_key: key.api_key,
+    }
+}
+
+fn message(e: domain::Error) -> String {
+    match e {
+        domain::Error::Invalid(m) => m.join("; "),
+        domain::Error::NotFound(m) | domain::Error::Forbidden(m) => m,
+        domain::Error::Store(e) => e.to_string(),
+    }
+}
+
+const ADMIN_EMAIL: &str = "admin@localhost.localdomain";
+
+pub fn bootstrap(api_key: Option<String>) -> Result<Option<AccountKey>, String> {
+    let run = || -> Result<Option<AccountKey>, domain::Error> {
+        let mut txn = caps::Store::begin_write(&WitStore)?;
+        if accounts::has_accounts(txn.as_read())? {
+            return Ok(None);
+        }
+        let key = accounts::create_account(
+            txn.as_mut(),
+            "Default",
+            ADMIN_EMAIL,
+            now(),
+            &WitRandom,
+            api_key.as_deref(),
+        )?;
+        txn.commit()?;
+        Ok(Some(issued(key)))
+    };
+    run().map_err(message)
+}
+
+pub fn create_account(name: &str, admin_email: &str) -> Result<AccountKey, String> {
+    let run = || -> Result<AccountKey, domain::Error> {
+        let mut txn = caps::Store::begin_write(&WitStore)?;
+        let key =
+            accounts::create_account(txn.as_mut(), name, admin_email, now(), &WitRandom, None)?;
+        txn.commit()?;
+        Ok(issued(key))
+    };
+    run().map_err(message)
+}
+
+pub fn create_user(account_id: u64, email: &str) -> Result<AccountKey, String> {
+    let run = || -> Result<AccountKey, domain::Error> {
+        let mut txn = caps::Store::begin_write(&WitStore)?;
+        let key = accounts::create_user(
+            txn.as_mut(),
+            account_id,
+            email,
+            false,
+            now(),
+            &WitRandom,
+            None,
+        )?;
+        txn.commit()?;
+        Ok(issued(key))
+    };
+    run().map_err(message)
+}

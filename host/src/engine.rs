@@ -1,0 +1,220 @@
+//! The wasmtime side: engine configuration (pooling allocator, epochs), the compiled
+//! component cache, the linker with every import, and calls into the component.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::bindings::exports::faktura::service::admin::AccountKey;
+use crate::bindings::{Service, ServicePre};
+use crate::{EPOCH_TICK, MailConfig, Options, Shared, State, new_store, store};
+
+/// Bounds of every request's instance.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Linear memory of one instance.
+    pub memory_bytes_max: usize,
+    /// Wall-clock time one request may run in the guest.
+    pub request_time_max: Duration,
+    /// Instances alive at once; further requests wait for a slot.
+    pub instances_max: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            memory_bytes_max: 256 << 20,
+            request_time_max: Duration::from_secs(30),
+            instances_max: 64,
+        }
+    }
+}
+
+/// The compiled component, ready to instantiate, and the host's shared resources.
+#[derive(Clone)]
+pub struct Runtime {
+    pub(crate) engine: Engine,
+    pub(crate) pre: ServicePre<State>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) limits: Limits,
+    /// One permit per pooled instance slot.
+    pub(crate) slots: Arc<Semaphore>,
+}
+
+fn engine(limits: &Limits) -> anyhow::Result<Engine> {
+    let mut pool = PoolingAllocationConfig::default();
+    let instances = limits.instances_max;
+    pool.total_component_instances(instances)
+        .total_core_instances(instances * 8)
+        .total_memories(instances * 4)
+        .total_tables(instances * 8)
+        .max_memory_size(limits.memory_bytes_max)
+        .max_component_instance_size(1 << 20)
+        .max_core_instance_size(1 << 20)
+        .max_memories_per_component(8)
+        .max_tables_per_component(16);
+    let mut config = Config::new();
+    config
+        .epoch_interruption(true)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Ok(Engine::new(&config)?)
+}
+
+/// Compiles the component, or loads the machine code compiled for these exact bytes by
+/// this exact engine from the cache.
+fn load_component(engine: &Engine, wasm: &[u8], cache_dir: &Path) -> anyhow::Result<Component> {
+    let mut engine_hash = std::collections::hash_map::DefaultHasher::new();
+    engine
+        .precompile_compatibility_hash()
+        .hash(&mut engine_hash);
+    let digest = hex::encode(Sha256::digest(wasm));
+    let path = cache_dir.join(format!("{digest}-{:016x}.cwasm", engine_hash.finish()));
+    if path.exists() {
+        #[expect(
+            unsafe_code,
+            reason = "the cache file was written by this host from these exact wasm bytes \
+                      (its name is their SHA-256) and wasmtime checks engine compatibility"
+        )]
+        let loaded = unsafe { Component::deserialize_file(engine, &path) };
+        match loaded {
+            Ok(c) => return Ok(c),
+            Err(e) => tracing::warn!("ignoring cached component {}: {e:#}", path.display()),
+        }
+    }
+    let compiled = engine.precompile_component(wasm)?;
+    std::fs::create_dir_all(cache_dir)?;
+    let tmp = cache_dir.join(format!(".tmp-{digest}-{}", std::process::id()));
+    std::fs::write(&tmp, &compiled)?;
+    std::fs::rename(&tmp, &path)?;
+    #[expect(
+        unsafe_code,
+        reason = "the bytes were just produced by precompile_component of this engine"
+    )]
+    let component = unsafe { Component::deserialize(engine, &compiled) }?;
+    Ok(component)
+}
+
+fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    use crate::bindings::faktura::service::{mail, pdf, store};
+    store::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
+    pdf::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
+    mail::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
+
+impl Runtime {
+    /// Opens the data directory and prepares the component. Starts the epoch ticker.
+    pub fn new(options: &Options) -> anyhow::Result<Runtime> {
+        crate::prepare_data_dir(&options.data_dir)?;
+        let wasm = std::fs::read(&options.component).with_context(|| {
+            format!(
+                "reading the component {} (build it with `make build`)",
+                options.component.display()
+            )
+        })?;
+        let engine = engine(&options.limits)?;
+        let cache_dir: PathBuf = options
+            .cache_dir
+            .clone()
+            .unwrap_or_else(|| options.data_dir.join("cache"));
+        let started = std::time::Instant::now();
+        let component = load_component(&engine, &wasm, &cache_dir)?;
+        tracing::debug!("component ready in {:?}", started.elapsed());
+        let pre = ServicePre::new(linker(&engine)?.instantiate_pre(&component)?)?;
+        let db = store::Db::open(&options.db_path())?;
+        let shared = Arc::new(Shared {
+            db,
+            mail: MailConfig {
+                outbox: options.data_dir.join("outbox"),
+                postal: options.postal.clone(),
+            },
+        });
+        let weak = engine.weak();
+        std::thread::Builder::new()
+            .name("faktura-epoch".into())
+            .spawn(move || {
+                while let Some(engine) = weak.upgrade() {
+                    engine.increment_epoch();
+                    drop(engine);
+                    std::thread::sleep(EPOCH_TICK);
+                }
+            })?;
+        Ok(Runtime {
+            engine,
+            pre,
+            shared,
+            slots: Arc::new(Semaphore::new(options.limits.instances_max as usize)),
+            limits: options.limits.clone(),
+        })
+    }
+
+    /// Runs `f` against a fresh instance of the component.
+    async fn with_instance<T>(
+        &self,
+        f: impl AsyncFnOnce(&mut wasmtime::Store<State>, &Service) -> wasmtime::Result<T>,
+    ) -> anyhow::Result<T> {
+        let _slot = self.slots.acquire().await?;
+        let mut store = new_store(&self.engine, self.shared.clone(), &self.limits);
+        store.set_epoch_deadline(1);
+        let service = self.pre.instantiate_async(&mut store).await?;
+        Ok(f(&mut store, &service).await?)
+    }
+
+    /// Creates the default account and admin user when there is no account yet.
+    pub async fn bootstrap(&self, key: Option<String>) -> anyhow::Result<Option<AccountKey>> {
+        let result = self
+            .with_instance(async |store, service| {
+                service
+                    .faktura_service_admin()
+                    .call_bootstrap(store, key.as_deref())
+                    .await
+            })
+            .await?;
+        result.map_err(anyhow::Error::msg)
+    }
+
+    pub async fn create_account(&self, name: &str, email: &str) -> anyhow::Result<AccountKey> {
+        let result = self
+            .with_instance(async |store, service| {
+                service
+                    .faktura_service_admin()
+                    .call_create_account(store, name, email)
+                    .await
+            })
+            .await?;
+        result.map_err(anyhow::Error::msg)
+    }
+
+    pub async fn create_user(&self, account: u64, email: &str) -> anyhow::Result<AccountKey> {
+        let result = self
+            .with_instance(async |store, service| {
+                service
+                    .faktura_service_admin()
+                    .call_create_user(store, account, email)
+                    .await
+            })
+            .await?;
+        result.map_err(anyhow::Error::msg)
+    }
+}
+
+/// Checks a component path early, with a message that says what to do.
+pub fn check_component(path: &Path) -> anyhow::Result<()> {
+    if !path.is_file() {
+        bail!(
+            "no component at {}; build it with `make build` or pass --component",
+            path.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,160 @@
+//! The Faktura host: runs the invoicing component on wasmtime and supplies its imports.
+//!
+//! It knows HTTP, redb, PDF drawing and mail, and nothing of invoices: every business rule
+//! lives in the component. One fresh component instance serves each request.
+
+mod bindings;
+mod engine;
+mod mail;
+mod pdf;
+mod server;
+mod store;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{Store, StoreLimits};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+pub use engine::{Limits, Runtime, check_component as engine_check_component};
+pub use mail::MailConfig;
+pub use server::{Server, serve};
+
+/// What `faktura serve` and the admin commands are given.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The data directory: `faktura.redb`, `outbox/`, `cache/`.
+    pub data_dir: PathBuf,
+    /// The component file to run.
+    pub component: PathBuf,
+    /// Where compiled components are cached; default `data_dir/cache`.
+    pub cache_dir: Option<PathBuf>,
+    /// Postal print queue; postal dispatch is off without it.
+    pub postal: Option<PathBuf>,
+    pub limits: Limits,
+}
+
+impl Options {
+    pub fn new(data_dir: impl Into<PathBuf>, component: impl Into<PathBuf>) -> Options {
+        Options {
+            data_dir: data_dir.into(),
+            component: component.into(),
+            cache_dir: None,
+            postal: None,
+            limits: Limits::default(),
+        }
+    }
+
+    fn db_path(&self) -> PathBuf {
+        self.data_dir.join("faktura.redb")
+    }
+}
+
+/// Resources every request shares.
+pub(crate) struct Shared {
+    pub(crate) db: store::Db,
+    pub(crate) mail: MailConfig,
+}
+
+/// Per-request store data: WASI contexts, the resource table and the memory limiter.
+pub(crate) struct State {
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    hooks: NoOutgoingHttp,
+    shared: Arc<Shared>,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for State {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
+}
+
+impl State {
+    fn new(shared: Arc<Shared>, limits: &Limits) -> State {
+        // The guest gets stderr for its error log and nothing else: no files, no env,
+        // no network, no stdin.
+        let wasi = WasiCtx::builder().inherit_stderr().build();
+        State {
+            wasi,
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            limits: wasmtime::StoreLimitsBuilder::new()
+                .memory_size(limits.memory_bytes_max)
+                .instances(16)
+                .trap_on_grow_failure(true)
+                .build(),
+            hooks: NoOutgoingHttp,
+            shared,
+        }
+    }
+}
+
+/// A new store with the limiter and the request deadline installed.
+pub(crate) fn new_store(
+    engine: &wasmtime::Engine,
+    shared: Arc<Shared>,
+    limits: &Limits,
+) -> Store<State> {
+    let mut store = Store::new(engine, State::new(shared, limits));
+    store.limiter(|s| &mut s.limits);
+    let deadline = std::time::Instant::now() + limits.request_time_max;
+    // Every epoch tick the guest yields to other tasks; past the deadline it traps.
+    store.epoch_deadline_callback(move |_| {
+        if std::time::Instant::now() >= deadline {
+            Err(wasmtime::Error::msg("request deadline exceeded"))
+        } else {
+            Ok(wasmtime::UpdateDeadline::Yield(1))
+        }
+    });
+    store
+}
+
+/// The component makes no outgoing HTTP requests; any attempt is denied.
+pub(crate) struct NoOutgoingHttp;
+
+type OutgoingResult = Result<
+    (
+        hyper::Response<wasmtime_wasi_http::WasiBody>,
+        Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+    ),
+    wasmtime_wasi_http::Error,
+>;
+
+impl wasmtime_wasi_http::WasiHttpHooks for NoOutgoingHttp {
+    fn send_request(
+        &mut self,
+        _request: hyper::Request<wasmtime_wasi_http::WasiBody>,
+        _options: Option<wasmtime_wasi_http::RequestOptions>,
+        _io: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
+    ) -> Box<dyn Future<Output = OutgoingResult> + Send> {
+        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+    }
+}
+
+/// Ensures the data directory exists.
+fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    Ok(())
+}
+
+/// Default time between epoch ticks.
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);

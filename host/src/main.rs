@@ -1,0 +1,151 @@
+//! `faktura`: serve the invoicing API, or manage accounts and users in a data directory.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use faktura_host::{Options, Runtime};
+
+#[derive(Parser)]
+#[command(name = "faktura", version, about = "Self-hosted invoicing service")]
+struct Cli {
+    /// The data directory (database, outbox, compiled-component cache).
+    #[arg(long, global = true, env = "FAKTURA_DATA", default_value = "./data")]
+    data: PathBuf,
+    /// The component file; default: faktura.wasm next to this executable.
+    #[arg(long, global = true, env = "FAKTURA_COMPONENT")]
+    component: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the API.
+    Serve {
+        #[arg(long, env = "FAKTURA_LISTEN", default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+        /// Use this API key for the admin user created on an empty data directory.
+        #[arg(long, env = "FAKTURA_BOOTSTRAP_KEY", hide_env_values = true)]
+        bootstrap_key: Option<String>,
+        /// Directory of the postal print queue; enables postal dispatch.
+        #[arg(long, env = "FAKTURA_POSTAL")]
+        postal: Option<PathBuf>,
+    },
+    /// Manage accounts (run while the server is stopped).
+    Account {
+        #[command(subcommand)]
+        command: AccountCommand,
+    },
+    /// Manage users (run while the server is stopped).
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AccountCommand {
+    /// Create an account with an admin user and print its API key.
+    Create {
+        name: String,
+        /// E-mail address of the account's admin user.
+        #[arg(long, default_value = "admin@localhost.localdomain")]
+        email: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create a user of an account and print its API key.
+    Create {
+        #[arg(long)]
+        account: u64,
+        #[arg(long)]
+        email: String,
+    },
+}
+
+fn default_component() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("faktura.wasm")))
+        .unwrap_or_else(|| PathBuf::from("faktura.wasm"))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("installing the SIGTERM handler");
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term.recv() => {}
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FAKTURA_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let component = cli.component.unwrap_or_else(default_component);
+    faktura_host::engine_check_component(&component)?;
+    let mut options = Options::new(&cli.data, component);
+    match cli.command {
+        Command::Serve {
+            listen,
+            bootstrap_key,
+            postal,
+        } => {
+            options.postal = postal;
+            let runtime = Runtime::new(&options)?;
+            if let Some(key) = runtime.bootstrap(bootstrap_key.clone()).await? {
+                println!(
+                    "Created the default account {} with an admin user.",
+                    key.account_id
+                );
+                if bootstrap_key.is_some() {
+                    println!("Its API key is the bootstrap key you gave.");
+                } else {
+                    println!("API key (shown once, keep it safe): {}", key.api_key);
+                }
+            }
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .with_context(|| format!("listening on {listen}"))?;
+            println!(
+                "Faktura is listening on http://{}/api",
+                listener.local_addr()?
+            );
+            println!(
+                "Try: curl -H 'X-ServiceApiKey: KEY' http://{}/api/clients",
+                listener.local_addr()?
+            );
+            faktura_host::serve(runtime, listener, shutdown_signal()).await
+        }
+        Command::Account {
+            command: AccountCommand::Create { name, email },
+        } => {
+            let runtime = Runtime::new(&options)?;
+            let key = runtime.create_account(&name, &email).await?;
+            println!("account {} user {}", key.account_id, key.user_id);
+            println!("API key (shown once): {}", key.api_key);
+            Ok(())
+        }
+        Command::User {
+            command: UserCommand::Create { account, email },
+        } => {
+            let runtime = Runtime::new(&options)?;
+            let key = runtime.create_user(account, &email).await?;
+            println!("account {} user {}", key.account_id, key.user_id);
+            println!("API key (shown once): {}", key.api_key);
+            Ok(())
+        }
+    }
+}

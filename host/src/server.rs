@@ -1,0 +1,188 @@
+//! The HTTP front: hyper on tokio, one fresh component instance per request, a log line per
+//! request, 500 for a trapped guest, graceful shutdown.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::anyhow;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+
+use crate::{Runtime, new_store};
+
+/// How long shutdown waits for requests in flight.
+const DRAIN_TIME_MAX: Duration = Duration::from_secs(10);
+
+static REQUEST_IDS: AtomicU64 = AtomicU64::new(1);
+
+type Response = hyper::Response<HyperOutgoingBody>;
+
+/// The answer when the guest failed: the details are in the log, never in the body.
+fn internal_error() -> Response {
+    let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<errors>\n  <error>internal error</error>\n</errors>\n";
+    let mut response = hyper::Response::new(
+        Full::new(Bytes::from_static(body.as_bytes()))
+            .map_err(|never: Infallible| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/xml; charset=utf-8"),
+    );
+    response
+}
+
+impl Runtime {
+    /// Serves one request in a fresh instance.
+    async fn call(&self, req: hyper::Request<Incoming>, id: u64) -> anyhow::Result<Response> {
+        let slot = self.slots.clone().acquire_owned().await?;
+        let mut store = new_store(&self.engine, self.shared.clone(), &self.limits);
+        store.set_epoch_deadline(1);
+        let (sender, receiver) = oneshot::channel();
+        let req = store
+            .data_mut()
+            .http()
+            .new_incoming_request(Scheme::Http, req)?;
+        let out = store.data_mut().http().new_response_outparam(sender)?;
+        let pre = self.pre.clone();
+        let task = tokio::spawn(async move {
+            let _slot = slot;
+            let service = pre.instantiate_async(&mut store).await?;
+            let result = service
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, req, out)
+                .await;
+            if let Err(e) = &result {
+                tracing::error!(request_id = id, "guest failed: {e:?}");
+            }
+            result
+        });
+        match receiver.await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(code)) => Err(anyhow!("guest answered with error code {code:?}")),
+            Err(_) => match task.await {
+                Ok(Ok(())) => Err(anyhow!("guest never set a response")),
+                Ok(Err(e)) => Err(anyhow!("guest trapped: {e:#}")),
+                Err(e) => Err(anyhow!("request task failed: {e}")),
+            },
+        }
+    }
+
+    async fn handle(&self, req: hyper::Request<Incoming>) -> Result<Response, Infallible> {
+        let id = REQUEST_IDS.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let method = req.method().clone();
+        let path = req.uri().path().to_owned();
+        let mut response = match self.call(req, id).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(request_id = id, %method, path, "{e:#}");
+                internal_error()
+            }
+        };
+        response
+            .headers_mut()
+            .insert("x-request-id", hyper::header::HeaderValue::from(id));
+        tracing::info!(
+            request_id = id,
+            %method,
+            path,
+            status = response.status().as_u16(),
+            duration_us = started.elapsed().as_micros() as u64,
+            "request"
+        );
+        Ok(response)
+    }
+}
+
+/// Accepts connections until `shutdown` resolves, then drains requests in flight.
+pub async fn serve(
+    runtime: Runtime,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!("accept failed: {e}");
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let runtime = runtime.clone();
+        let connection = http1::Builder::new().keep_alive(true).serve_connection(
+            TokioIo::new(stream),
+            hyper::service::service_fn(move |req| {
+                let runtime = runtime.clone();
+                async move { runtime.handle(req).await }
+            }),
+        );
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("connection ended: {e}");
+            }
+        });
+    }
+    tracing::info!("shutting down: draining requests in flight");
+    if tokio::time::timeout(DRAIN_TIME_MAX, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("requests still in flight after {DRAIN_TIME_MAX:?}; stopping anyway");
+    }
+    Ok(())
+}
+
+/// A server running in the background (tests, embedding).
+pub struct Server {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl Server {
+    /// Binds `addr` (port 0 picks a free one) and serves until `stop`.
+    pub async fn start(runtime: Runtime, addr: SocketAddr) -> anyhow::Result<Server> {
+        let listener = TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(serve(runtime, listener, async move {
+            let _ = stopped.await;
+        }));
+        Ok(Server {
+            addr,
+            stop: Some(stop),
+            task,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, drains requests in flight and waits for the end.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        (&mut self.task).await?
+    }
+}

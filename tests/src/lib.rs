@@ -1,0 +1,246 @@
+//! Test harness: starts the real host in-process on 127.0.0.1:0 with a temporary data dir
+//! and talks to it over HTTP.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+
+use faktura_host::{Limits, Options, Runtime, Server};
+
+/// The API key of the bootstrap admin in every test app.
+pub const ADMIN_KEY: &str = "test-admin-key-0123456789";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
+}
+
+/// The component under test: `FAKTURA_TEST_COMPONENT`, else the test build `make test`
+/// leaves in target/.
+pub fn test_component() -> PathBuf {
+    std::env::var_os("FAKTURA_TEST_COMPONENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/faktura-test.wasm"))
+}
+
+/// The shipped component (no test routes).
+pub fn shipped_component() -> PathBuf {
+    std::env::var_os("FAKTURA_COMPONENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/release/faktura.wasm"))
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub headers: hyper::HeaderMap,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The text of the first `<name>` element of the body.
+    pub fn field(&self, name: &str) -> Option<String> {
+        let open = format!("<{name}");
+        let start = self.body.find(&open)?;
+        let rest = &self.body[start + open.len()..];
+        let gt = rest.find('>')?;
+        if rest[..gt].ends_with('/') {
+            return Some(String::new());
+        }
+        let rest = &rest[gt + 1..];
+        let end = rest.find(&format!("</{name}>"))?;
+        Some(unescape(&rest[..end]))
+    }
+
+    /// Texts of every `<name>` element.
+    pub fn fields(&self, name: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut body = self.body.as_str();
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        while let Some(start) = body.find(&open) {
+            let rest = &body[start + open.len()..];
+            let Some(end) = rest.find(&close) else { break };
+            out.push(unescape(&rest[..end]));
+            body = &rest[end..];
+        }
+        out
+    }
+
+    pub fn id(&self) -> u64 {
+        self.field("id")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no id in {}", self.body))
+    }
+
+    /// Asserts an `<errors>` body naming `fragment`.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, fragment: &str) {
+        assert_eq!(self.status, status, "{}", self.body);
+        assert!(self.body.contains("<errors>"), "{}", self.body);
+        assert!(
+            unescape(&self.body).contains(fragment),
+            "expected {fragment:?} in {}",
+            self.body
+        );
+    }
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#13;", "\r")
+        .replace("&amp;", "&")
+}
+
+pub struct App {
+    pub runtime: Runtime,
+    server: Option<Server>,
+    pub data: Arc<tempfile::TempDir>,
+    pub base: String,
+    pub key: String,
+}
+
+impl App {
+    pub async fn spawn() -> App {
+        App::spawn_with(Arc::new(tempfile::tempdir().unwrap()), test_component()).await
+    }
+
+    pub async fn spawn_with(data: Arc<tempfile::TempDir>, component: PathBuf) -> App {
+        let mut options = Options::new(data.path(), component);
+        options.cache_dir = Some(workspace_root().join("target/faktura-cache"));
+        options.limits = Limits {
+            instances_max: 16,
+            ..Limits::default()
+        };
+        let runtime = Runtime::new(&options).expect("the runtime starts");
+        runtime
+            .bootstrap(Some(ADMIN_KEY.into()))
+            .await
+            .expect("bootstrap");
+        let server = Server::start(runtime.clone(), "127.0.0.1:0".parse().unwrap())
+            .await
+            .unwrap();
+        App {
+            base: format!("http://{}", server.addr()),
+            runtime,
+            server: Some(server),
+            data,
+            key: ADMIN_KEY.into(),
+        }
+    }
+
+    /// Stops the server and starts a new one on the same data dir.
+    pub async fn restart(mut self) -> App {
+        self.server.take().unwrap().stop().await.unwrap();
+        let data = self.data.clone();
+        drop(self);
+        App::spawn_with(data, test_component()).await
+    }
+
+    /// A new account with its admin key.
+    pub async fn new_account(&self, name: &str) -> String {
+        self.runtime
+            .create_account(name, "owner@example.com")
+            .await
+            .unwrap()
+            .api_key
+    }
+
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        send_raw(
+            &self.base,
+            method,
+            path,
+            body.map(|b| b.as_bytes().to_vec()),
+            headers,
+        )
+        .await
+    }
+
+    /// A request with this app's admin key and an XML body.
+    pub async fn call(&self, method: &str, path: &str, body: Option<&str>) -> Reply {
+        self.call_as(&self.key.clone(), method, path, body).await
+    }
+
+    pub async fn call_as(&self, key: &str, method: &str, path: &str, body: Option<&str>) -> Reply {
+        let mut headers = vec![("X-ServiceApiKey", key)];
+        if body.is_some() {
+            headers.push(("Content-Type", "application/xml"));
+        }
+        self.send(method, path, body, &headers).await
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        self.call("GET", path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: &str) -> Reply {
+        self.call("POST", path, Some(body)).await
+    }
+
+    pub async fn put(&self, path: &str, body: &str) -> Reply {
+        self.call("PUT", path, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Reply {
+        self.call("DELETE", path, None).await
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        // The server task ends with the test's runtime; nothing to wait for here.
+        self.server.take();
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection.
+pub async fn send_raw(
+    base: &str,
+    method: &str,
+    path: &str,
+    body: Option<Vec<u8>>,
+    headers: &[(&str, &str)],
+) -> Reply {
+    let authority = base.trim_start_matches("http://").to_owned();
+    let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut builder = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", authority);
+    for (k, v) in headers {
+        builder = builder.header(*k, *v);
+    }
+    let request = builder
+        .body(Full::new(Bytes::from(body.unwrap_or_default())))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    Reply {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
