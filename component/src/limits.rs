@@ -22,3 +22,7 @@ pub const TEXT_CHARS_MAX: usize = 10_000;
 pub const SCAN_BATCH: u32 = 512;
 /// Keys of one order_by parameter.
 pub const ORDER_KEYS_MAX: usize = 4;
+/// Items of one document.
+pub const ITEMS_MAX: usize = 1000;
+/// Largest amount or price, in absolute value.
+pub const AMOUNT_MAX: i64 = 1_000_000_000_000;

@@ -60,17 +60,28 @@ impl Reply {
         Some(unescape(&rest[..end]))
     }
 
-    /// Texts of every `<name>` element.
+    /// Texts of every `<name>` element (typed or not, empty ones as "").
     pub fn fields(&self, name: &str) -> Vec<String> {
         let mut out = Vec::new();
-        let mut body = self.body.as_str();
-        let open = format!("<{name}>");
+        let open = format!("<{name}");
         let close = format!("</{name}>");
+        let mut body = self.body.as_str();
         while let Some(start) = body.find(&open) {
             let rest = &body[start + open.len()..];
-            let Some(end) = rest.find(&close) else { break };
-            out.push(unescape(&rest[..end]));
-            body = &rest[end..];
+            body = rest;
+            if !rest.starts_with([' ', '>', '/']) {
+                continue;
+            }
+            let Some(gt) = rest.find('>') else { break };
+            if rest[..gt].ends_with('/') {
+                out.push(String::new());
+                body = &rest[gt + 1..];
+                continue;
+            }
+            let inner = &rest[gt + 1..];
+            let Some(end) = inner.find(&close) else { break };
+            out.push(unescape(&inner[..end]));
+            body = &inner[end..];
         }
         out
     }

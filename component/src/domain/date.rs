@@ -38,6 +38,29 @@ impl Date {
         Date((self.0 as i64 + days) as i32)
     }
 
+    /// Days from `earlier` to `self`.
+    pub fn days_since(self, earlier: Date) -> i64 {
+        self.0 as i64 - earlier.0 as i64
+    }
+
+    pub fn julian(self) -> i32 {
+        self.0
+    }
+
+    pub fn year(self) -> i32 {
+        self.to_time().year()
+    }
+
+    pub fn month(self) -> u8 {
+        self.to_time().month() as u8
+    }
+
+    /// The ISO 8601 week (weeks start on Monday): its year and number.
+    pub fn iso_week(self) -> (i32, u8) {
+        let (year, week, _) = self.to_time().to_iso_week_date();
+        (year, week)
+    }
+
     fn to_time(self) -> time::Date {
         time::Date::from_julian_day(self.0).unwrap_or(time::Date::MIN)
     }
@@ -88,6 +111,15 @@ mod tests {
         check("2026-11-21T00:00", None);
         check("+026-11-21", None);
         check("", None);
+    }
+
+    #[test]
+    fn iso_weeks_cross_year_boundaries() {
+        let week = |s: &str| Date::parse(s).unwrap().iso_week();
+        assert_eq!(week("2026-12-31"), (2026, 53));
+        assert_eq!(week("2027-01-03"), (2026, 53));
+        assert_eq!(week("2027-01-04"), (2027, 1));
+        assert_eq!(week("2024-12-30"), (2025, 1));
     }
 
     #[test]

@@ -6,9 +6,14 @@
 pub mod accounts;
 pub mod clients;
 pub mod codes;
+pub mod comments;
 pub mod country_taxes;
 pub mod date;
+pub mod invoice_items;
+pub mod invoices;
+pub mod money;
 pub mod numbering;
+pub mod payments;
 pub mod properties;
 pub mod records;
 pub mod schema;

@@ -1,19 +1,28 @@
-//! Number ranges (clients now, documents later): the next free number per account, range and
-//! prefix, and claims that keep every (prefix, number) unique. Claims and counters change
-//! inside the caller's write transaction, so concurrent creates never share a number.
+//! Number ranges (clients, invoices, credit notes): the next free number per account, range
+//! and prefix, and claims that keep every (prefix, number) unique. Claims change inside the
+//! caller's write transaction, so concurrent creates never share a number.
 
 use super::Error;
 use crate::caps::{Read, Write};
 use crate::store;
 
-/// The visible number: prefix plus the serial zero-padded to `length` digits.
-pub fn format_number(pre: &str, number: i64, length: i64) -> String {
-    let width = length.clamp(0, 20) as usize;
-    format!("{pre}{number:0width$}")
+/// Resolves the date placeholders of a prefix: `[YYYY]`, `[YY]`, `[MM]`, `[DD]`.
+pub fn resolve_prefix(pre: &str, date: super::date::Date) -> String {
+    if !pre.contains('[') {
+        return pre.to_owned();
+    }
+    let text = date.to_string();
+    pre.replace("[YYYY]", &text[0..4])
+        .replace("[YY]", &text[2..4])
+        .replace("[MM]", &text[5..7])
+        .replace("[DD]", &text[8..10])
 }
 
-fn counter_key(account: u64, range: &str, pre: &str) -> Vec<u8> {
-    store::singleton_key(account, &format!("seq/{range}/{pre}"))
+/// The visible number: prefix plus the serial zero-padded to `length` digits.
+pub fn format_number(pre: &str, number: i64, length: i64) -> String {
+    debug_assert!(number >= 0, "numbers are positive");
+    let width = length.clamp(0, 20) as usize;
+    format!("{pre}{number:0width$}")
 }
 
 fn claim_key(account: u64, range: &str, pre: &str, number: i64) -> Vec<u8> {
@@ -27,20 +36,19 @@ fn claim_key(account: u64, range: &str, pre: &str, number: i64) -> Vec<u8> {
     k
 }
 
-fn counter(txn: &dyn Read, account: u64, range: &str, pre: &str) -> Result<i64, Error> {
-    Ok(match txn.get(&counter_key(account, range, pre))? {
-        Some(bytes) => store::decode(&bytes)?,
-        None => 0,
-    })
-}
-
-/// The number the next create without an explicit number would get.
+/// The number the next create without an explicit number would get: one past the highest
+/// number held, so that freeing the highest number (a deleted draft) leaves no gap.
 pub fn next_free(txn: &dyn Read, account: u64, range: &str, pre: &str) -> Result<i64, Error> {
-    let mut n = counter(txn, account, range, pre)? + 1;
-    while txn.get(&claim_key(account, range, pre, n))?.is_some() {
-        n += 1;
-    }
-    Ok(n)
+    let mut prefix = claim_key(account, range, pre, 0);
+    prefix.truncate(prefix.len() - 8);
+    let last = txn.scan(&prefix, None, 1, true)?;
+    Ok(match last.first() {
+        Some((key, _)) => {
+            let tail: [u8; 8] = key[key.len() - 8..].try_into().unwrap_or([0; 8]);
+            i64::from_be_bytes(tail) + 1
+        }
+        None => 1,
+    })
 }
 
 /// Takes the next free number and claims it for `id`.
@@ -52,7 +60,6 @@ pub fn take_next(
     id: u64,
 ) -> Result<i64, Error> {
     let n = next_free(txn.as_read(), account, range, pre)?;
-    txn.put(&counter_key(account, range, pre), &store::encode(&n))?;
     txn.put(&claim_key(account, range, pre, n), &id.to_be_bytes())?;
     Ok(n)
 }
@@ -106,12 +113,17 @@ mod tests {
         assert!(claim(w.as_mut(), 1, "client", "K", 2, 10).unwrap());
         assert!(!claim(w.as_mut(), 1, "client", "K", 2, 11).unwrap());
         assert!(claim(w.as_mut(), 1, "client", "K", 2, 10).unwrap());
-        assert_eq!(take_next(w.as_mut(), 1, "client", "K", 12).unwrap(), 1);
-        assert_eq!(take_next(w.as_mut(), 1, "client", "K", 13).unwrap(), 3);
+        assert_eq!(take_next(w.as_mut(), 1, "client", "K", 12).unwrap(), 3);
+        assert_eq!(take_next(w.as_mut(), 1, "client", "K", 13).unwrap(), 4);
+        // Freeing the highest number makes it the next one again: no gap.
+        release(w.as_mut(), 1, "client", "K", 4).unwrap();
+        assert_eq!(next_free(w.as_read(), 1, "client", "K").unwrap(), 4);
         // Another prefix and another account count on their own.
         assert_eq!(take_next(w.as_mut(), 1, "client", "X", 14).unwrap(), 1);
         assert_eq!(take_next(w.as_mut(), 2, "client", "K", 15).unwrap(), 1);
         release(w.as_mut(), 1, "client", "K", 2).unwrap();
         assert!(claim(w.as_mut(), 1, "client", "K", 2, 11).unwrap());
+        // A prefix that extends another is its own range.
+        assert_eq!(next_free(w.as_read(), 1, "client", "K-").unwrap(), 1);
     }
 }

@@ -18,7 +18,7 @@ use crate::limits;
 pub enum Scalar {
     Text(String),
     Int(i64),
-    Dec(#[serde(with = "decimal_bytes")] Decimal),
+    Dec(#[serde(with = "crate::store::decimal_bytes")] Decimal),
     Date(Date),
     /// Unix seconds.
     DateTime(i64),
@@ -81,20 +81,6 @@ impl Scalar {
                 _ => a.to_wire().cmp(&b.to_wire()),
             },
         }
-    }
-}
-
-/// Decimals stored as their exact 16-byte form (postcard cannot read serde's string form).
-mod decimal_bytes {
-    use rust_decimal::Decimal;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
-        d.serialize().serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
-        Ok(Decimal::deserialize(<[u8; 16]>::deserialize(d)?))
     }
 }
 

@@ -59,3 +59,19 @@ impl Rules for TaxRules {
         records::clear_flag_on_others(ctx, txn, &TAXES, record, "is_default", |_| true)
     }
 }
+
+/// The name and rate of the account's default tax, if it has one.
+pub fn default_tax(
+    txn: &dyn crate::caps::Read,
+    account: u64,
+) -> Result<Option<(String, Decimal)>, Error> {
+    Ok(records::load_all(txn, &TAXES, account)?
+        .into_iter()
+        .find(|t| t.bool("is_default"))
+        .map(|t| {
+            (
+                t.text("name").to_owned(),
+                t.get("rate").and_then(Scalar::as_dec).unwrap_or_default(),
+            )
+        }))
+}

@@ -4,6 +4,7 @@
 //! Owns the wire; never touches storage keys or WIT types directly.
 
 mod error;
+mod invoices;
 mod query;
 mod records;
 mod router;

@@ -1,6 +1,6 @@
 //! The query string: parameters, paging and `order_by`.
 
-use crate::domain::records::Resource;
+use crate::domain::schema::Field;
 use crate::limits;
 
 use super::error::ApiError;
@@ -22,6 +22,46 @@ impl Query {
             .map(|(k, v)| (k.into_owned(), v.into_owned()))
             .collect();
         Ok(Query { params })
+    }
+
+    /// A comma-separated list parameter, empty entries dropped.
+    pub fn list(&self, name: &str) -> Vec<&str> {
+        self.get(name)
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A positive integer parameter (an id).
+    pub fn id(&self, name: &str) -> Result<Option<u64>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .map(Some)
+                .ok_or_else(|| {
+                    ApiError::bad(format!("{name} must be a positive integer, got \"{v}\""))
+                }),
+        }
+    }
+
+    /// A date parameter (YYYY-MM-DD).
+    pub fn date(&self, name: &str) -> Result<Option<crate::domain::date::Date>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => crate::domain::date::Date::parse(v.trim())
+                .map(Some)
+                .ok_or_else(|| {
+                    ApiError::bad(format!("{name} must be a date as YYYY-MM-DD, got \"{v}\""))
+                }),
+        }
     }
 
     /// The first value of a parameter; an empty value counts as absent.
@@ -59,8 +99,8 @@ impl Query {
         Ok((page, per_page))
     }
 
-    /// `order_by=field [ASC|DESC], ...` over the resource's fields.
-    pub fn order(&self, res: &Resource) -> Result<Vec<(&'static str, bool)>, ApiError> {
+    /// `order_by=field [ASC|DESC], ...` over the given fields.
+    pub fn order(&self, fields: &'static [Field]) -> Result<Vec<(&'static str, bool)>, ApiError> {
         let Some(raw) = self.get("order_by") else {
             return Ok(Vec::new());
         };
@@ -68,9 +108,9 @@ impl Query {
         for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let mut words = part.split([' ', '+']).filter(|w| !w.is_empty());
             let name = words.next().unwrap_or_default();
-            let field = res
-                .field(name)
-                .filter(|f| !f.single_only)
+            let field = fields
+                .iter()
+                .find(|f| f.name == name && !f.single_only)
                 .ok_or_else(|| ApiError::bad(format!("order_by: unknown field \"{name}\"")))?;
             let desc = match words.next() {
                 None => false,
@@ -115,7 +155,7 @@ mod tests {
 
     #[test]
     fn order_by_reads_fields_and_directions() {
-        let o = |q: &str| Query::parse(q).unwrap().order(&TEMPLATES);
+        let o = |q: &str| Query::parse(q).unwrap().order(TEMPLATES.fields);
         assert_eq!(
             o("order_by=name+DESC,id").unwrap(),
             vec![("name", true), ("id", false)]

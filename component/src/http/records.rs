@@ -123,7 +123,7 @@ pub fn list(caps: &Caps, ctx: &Ctx, wire: &Wire, query: &Query) -> Result<Respon
     let (page, per_page) = query.paging()?;
     let mut q = ListQuery {
         filters: Vec::new(),
-        order: query.order(wire.res)?,
+        order: query.order(wire.res.fields)?,
         page,
         per_page,
     };

@@ -3,7 +3,7 @@
 use super::error::ApiError;
 use super::query::Query;
 use super::records::{self, Wire};
-use super::{Method, Request, Response, settings};
+use super::{Method, Request, Response, invoices, settings};
 use crate::caps::Caps;
 use crate::domain::Ctx;
 use crate::domain::{clients, country_taxes, properties, taxes, templates};
@@ -48,6 +48,8 @@ const COLLECTION: &[&str] = &["GET", "HEAD", "POST"];
 const MEMBER: &[&str] = &["GET", "HEAD", "PUT", "DELETE"];
 const READ_ONLY: &[&str] = &["GET", "HEAD"];
 const SINGLETON: &[&str] = &["GET", "HEAD", "PUT"];
+const ACTION: &[&str] = &["PUT"];
+const NO_EDIT: &[&str] = &["GET", "HEAD", "DELETE"];
 
 pub fn route(
     caps: &Caps,
@@ -79,6 +81,56 @@ pub fn route(
             Method::Get | Method::Head => settings::get(caps, ctx),
             Method::Put => settings::update(caps, ctx, req),
             _ => Err(ApiError::MethodNotAllowed(SINGLETON)),
+        },
+        ["invoices"] => match req.method {
+            Method::Get | Method::Head => invoices::list(caps, ctx, query),
+            Method::Post => invoices::create(caps, ctx, req),
+            _ => Err(ApiError::MethodNotAllowed(COLLECTION)),
+        },
+        ["invoices", id] => match req.method {
+            Method::Get | Method::Head => invoices::get(caps, ctx, id),
+            Method::Put => invoices::update(caps, ctx, id, req),
+            Method::Delete => invoices::delete(caps, ctx, id),
+            _ => Err(ApiError::MethodNotAllowed(MEMBER)),
+        },
+        [
+            "invoices",
+            id,
+            action @ ("complete" | "cancel" | "uncancel"),
+        ] => match req.method {
+            Method::Put => invoices::action(caps, ctx, id, action, req),
+            _ => Err(ApiError::MethodNotAllowed(ACTION)),
+        },
+        ["invoice-items"] => match req.method {
+            Method::Get | Method::Head => invoices::items_list(caps, ctx, query),
+            Method::Post => invoices::item_create(caps, ctx, req),
+            _ => Err(ApiError::MethodNotAllowed(COLLECTION)),
+        },
+        ["invoice-items", id] => match req.method {
+            Method::Get | Method::Head => invoices::item_get(caps, ctx, id),
+            Method::Put => invoices::item_update(caps, ctx, id, req),
+            Method::Delete => invoices::item_delete(caps, ctx, id),
+            _ => Err(ApiError::MethodNotAllowed(MEMBER)),
+        },
+        ["invoice-payments"] => match req.method {
+            Method::Get | Method::Head => invoices::payments_list(caps, ctx, query),
+            Method::Post => invoices::payment_create(caps, ctx, req),
+            _ => Err(ApiError::MethodNotAllowed(COLLECTION)),
+        },
+        ["invoice-payments", id] => match req.method {
+            Method::Get | Method::Head => invoices::payment_get(caps, ctx, id),
+            Method::Delete => invoices::payment_delete(caps, ctx, id),
+            _ => Err(ApiError::MethodNotAllowed(NO_EDIT)),
+        },
+        ["invoice-comments"] => match req.method {
+            Method::Get | Method::Head => invoices::comments_list(caps, ctx, query),
+            Method::Post => invoices::comment_create(caps, ctx, req),
+            _ => Err(ApiError::MethodNotAllowed(COLLECTION)),
+        },
+        ["invoice-comments", id] => match req.method {
+            Method::Get | Method::Head => invoices::comment_get(caps, ctx, id),
+            Method::Delete => invoices::comment_delete(caps, ctx, id),
+            _ => Err(ApiError::MethodNotAllowed(NO_EDIT)),
         },
         #[cfg(feature = "test-routes")]
         ["_test", "panic"] => panic!("test route: deliberate panic"),

@@ -15,6 +15,21 @@ use serde::de::DeserializeOwned;
 use crate::caps::{Entry, Read, StoreError, Write};
 use crate::limits;
 
+/// Decimals stored as their exact 16-byte form (postcard cannot read serde's string form).
+/// Use as `#[serde(with = "crate::store::decimal_bytes")]`.
+pub mod decimal_bytes {
+    use rust_decimal::Decimal;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
+        d.serialize().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+        Ok(Decimal::deserialize(<[u8; 16]>::deserialize(d)?))
+    }
+}
+
 /// Version byte in front of every stored value, so the encoding can evolve.
 const FORMAT_V1: u8 = 1;
 
@@ -81,6 +96,54 @@ pub fn singleton_key(account: u64, name: &str) -> Vec<u8> {
     k.extend_from_slice(b"one/");
     k.extend_from_slice(name.as_bytes());
     k
+}
+
+/// Key of a child record (an item, payment or comment) under its parent document, so that
+/// all children of one parent are one prefix scan.
+pub fn child_key(account: u64, collection: &str, parent: u64, id: u64) -> Vec<u8> {
+    let mut k = child_prefix(account, collection, parent);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+pub fn child_prefix(account: u64, collection: &str, parent: u64) -> Vec<u8> {
+    let mut k = collection_prefix(account, collection);
+    k.extend_from_slice(&parent.to_be_bytes());
+    k
+}
+
+/// Key from a child's id to its parent's id (children are addressed by id alone).
+pub fn parent_key(account: u64, collection: &str, id: u64) -> Vec<u8> {
+    let mut k = account_prefix(account);
+    k.extend_from_slice(b"parent/");
+    k.extend_from_slice(collection.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Prefix of a secondary index of a collection.
+pub fn index_prefix(account: u64, collection: &str, index: &str) -> Vec<u8> {
+    let mut k = account_prefix(account);
+    k.extend_from_slice(b"ix/");
+    k.extend_from_slice(collection.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(index.as_bytes());
+    k.push(b'/');
+    k
+}
+
+/// An index entry: prefix, the indexed value (fixed width, sorting as the value), the id.
+pub fn index_key(account: u64, collection: &str, index: &str, value: &[u8], id: u64) -> Vec<u8> {
+    let mut k = index_prefix(account, collection, index);
+    k.extend_from_slice(value);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// An i32 as bytes that sort like the number (sign bit flipped).
+pub fn sortable_i32(v: i32) -> [u8; 4] {
+    ((v as u32) ^ 0x8000_0000).to_be_bytes()
 }
 
 /// Takes the next id of a counter inside the caller's write transaction, so two creates

@@ -1,0 +1,334 @@
+//! Invoice items: stored under their invoice; their totals are computed from the invoice's
+//! price basis and tax situation when read. Changing an item recomputes the invoice's
+//! cached totals in the same transaction; items change only while the invoice is a DRAFT.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::invoices::{self, Event, Invoice};
+use super::money::{self, Line, Reduction};
+use super::schema::{Changes, Field, Kind, Record, Scalar};
+use super::{Ctx, Error};
+use crate::caps::{Read, Write};
+use crate::limits;
+use crate::store::{self, decimal_bytes};
+
+const COLLECTION: &str = "invoice-items";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub id: u64,
+    pub invoice_id: u64,
+    pub position: i64,
+    pub article_id: Option<i64>,
+    pub unit: String,
+    #[serde(with = "decimal_bytes")]
+    pub quantity: Decimal,
+    #[serde(with = "decimal_bytes")]
+    pub unit_price: Decimal,
+    pub tax_name: String,
+    #[serde(with = "decimal_bytes")]
+    pub tax_rate: Decimal,
+    pub title: String,
+    pub description: String,
+    pub reduction: String,
+    pub kind: String,
+    pub created: i64,
+    pub updated: i64,
+}
+
+impl Item {
+    pub fn line(&self) -> Line {
+        Line {
+            quantity: self.quantity,
+            unit_price: self.unit_price,
+            tax_name: self.tax_name.clone(),
+            tax_rate: self.tax_rate,
+            reduction: Reduction::parse(&self.reduction).ok().flatten(),
+        }
+    }
+}
+
+pub static FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("updated", Kind::DateTime).read_only(),
+    Field::new("article_id", Kind::Integer),
+    Field::new("invoice_id", Kind::Integer).mandatory(),
+    Field::new("position", Kind::Integer),
+    Field::new("unit", Kind::Text),
+    Field::new("quantity", Kind::Decimal),
+    Field::new("unit_price", Kind::Decimal),
+    Field::new("tax_name", Kind::Text),
+    Field::new("tax_rate", Kind::Decimal),
+    Field::new("title", Kind::Text),
+    Field::new("description", Kind::Text),
+    Field::new("reduction", Kind::Text),
+    Field::new("type", Kind::Enum(&["PRODUCT", "SERVICE"])),
+    Field::new("total_net", Kind::Decimal).read_only(),
+    Field::new("total_gross", Kind::Decimal).read_only(),
+    Field::new("total_net_unreduced", Kind::Decimal).read_only(),
+    Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
+];
+
+pub fn to_record(item: &Item, inv: &Invoice) -> Record {
+    let t = money::line_totals(&item.line(), inv.basis(), inv.tax_free);
+    let mut r = Record::default();
+    let mut set = |name: &str, v: Scalar| r.set(name, Some(v));
+    let text = |s: &str| Scalar::Text(s.to_owned());
+    set("id", Scalar::Int(item.id as i64));
+    set("created", Scalar::DateTime(item.created));
+    set("updated", Scalar::DateTime(item.updated));
+    if let Some(a) = item.article_id {
+        set("article_id", Scalar::Int(a));
+    }
+    set("invoice_id", Scalar::Int(item.invoice_id as i64));
+    set("position", Scalar::Int(item.position));
+    set("unit", text(&item.unit));
+    set("quantity", Scalar::Dec(item.quantity));
+    set("unit_price", Scalar::Dec(item.unit_price));
+    set("tax_name", text(&item.tax_name));
+    set("tax_rate", Scalar::Dec(item.tax_rate));
+    set("title", text(&item.title));
+    set("description", text(&item.description));
+    set("reduction", text(&item.reduction));
+    set("type", text(&item.kind));
+    set("total_net", Scalar::Dec(t.net));
+    set("total_gross", Scalar::Dec(t.gross));
+    set("total_net_unreduced", Scalar::Dec(t.net_unreduced));
+    set("total_gross_unreduced", Scalar::Dec(t.gross_unreduced));
+    r.values
+        .retain(|_, v| !matches!(v, Scalar::Text(t) if t.is_empty()));
+    r
+}
+
+/// Copies the request's fields onto an item and checks it.
+fn apply(item: &mut Item, c: &Changes, errors: &mut Vec<String>) {
+    let dec = |name: &str| c.get(name).map(|v| v.as_ref().and_then(Scalar::as_dec));
+    let text = |name: &str| {
+        c.get(name)
+            .map(|v| v.as_ref().map(Scalar::to_wire).unwrap_or_default())
+    };
+    if let Some(v) = c.get("article_id") {
+        item.article_id = v.as_ref().and_then(Scalar::as_int);
+    }
+    if let Some(Some(p)) = c
+        .get("position")
+        .map(|v| v.as_ref().and_then(Scalar::as_int))
+    {
+        item.position = p;
+    }
+    if let Some(v) = dec("quantity") {
+        item.quantity = v.unwrap_or(Decimal::ONE);
+    }
+    if let Some(v) = dec("unit_price") {
+        item.unit_price = v.unwrap_or_default();
+    }
+    if let Some(v) = dec("tax_rate") {
+        item.tax_rate = v.unwrap_or_default();
+    }
+    for (name, field) in [
+        ("unit", &mut item.unit),
+        ("tax_name", &mut item.tax_name),
+        ("title", &mut item.title),
+        ("description", &mut item.description),
+        ("reduction", &mut item.reduction),
+        ("type", &mut item.kind),
+    ] {
+        if let Some(v) = text(name) {
+            *field = v;
+        }
+    }
+    let max = Decimal::from(limits::AMOUNT_MAX);
+    if item.quantity.abs() > max || item.unit_price.abs() > max {
+        errors.push(format!(
+            "quantity and unit_price must be at most {max} in absolute value"
+        ));
+    }
+    if !(Decimal::ZERO..=Decimal::ONE_HUNDRED).contains(&item.tax_rate) {
+        errors.push(format!(
+            "tax_rate must be between 0 and 100, got {}",
+            item.tax_rate
+        ));
+    }
+    if let Err(e) = Reduction::parse(&item.reduction) {
+        errors.push(e);
+    }
+}
+
+/// A new item from a request, not yet saved. Without tax fields it takes the default tax.
+pub fn build(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    invoice_id: u64,
+    position: i64,
+    c: &Changes,
+    default_tax: &Option<(String, Decimal)>,
+) -> Result<Item, Error> {
+    let mut errors = c.errors();
+    let (tax_name, tax_rate) = match default_tax {
+        Some((n, r)) if !c.has("tax_name") && !c.has("tax_rate") => (n.clone(), *r),
+        _ => (String::new(), Decimal::ZERO),
+    };
+    let mut item = Item {
+        id: 0,
+        invoice_id,
+        position,
+        article_id: None,
+        unit: String::new(),
+        quantity: Decimal::ONE,
+        unit_price: Decimal::ZERO,
+        tax_name,
+        tax_rate,
+        title: String::new(),
+        description: String::new(),
+        reduction: String::new(),
+        kind: String::new(),
+        created: ctx.now,
+        updated: ctx.now,
+    };
+    apply(&mut item, c, &mut errors);
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors));
+    }
+    item.id = store::next_id(txn, COLLECTION)?;
+    Ok(item)
+}
+
+pub fn save(txn: &mut dyn Write, account: u64, item: &Item) -> Result<(), Error> {
+    txn.put(
+        &store::child_key(account, COLLECTION, item.invoice_id, item.id),
+        &store::encode(item),
+    )?;
+    txn.put(
+        &store::parent_key(account, COLLECTION, item.id),
+        &item.invoice_id.to_be_bytes(),
+    )?;
+    Ok(())
+}
+
+/// The items of an invoice by position, then id.
+pub fn load_all(txn: &dyn Read, account: u64, invoice_id: u64) -> Result<Vec<Item>, Error> {
+    let mut items: Vec<Item> =
+        store::scan_all(txn, &store::child_prefix(account, COLLECTION, invoice_id))?
+            .iter()
+            .map(|(_, v)| store::decode(v).map_err(Error::from))
+            .collect::<Result<_, _>>()?;
+    items.sort_by_key(|i| (i.position, i.id));
+    Ok(items)
+}
+
+pub fn load(txn: &dyn Read, account: u64, id: u64) -> Result<Item, Error> {
+    let not_found = || Error::NotFound(format!("invoice item {id} does not exist"));
+    let parent = txn
+        .get(&store::parent_key(account, COLLECTION, id))?
+        .and_then(|b| b.try_into().ok().map(u64::from_be_bytes))
+        .ok_or_else(not_found)?;
+    let bytes = txn
+        .get(&store::child_key(account, COLLECTION, parent, id))?
+        .ok_or_else(not_found)?;
+    Ok(store::decode(&bytes)?)
+}
+
+/// The parent invoice, which must be a DRAFT for its items to change.
+fn draft(txn: &dyn Read, account: u64, invoice_id: u64) -> Result<Invoice, Error> {
+    invoices::load_for(txn, account, invoice_id, Event::Edit)
+        .map(|(inv, _)| inv)
+        .map_err(|e| match e {
+            Error::Invalid(m) => Error::Invalid(
+                m.into_iter()
+                    .map(|m| {
+                        m.replace(
+                            "only a DRAFT invoice can be changed",
+                            "items change only while the invoice is a DRAFT",
+                        )
+                    })
+                    .collect(),
+            ),
+            other => other,
+        })
+}
+
+/// Saves the invoice with totals recomputed from its items.
+fn refresh(ctx: &Ctx, txn: &mut dyn Write, old: &Invoice) -> Result<Invoice, Error> {
+    let mut inv = old.clone();
+    invoices::refresh_totals(ctx, txn, &mut inv)?;
+    inv.updated = ctx.now;
+    invoices::save(txn, ctx.account_id, Some(old), &inv)?;
+    Ok(inv)
+}
+
+pub fn create(ctx: &Ctx, txn: &mut dyn Write, c: &Changes) -> Result<(Item, Invoice), Error> {
+    let invoice_id = match c.get("invoice_id") {
+        Some(Some(Scalar::Int(id))) if *id > 0 => *id as u64,
+        _ => {
+            let mut errors = c.errors();
+            if !c.invalid.iter().any(|(n, _)| *n == "invoice_id") {
+                errors.push("invoice_id is mandatory".into());
+            }
+            return Err(Error::Invalid(errors));
+        }
+    };
+    let inv = match draft(txn.as_read(), ctx.account_id, invoice_id) {
+        Err(Error::NotFound(_)) => {
+            return Err(Error::invalid(format!(
+                "invoice_id {invoice_id} does not exist"
+            )));
+        }
+        other => other?,
+    };
+    let existing = load_all(txn.as_read(), ctx.account_id, invoice_id)?;
+    if existing.len() >= limits::ITEMS_MAX {
+        return Err(Error::invalid(format!(
+            "an invoice holds at most {} items",
+            limits::ITEMS_MAX
+        )));
+    }
+    let position = existing.last().map_or(1, |i| i.position + 1);
+    let default_tax = super::taxes::default_tax(txn.as_read(), ctx.account_id)?;
+    let item = build(ctx, txn, invoice_id, position, c, &default_tax)?;
+    save(txn, ctx.account_id, &item)?;
+    let inv = refresh(ctx, txn, &inv)?;
+    Ok((item, inv))
+}
+
+pub fn update(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    id: u64,
+    c: &Changes,
+) -> Result<(Item, Invoice), Error> {
+    let mut item = load(txn.as_read(), ctx.account_id, id)?;
+    let inv = draft(txn.as_read(), ctx.account_id, item.invoice_id)?;
+    let mut errors = c.errors();
+    apply(&mut item, c, &mut errors);
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors));
+    }
+    item.updated = ctx.now;
+    save(txn, ctx.account_id, &item)?;
+    let inv = refresh(ctx, txn, &inv)?;
+    Ok((item, inv))
+}
+
+pub fn delete(ctx: &Ctx, txn: &mut dyn Write, id: u64) -> Result<(), Error> {
+    let item = load(txn.as_read(), ctx.account_id, id)?;
+    let inv = draft(txn.as_read(), ctx.account_id, item.invoice_id)?;
+    txn.delete(&store::child_key(
+        ctx.account_id,
+        COLLECTION,
+        item.invoice_id,
+        id,
+    ))?;
+    txn.delete(&store::parent_key(ctx.account_id, COLLECTION, id))?;
+    refresh(ctx, txn, &inv)?;
+    Ok(())
+}
+
+pub fn delete_all(txn: &mut dyn Write, account: u64, invoice_id: u64) -> Result<(), Error> {
+    for item in load_all(txn.as_read(), account, invoice_id)? {
+        txn.delete(&store::child_key(account, COLLECTION, invoice_id, item.id))?;
+        txn.delete(&store::parent_key(account, COLLECTION, item.id))?;
+    }
+    Ok(())
+}
