@@ -18,6 +18,8 @@ pub const PER_PAGE_DEFAULT: u32 = 100;
 pub const PAGE_MAX: u32 = 1_000_000;
 /// Longest ordinary text field, in characters.
 pub const TEXT_CHARS_MAX: usize = 10_000;
+/// Index entries (keys only) fetched from the store per scan call.
+pub const INDEX_SCAN_BATCH: u32 = 4096;
 /// Entries fetched from the store per scan call.
 pub const SCAN_BATCH: u32 = 512;
 /// Keys of one order_by parameter.

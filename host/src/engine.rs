@@ -90,7 +90,10 @@ fn load_component(engine: &Engine, wasm: &[u8], cache_dir: &Path) -> anyhow::Res
     }
     let compiled = engine.precompile_component(wasm)?;
     std::fs::create_dir_all(cache_dir)?;
-    let tmp = cache_dir.join(format!(".tmp-{digest}-{}", std::process::id()));
+    // Unique per writer: several runtimes of one process may compile at once.
+    static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let writer = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = cache_dir.join(format!(".tmp-{digest}-{}-{writer}", std::process::id()));
     std::fs::write(&tmp, &compiled)?;
     std::fs::rename(&tmp, &path)?;
     #[expect(

@@ -358,14 +358,34 @@ async fn the_lifecycle_with_payments_cancel_and_comments() {
     assert_eq!(completed.status, 200, "{}", completed.body);
     assert!(completed.body.is_empty());
     assert_eq!(app.get(&url).await.field("status").as_deref(), Some("OPEN"));
-    // Rules bound to OPEN.
+    // Rules bound to OPEN: each broken one answers 400 and changes nothing.
+    let before = app.get(&url).await.body;
+    let comments_before = app
+        .get(&format!("/api/invoice-comments?invoice_id={id}"))
+        .await
+        .body;
     app.put(&url, "<invoice><label>x</label></invoice>")
         .await
         .assert_error(400, "only a DRAFT invoice can be changed");
     app.put(&format!("{url}/complete"), "")
         .await
         .assert_error(400, "only a DRAFT invoice can be completed");
-    assert_eq!(app.get(&url).await.field("label").as_deref(), Some(""));
+    app.put(&format!("{url}/uncancel"), "")
+        .await
+        .assert_error(400, "only a CANCELED invoice can be uncanceled");
+    app.post(
+        "/api/invoice-items",
+        &format!("<invoice-item><invoice_id>{id}</invoice_id></invoice-item>"),
+    )
+    .await
+    .assert_error(400, "DRAFT");
+    assert_eq!(app.get(&url).await.body, before);
+    assert_eq!(
+        app.get(&format!("/api/invoice-comments?invoice_id={id}"))
+            .await
+            .body,
+        comments_before
+    );
 
     let p1 = app
         .post(

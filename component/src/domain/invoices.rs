@@ -889,6 +889,22 @@ fn contains_ci(haystack: &str, needle_lower: &str) -> bool {
 }
 
 impl Filter {
+    /// Whether the candidates of one index are exactly the matches, so that a page needs to
+    /// load only its own records.
+    fn index_exact(&self) -> bool {
+        let no_text = self.invoice_number.is_none()
+            && self.label.is_none()
+            && self.intro.is_none()
+            && self.note.is_none()
+            && self.payment_types.is_empty();
+        let indexed = [
+            self.client_id.is_some(),
+            !self.statuses.is_empty(),
+            self.from.is_some() || self.to.is_some(),
+        ];
+        no_text && indexed.iter().filter(|used| **used).count() <= 1
+    }
+
     pub fn matches(&self, inv: &Invoice, today: Date) -> bool {
         self.client_id.is_none_or(|c| inv.client_id == c)
             && (self.statuses.is_empty() || self.statuses.contains(&inv.shown(today)))
@@ -929,8 +945,8 @@ fn ids_from_index(
     // prefix + lo sorts just before the first entry holding the value lo.
     let mut after: Option<Vec<u8>> = lo.map(|l| [prefix, l].concat());
     loop {
-        let batch = txn.scan(prefix, after.as_deref(), limits::SCAN_BATCH, false)?;
-        let done = batch.len() < limits::SCAN_BATCH as usize;
+        let batch = txn.scan(prefix, after.as_deref(), limits::INDEX_SCAN_BATCH, false)?;
+        let done = batch.len() < limits::INDEX_SCAN_BATCH as usize;
         for (k, _) in &batch {
             if let Some(h) = hi {
                 let value = &k[prefix.len()..k.len() - 8];
@@ -1005,6 +1021,52 @@ fn candidates(
         )?));
     }
     Ok(None)
+}
+
+/// One page of the invoices matching the filter, in `order` (id order when empty), and
+/// the number of all matches. Index-only filters in id order load just the page.
+pub fn page(
+    txn: &dyn Read,
+    account: u64,
+    f: &Filter,
+    order: &[(&'static str, bool)],
+    page: u32,
+    per_page: u32,
+    today: Date,
+) -> Result<(Vec<Invoice>, usize), Error> {
+    let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
+    if order.is_empty() && f.index_exact() {
+        let mut ids = match candidates(txn, account, f, today)? {
+            Some(ids) => ids,
+            // Every invoice has exactly one date entry: the keys alone give all ids.
+            None => ids_from_index(
+                txn,
+                &store::index_prefix(account, COLLECTION, "date"),
+                None,
+                None,
+            )?,
+        };
+        ids.sort_unstable();
+        ids.dedup();
+        let total = ids.len();
+        let end = start.saturating_add(per_page as usize).min(total);
+        let invoices = ids[start.min(total)..end]
+            .iter()
+            .map(|id| load(txn, account, *id))
+            .collect::<Result<_, _>>()?;
+        return Ok((invoices, total));
+    }
+    let mut found = find(txn, account, f, today)?;
+    sort(&mut found, order, today);
+    let total = found.len();
+    Ok((
+        found
+            .into_iter()
+            .skip(start)
+            .take(per_page as usize)
+            .collect(),
+        total,
+    ))
 }
 
 /// Every invoice matching the filter, in id order.

@@ -124,16 +124,16 @@ pub fn list(caps: &Caps, ctx: &Ctx, query: &Query) -> Result<Response, ApiError>
     let (page, per_page) = query.paging()?;
     let order = query.order(invoices::FIELDS)?;
     let txn = caps.store.begin_read()?;
-    let mut found = invoices::find(txn.as_ref(), ctx.account_id, &f, today)?;
-    invoices::sort(&mut found, &order, today);
-    let total = found.len();
-    let start = (page as usize - 1).saturating_mul(per_page as usize);
-    let children = found
-        .iter()
-        .skip(start)
-        .take(per_page as usize)
-        .map(|inv| invoice_element(inv, ctx))
-        .collect();
+    let (found, total) = invoices::page(
+        txn.as_ref(),
+        ctx.account_id,
+        &f,
+        &order,
+        page,
+        per_page,
+        today,
+    )?;
+    let children = found.iter().map(|inv| invoice_element(inv, ctx)).collect();
     let root = Element::list("invoices", children)
         .with_attr("page", page.to_string())
         .with_attr("per_page", per_page.to_string())
