@@ -62,11 +62,41 @@ pub trait Random {
     fn fill(&self, buf: &mut [u8]);
 }
 
+/// A table of a document: header, rows with as many cells, right-aligned column indexes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub right_aligned: Vec<u32>,
+}
+
+/// A layout-neutral document: what the PDF renderer draws, every text final.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PdfDocument {
+    pub title: String,
+    pub sender: Vec<String>,
+    pub recipient: Vec<String>,
+    pub meta: Vec<(String, String)>,
+    pub preamble: Vec<String>,
+    pub items: Table,
+    pub totals: Vec<(String, String)>,
+    pub closing: Vec<String>,
+    pub footer: String,
+    /// The print version, without background decoration.
+    pub print: bool,
+}
+
+/// Renders documents to PDF bytes; equal documents give equal bytes.
+pub trait Pdf {
+    fn render(&self, doc: &PdfDocument) -> Result<Vec<u8>, String>;
+}
+
 /// Everything a request may use.
 pub struct Caps<'a> {
     pub store: &'a dyn Store,
     pub clock: &'a dyn Clock,
     pub random: &'a dyn Random,
+    pub pdf: &'a dyn Pdf,
 }
 
 #[cfg(test)]
@@ -181,6 +211,17 @@ pub mod mem {
     impl Clock for FixedClock {
         fn now_unix(&self) -> i64 {
             self.0.get()
+        }
+    }
+
+    /// A stand-in renderer: a PDF header and the document's texts, one per line.
+    pub struct TextPdf;
+
+    impl Pdf for TextPdf {
+        fn render(&self, doc: &PdfDocument) -> Result<Vec<u8>, String> {
+            let mut out = String::from("%PDF-1.7 fake\n");
+            out.push_str(&format!("{doc:?}"));
+            Ok(out.into_bytes())
         }
     }
 

@@ -16,6 +16,7 @@ struct WitStore;
 struct WitRead(kv::ReadTxn);
 struct WitWrite(kv::WriteTxn);
 struct WitClock;
+struct WitPdf;
 struct WitRandom;
 
 fn store_error(e: kv::Error) -> StoreError {
@@ -103,11 +104,42 @@ impl caps::Random for WitRandom {
     }
 }
 
+impl caps::Pdf for WitPdf {
+    fn render(&self, doc: &caps::PdfDocument) -> Result<Vec<u8>, String> {
+        use crate::bindings::faktura::service::pdf as wpdf;
+        let rows = |rows: &[(String, String)]| -> Vec<wpdf::MetaRow> {
+            rows.iter()
+                .map(|(label, value)| wpdf::MetaRow {
+                    label: label.clone(),
+                    value: value.clone(),
+                })
+                .collect()
+        };
+        wpdf::render(&wpdf::Document {
+            title: doc.title.clone(),
+            sender: doc.sender.clone(),
+            recipient: doc.recipient.clone(),
+            meta: rows(&doc.meta),
+            preamble: doc.preamble.clone(),
+            items: wpdf::Table {
+                header: doc.items.header.clone(),
+                rows: doc.items.rows.clone(),
+                right_aligned: doc.items.right_aligned.clone(),
+            },
+            totals: rows(&doc.totals),
+            closing: doc.closing.clone(),
+            footer: doc.footer.clone(),
+            print: doc.print,
+        })
+    }
+}
+
 fn caps() -> Caps<'static> {
     Caps {
         store: &WitStore,
         clock: &WitClock,
         random: &WitRandom,
+        pdf: &WitPdf,
     }
 }
 

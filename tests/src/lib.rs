@@ -38,7 +38,9 @@ pub fn shipped_component() -> PathBuf {
 pub struct Reply {
     pub status: u16,
     pub headers: hyper::HeaderMap,
+    /// The body as text (lossy for binary bodies; see `bytes`).
     pub body: String,
+    pub bytes: Vec<u8>,
 }
 
 impl Reply {
@@ -253,5 +255,6 @@ pub async fn send_raw(
         status,
         headers,
         body: String::from_utf8_lossy(&bytes).into_owned(),
+        bytes: bytes.to_vec(),
     }
 }

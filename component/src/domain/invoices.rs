@@ -817,6 +817,7 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, id: u64) -> Result<(), Error> {
     invoice_items::delete_all(txn, ctx.account_id, id)?;
     super::payments::delete_all(txn, ctx.account_id, id)?;
     comments::delete_all(txn, ctx.account_id, COLLECTION, id)?;
+    super::pdfs::delete_all(txn, ctx.account_id, COLLECTION, id)?;
     txn.delete(&key(ctx.account_id, id))?;
     Ok(())
 }
@@ -846,14 +847,123 @@ fn change_status(
     Ok(inv)
 }
 
-/// DRAFT → OPEN (or OVERDUE when the due date has passed). The number is fixed from now on.
-pub fn complete(ctx: &Ctx, txn: &mut dyn Write, id: u64) -> Result<Invoice, Error> {
+/// DRAFT → OPEN (or OVERDUE when the due date has passed). The number is fixed from now on
+/// and the PDF (and its print version) is rendered and stored in the same transaction.
+/// The template is `template_id`, else the invoice's, else the default INVOICE template.
+pub fn complete(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    pdf: &dyn crate::caps::Pdf,
+    id: u64,
+    template_id: Option<u64>,
+) -> Result<Invoice, Error> {
     let (mut inv, _) = load_for(txn.as_read(), ctx.account_id, id, Event::Complete)?;
+    let template = super::templates::for_document(
+        txn.as_read(),
+        ctx.account_id,
+        "INVOICE",
+        template_id.or(inv.template_id.map(|t| t as u64)),
+    )?;
     // Totals are final: compute them once more from the items as they are now.
     refresh_totals(ctx, txn, &mut inv)?;
     let stored = load(txn.as_read(), ctx.account_id, id)?;
     save(txn, ctx.account_id, Some(&stored), &inv)?;
-    change_status(ctx, txn, id, Event::Complete, "STATUS")
+    let inv = change_status(ctx, txn, id, Event::Complete, "STATUS")?;
+    let items = invoice_items::load_all(txn.as_read(), ctx.account_id, id)?;
+    let client = load_client(txn.as_read(), ctx.account_id, inv.client_id as i64)?;
+    let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
+    let template_text = match &template {
+        Some(t) => super::templates::text_of(txn.as_read(), ctx.account_id, t)?,
+        None => Vec::new(),
+    };
+    let values = super::documents::invoice_values(&inv, &client, &defaults);
+    let filename = match defaults.text("invoice_filename").trim() {
+        "" => format!("invoice_{id}"),
+        pattern => super::placeholders::resolve(pattern, &values),
+    };
+    let filename = format!("{}.pdf", sanitize_filename(&filename));
+    for (variant, print) in [
+        (super::pdfs::Variant::Original, false),
+        (super::pdfs::Variant::Print, true),
+    ] {
+        let doc = super::documents::invoice_document(
+            &inv,
+            &items,
+            &client,
+            &defaults,
+            &template_text,
+            print,
+        );
+        let bytes = pdf.render(&doc).map_err(|e| {
+            Error::Store(crate::caps::StoreError::Backend(format!(
+                "PDF rendering failed: {e}"
+            )))
+        })?;
+        super::pdfs::save(
+            txn,
+            ctx.account_id,
+            (COLLECTION, id),
+            variant,
+            ctx.now,
+            &filename,
+            bytes,
+        )?;
+    }
+    Ok(inv)
+}
+
+/// A file name without path separators, control characters or leading dots.
+pub fn sanitize_filename(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_control() || "/\\:*?\"<>|".contains(c) {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim().trim_start_matches('.').to_owned();
+    let cleaned: String = cleaned.chars().take(120).collect();
+    if cleaned.is_empty() {
+        "document".to_owned()
+    } else {
+        cleaned
+    }
+}
+
+/// Keeps an uploaded signed PDF beside the original; only for completed invoices.
+pub fn sign(ctx: &Ctx, txn: &mut dyn Write, id: u64, file: Vec<u8>) -> Result<(), Error> {
+    let inv = load(txn.as_read(), ctx.account_id, id)?;
+    if inv.status == Status::Draft {
+        return Err(Error::invalid(
+            "a signature can be uploaded only for completed invoices; this invoice is DRAFT",
+        ));
+    }
+    if !file.starts_with(b"%PDF-") {
+        return Err(Error::invalid("base64file is not a PDF file"));
+    }
+    let original = super::pdfs::load(
+        txn.as_read(),
+        ctx.account_id,
+        COLLECTION,
+        id,
+        super::pdfs::Variant::Original,
+    )?;
+    let stem = original
+        .map(|p| p.filename.trim_end_matches(".pdf").to_owned())
+        .unwrap_or_else(|| format!("invoice_{id}"));
+    super::pdfs::save(
+        txn,
+        ctx.account_id,
+        (COLLECTION, id),
+        super::pdfs::Variant::Signed,
+        ctx.now,
+        &format!("{stem}_signed.pdf"),
+        file,
+    )?;
+    comments::system(ctx, txn, COLLECTION, id, "SIGN", "Signed PDF uploaded")
 }
 
 pub fn cancel(ctx: &Ctx, txn: &mut dyn Write, id: u64) -> Result<Invoice, Error> {

@@ -115,6 +115,44 @@ pub fn check_signature(format: &str, bytes: &[u8]) -> Result<(), String> {
     }
 }
 
+/// The template a document is completed with: the one asked for (which must exist), else
+/// the default template of the document type, else none (the built-in layout).
+pub fn for_document(
+    txn: &dyn crate::caps::Read,
+    account: u64,
+    doc_type: &str,
+    asked: Option<u64>,
+) -> Result<Option<Record>, Error> {
+    if let Some(id) = asked {
+        return records::load(txn, &TEMPLATES, account, id)
+            .map(Some)
+            .map_err(|e| match e {
+                Error::NotFound(_) => Error::invalid(format!("template_id {id} does not exist")),
+                other => other,
+            });
+    }
+    Ok(records::load_all(txn, &TEMPLATES, account)?
+        .into_iter()
+        .find(|t| t.text("type") == doc_type && t.bool("is_default")))
+}
+
+/// The paragraphs of a template's text, placeholders unresolved.
+pub fn text_of(
+    txn: &dyn crate::caps::Read,
+    account: u64,
+    template: &Record,
+) -> Result<Vec<String>, Error> {
+    let file = records::load_files(txn, &TEMPLATES, account, template.id())?
+        .into_iter()
+        .next()
+        .map(|(_, b)| b)
+        .unwrap_or_default();
+    Ok(super::template_text::paragraphs(
+        template.text("format"),
+        &file,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

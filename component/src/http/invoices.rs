@@ -9,7 +9,12 @@ use crate::codec::{Element, ScalarType};
 use crate::domain::invoices::{self, Filter, GroupKey, Invoice, Shown};
 use crate::domain::schema::{Changes, Scalar};
 use crate::domain::settings::PAYMENT_TYPES;
-use crate::domain::{Ctx, Error, comments, invoice_items, payments};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use crate::domain::date::format_datetime;
+use crate::domain::schema::{Field, Kind, check_mandatory};
+use crate::domain::{Ctx, Error, comments, invoice_items, payments, pdfs, settings};
 
 fn invoice_element(inv: &Invoice, ctx: &Ctx) -> Element {
     let record = invoices::to_record(inv, invoices::today(ctx));
@@ -231,16 +236,6 @@ pub fn delete(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, ApiError> {
     Ok(Response::empty())
 }
 
-/// Action bodies may be empty or carry an element; they are checked for well-formedness.
-fn action_body(req: &Request) -> Result<(), ApiError> {
-    if let super::Body::Bytes(b) = &req.body
-        && !b.iter().all(u8::is_ascii_whitespace)
-    {
-        req.document()?;
-    }
-    Ok(())
-}
-
 pub fn action(
     caps: &Caps,
     ctx: &Ctx,
@@ -249,15 +244,153 @@ pub fn action(
     req: &Request,
 ) -> Result<Response, ApiError> {
     let id = parse_id(raw, "invoice")?;
-    action_body(req)?;
+    let mut template_id = None;
+    let body = optional_document(req)?;
+    if let (Some(root), "complete") = (&body, action) {
+        let changes = decode_changes(COMPLETE_FIELDS, root, "complete")?;
+        if let Some((_, e)) = changes.invalid.first() {
+            return Err(ApiError::bad(e.clone()));
+        }
+        template_id = match changes.get("template_id") {
+            Some(Some(Scalar::Int(t))) if *t > 0 => Some(*t as u64),
+            Some(Some(Scalar::Int(t))) => {
+                return Err(ApiError::bad(format!("template_id {t} does not exist")));
+            }
+            _ => None,
+        };
+    }
     in_write(caps, |txn| {
         match action {
-            "complete" => invoices::complete(ctx, txn, id)?,
+            "complete" => invoices::complete(ctx, txn, caps.pdf, id, template_id)?,
             "cancel" => invoices::cancel(ctx, txn, id)?,
             _ => invoices::uncancel(ctx, txn, id)?,
         };
         Ok(())
     })?;
+    Ok(Response::empty())
+}
+
+static COMPLETE_FIELDS: &[Field] = &[Field::new("template_id", Kind::Integer)];
+
+static SIGNATURE_FIELDS: &[Field] = &[Field::new("base64file", Kind::File).mandatory()];
+
+/// The body of an action: absent, empty or an element (checked for well-formedness).
+fn optional_document(req: &Request) -> Result<Option<Element>, ApiError> {
+    match &req.body {
+        super::Body::Bytes(b) if b.iter().all(u8::is_ascii_whitespace) => Ok(None),
+        _ => req.document().map(Some),
+    }
+}
+
+/// `GET /api/invoices/{id}/pdf`: the `pdf` record, or the bytes with `format=pdf` or
+/// `Accept: application/pdf`; `type=print` and `type=signed` pick the other files.
+pub fn pdf(
+    caps: &Caps,
+    ctx: &Ctx,
+    raw: &str,
+    req: &Request,
+    query: &Query,
+) -> Result<Response, ApiError> {
+    let id = parse_id(raw, "invoice")?;
+    let variant = match query.get("type").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("original") => pdfs::Variant::Original,
+        Some("print") => pdfs::Variant::Print,
+        Some("signed") => pdfs::Variant::Signed,
+        Some(other) => {
+            return Err(ApiError::bad(format!(
+                "type must be print or signed, got \"{other}\""
+            )));
+        }
+    };
+    let txn = caps.store.begin_read()?;
+    invoices::load(txn.as_ref(), ctx.account_id, id)?;
+    if variant == pdfs::Variant::Print
+        && !settings::load_stored(txn.as_ref(), ctx.account_id)?.bool("print_version")
+    {
+        return Err(ApiError::bad(
+            "type=print needs the print version switched on (settings print_version=1)",
+        ));
+    }
+    let file = pdfs::load(
+        txn.as_ref(),
+        ctx.account_id,
+        invoices::COLLECTION,
+        id,
+        variant,
+    )?
+    .ok_or_else(|| {
+        ApiError::NotFound(match variant {
+            pdfs::Variant::Signed => format!("invoice {id} has no signed PDF"),
+            pdfs::Variant::Original | pdfs::Variant::Print => {
+                format!("invoice {id} has no PDF: it is a DRAFT")
+            }
+        })
+    })?;
+    let wants_bytes = query
+        .get("format")
+        .is_some_and(|f| f.eq_ignore_ascii_case("pdf"))
+        || req
+            .header("accept")
+            .is_some_and(|a| a.to_ascii_lowercase().contains("application/pdf"));
+    if wants_bytes {
+        let disposition = format!("inline; filename=\"{}\"", file.filename.replace('"', ""));
+        return Ok(Response {
+            status: 200,
+            headers: vec![
+                ("content-type".into(), "application/pdf".into()),
+                ("content-disposition".into(), disposition),
+            ],
+            body: file.content,
+        });
+    }
+    let record = Element::node(
+        "pdf",
+        vec![
+            Element::typed("id", ScalarType::Integer, file.id.to_string()),
+            Element::typed(
+                "created",
+                ScalarType::DateTime,
+                format_datetime(file.created),
+            ),
+            Element::typed("invoice_id", ScalarType::Integer, id.to_string()),
+            Element::text("filename", file.filename.clone()),
+            Element::text("mimetype", "application/pdf"),
+            Element::typed(
+                "filesize",
+                ScalarType::Integer,
+                file.content.len().to_string(),
+            ),
+            Element::text("base64file", BASE64.encode(&file.content)),
+        ],
+    );
+    Ok(Response::xml(200, &record))
+}
+
+/// `PUT /api/invoices/{id}/upload-signature`: a signed PDF kept beside the original.
+pub fn upload_signature(
+    caps: &Caps,
+    ctx: &Ctx,
+    raw: &str,
+    req: &Request,
+) -> Result<Response, ApiError> {
+    let id = parse_id(raw, "invoice")?;
+    {
+        let txn = caps.store.begin_read()?;
+        invoices::load(txn.as_ref(), ctx.account_id, id)?;
+    }
+    let changes = decode_changes(SIGNATURE_FIELDS, &req.document()?, "signature")?;
+    let mut errors = changes.errors();
+    check_mandatory(SIGNATURE_FIELDS, &changes, &mut errors);
+    if !errors.is_empty() {
+        return Err(ApiError::BadRequest(errors));
+    }
+    let file = changes
+        .files
+        .into_iter()
+        .next()
+        .map(|(_, b)| b)
+        .unwrap_or_default();
+    in_write(caps, |txn| Ok(invoices::sign(ctx, txn, id, file)?))?;
     Ok(Response::empty())
 }
 

@@ -101,6 +101,14 @@ pub fn route(
             Method::Put => invoices::action(caps, ctx, id, action, req),
             _ => Err(ApiError::MethodNotAllowed(ACTION)),
         },
+        ["invoices", id, "pdf"] => match req.method {
+            Method::Get | Method::Head => invoices::pdf(caps, ctx, id, req, query),
+            _ => Err(ApiError::MethodNotAllowed(READ_ONLY)),
+        },
+        ["invoices", id, "upload-signature"] => match req.method {
+            Method::Put => invoices::upload_signature(caps, ctx, id, req),
+            _ => Err(ApiError::MethodNotAllowed(ACTION)),
+        },
         ["invoice-items"] => match req.method {
             Method::Get | Method::Head => invoices::items_list(caps, ctx, query),
             Method::Post => invoices::item_create(caps, ctx, req),

@@ -1,0 +1,307 @@
+//! Completion renders real PDFs: checked with qpdf and pdftotext (poppler-utils).
+
+use std::process::Command;
+
+use base64::Engine as _;
+use faktura_tests::{App, send_raw};
+
+fn check_pdf(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("doc.pdf");
+    std::fs::write(&path, bytes).unwrap();
+    let qpdf = Command::new("qpdf")
+        .arg("--check")
+        .arg(&path)
+        .output()
+        .expect("qpdf is installed (apt-get install qpdf)");
+    assert!(
+        qpdf.status.success(),
+        "qpdf --check: {}",
+        String::from_utf8_lossy(&qpdf.stdout)
+    );
+    let text = Command::new("pdftotext")
+        .arg("-layout")
+        .arg(&path)
+        .arg("-")
+        .output()
+        .expect("pdftotext is installed (apt-get install poppler-utils)");
+    assert!(text.status.success());
+    String::from_utf8(text.stdout).unwrap()
+}
+
+async fn setup(app: &App, items: usize) -> u64 {
+    setup_as(app, &app.key, items).await
+}
+
+/// Settings, a client and a draft invoice with `items` items, in the account of `key`.
+async fn setup_as(app: &App, key: &str, items: usize) -> u64 {
+    app.call_as(
+        key,
+        "PUT",
+        "/api/settings",
+        Some(
+            "<settings><company_name>Faktura GmbH</company_name><company_city>Berlin</company_city>\
+             <locale>de_DE</locale></settings>",
+        ),
+    )
+    .await;
+    let c = app
+        .call_as(
+            key,
+            "POST",
+            "/api/clients",
+            Some("<client><name>Müller &amp; Söhne AG</name><street>Hauptstraße 5</street><zip>10115</zip><city>Berlin</city></client>"),
+        )
+        .await
+        .id();
+    let mut body =
+        format!("<invoice><client_id>{c}</client_id><date>2026-11-02</date><invoice-items>");
+    body.push_str(
+        "<invoice-item><title>Счёт за услуги</title><quantity>1</quantity><unit_price>100</unit_price><tax_name>MwSt</tax_name><tax_rate>19</tax_rate></invoice-item>",
+    );
+    for i in 1..items {
+        body.push_str(&format!(
+            "<invoice-item><title>Beratung Teil {i}</title><quantity>2</quantity><unit>Std</unit><unit_price>50</unit_price><tax_name>MwSt</tax_name><tax_rate>19</tax_rate></invoice-item>"
+        ));
+    }
+    body.push_str("</invoice-items></invoice>");
+    let inv = app.call_as(key, "POST", "/api/invoices", Some(&body)).await;
+    assert_eq!(inv.status, 201, "{}", inv.body);
+    inv.id()
+}
+
+async fn pdf_bytes(app: &App, id: u64, query: &str) -> Vec<u8> {
+    let r = send_raw(
+        &app.base,
+        "GET",
+        &format!("/api/invoices/{id}/pdf?format=pdf{query}"),
+        None,
+        &[("X-ServiceApiKey", &app.key)],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.header("content-type"), Some("application/pdf"));
+    r.bytes
+}
+
+#[tokio::test]
+async fn completing_renders_a_pdf_with_the_invoice_text() {
+    let app = App::spawn().await;
+    let id = setup(&app, 3).await;
+    app.get(&format!("/api/invoices/{id}/pdf"))
+        .await
+        .assert_error(404, "DRAFT");
+    assert_eq!(
+        app.put(&format!("/api/invoices/{id}/complete"), "")
+            .await
+            .status,
+        200
+    );
+    let record = app.get(&format!("/api/invoices/{id}/pdf")).await;
+    assert_eq!(record.status, 200, "{}", record.body);
+    assert_eq!(
+        record.field("filename").as_deref(),
+        Some(&*format!("invoice_{id}.pdf"))
+    );
+    assert_eq!(record.field("mimetype").as_deref(), Some("application/pdf"));
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(record.field("base64file").unwrap())
+        .unwrap();
+    assert_eq!(record.field("filesize").unwrap(), bytes.len().to_string());
+    // The bytes endpoint serves the same file.
+    let raw = send_raw(
+        &app.base,
+        "GET",
+        &format!("/api/invoices/{id}/pdf"),
+        None,
+        &[("X-ServiceApiKey", &app.key), ("Accept", "application/pdf")],
+    )
+    .await;
+    assert_eq!(raw.header("content-type"), Some("application/pdf"));
+    assert_eq!(raw.bytes, bytes);
+    let text = check_pdf(&bytes);
+    for expected in [
+        "INV-00001",
+        "Müller & Söhne AG",
+        "Hauptstraße 5",
+        "10115 Berlin",
+        "Счёт за услуги",
+        "Beratung Teil 1",
+        "Beratung Teil 2",
+        "300,00 EUR",
+        "57,00 EUR",
+        "357,00 EUR",
+        "Faktura GmbH",
+        "02.11.2026",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing in:\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn equal_invoices_render_to_equal_bytes() {
+    let app = App::spawn().await;
+    let other = app.new_account("Twin").await;
+    // Two accounts with the same settings, client and invoice.
+    let first = setup_as(&app, &app.key, 4).await;
+    let second = setup_as(&app, &other, 4).await;
+    for (key, id) in [(&app.key, first), (&other, second)] {
+        let r = app
+            .call_as(
+                key,
+                "PUT",
+                &format!("/api/invoices/{id}/complete"),
+                Some(""),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let a = app
+        .call_as(&app.key, "GET", &format!("/api/invoices/{first}/pdf"), None)
+        .await;
+    let b = app
+        .call_as(&other, "GET", &format!("/api/invoices/{second}/pdf"), None)
+        .await;
+    assert!(a.field("base64file").is_some_and(|f| f.len() > 1000));
+    assert_eq!(a.field("base64file"), b.field("base64file"));
+}
+
+#[tokio::test]
+async fn long_invoices_span_pages_with_repeated_headers() {
+    let app = App::spawn().await;
+    let id = setup(&app, 60).await;
+    app.put(&format!("/api/invoices/{id}/complete"), "").await;
+    let text = check_pdf(&pdf_bytes(&app, id, "").await);
+    assert!(text.contains("Page 2 of"), "{text}");
+    assert!(
+        text.matches("Unit price").count() >= 2,
+        "header repeated:\n{text}"
+    );
+    assert!(text.contains("Beratung Teil 59"));
+}
+
+#[tokio::test]
+async fn template_text_is_laid_out_with_placeholders_resolved() {
+    let app = App::spawn().await;
+    let rtf = base64::engine::general_purpose::STANDARD.encode(
+        br"{\rtf1\ansi{\fonttbl{\f0 Arial;}}\f0 Rechnung [Invoice.invoice_number] f\'fcr [Client.name]\par Zahlbar bis [Invoice.due_date].\par}",
+    );
+    let docx = {
+        use std::io::Write as _;
+        let mut buf = std::io::Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        zip.start_file(
+            "word/document.xml",
+            zip::write::SimpleFileOptions::default(),
+        )
+        .unwrap();
+        zip.write_all(br#"<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>Gutschrift-Vorlage [Company.name] / [Invoice.total_gross]</w:t></w:r></w:p></w:body></w:document>"#).unwrap();
+        zip.finish().unwrap();
+        base64::engine::general_purpose::STANDARD.encode(buf.into_inner())
+    };
+    let rtf_template = app
+        .post("/api/templates", &format!("<template><name>R</name><type>INVOICE</type><format>rtf</format><base64file>{rtf}</base64file></template>"))
+        .await;
+    assert_eq!(rtf_template.status, 201, "{}", rtf_template.body);
+    let docx_template = app
+        .post("/api/templates", &format!("<template><name>D</name><type>INVOICE</type><format>docx</format><base64file>{docx}</base64file></template>"))
+        .await;
+    assert_eq!(docx_template.status, 201, "{}", docx_template.body);
+    // The default template (the first one, rtf) applies without template_id.
+    let first = setup(&app, 1).await;
+    app.put(&format!("/api/invoices/{first}/complete"), "")
+        .await;
+    let text = check_pdf(&pdf_bytes(&app, first, "").await);
+    assert!(
+        text.contains("Rechnung INV-00001 für Müller & Söhne AG"),
+        "{text}"
+    );
+    assert!(text.contains("Zahlbar bis 16.11.2026."), "{text}");
+    // A template named in the completion wins.
+    let second = setup(&app, 1).await;
+    let r = app
+        .put(
+            &format!("/api/invoices/{second}/complete"),
+            &format!(
+                "<complete><template_id>{}</template_id></complete>",
+                docx_template.id()
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let text = check_pdf(&pdf_bytes(&app, second, "").await);
+    assert!(
+        text.contains("Gutschrift-Vorlage Faktura GmbH / 119,00 EUR"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn signatures_print_versions_and_bad_input() {
+    let app = App::spawn().await;
+    let id = setup(&app, 1).await;
+    let pdf_b64 = base64::engine::general_purpose::STANDARD.encode(b"%PDF-1.7\n% signed\n");
+    let signature = format!("<signature><base64file>{pdf_b64}</base64file></signature>");
+    app.put(&format!("/api/invoices/{id}/upload-signature"), &signature)
+        .await
+        .assert_error(400, "only for completed invoices");
+    app.put(
+        &format!("/api/invoices/{id}/complete"),
+        "<complete><template_id>999</template_id></complete>",
+    )
+    .await
+    .assert_error(400, "template_id 999 does not exist");
+    assert_eq!(
+        app.get(&format!("/api/invoices/{id}"))
+            .await
+            .field("status")
+            .as_deref(),
+        Some("DRAFT")
+    );
+    assert_eq!(
+        app.put(&format!("/api/invoices/{id}/complete"), "")
+            .await
+            .status,
+        200
+    );
+    let not_pdf = base64::engine::general_purpose::STANDARD.encode(b"GIF89a");
+    app.put(
+        &format!("/api/invoices/{id}/upload-signature"),
+        &format!("<signature><base64file>{not_pdf}</base64file></signature>"),
+    )
+    .await
+    .assert_error(400, "not a PDF");
+    app.get(&format!("/api/invoices/{id}/pdf?type=signed"))
+        .await
+        .assert_error(404, "no signed PDF");
+    let r = app
+        .put(&format!("/api/invoices/{id}/upload-signature"), &signature)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let signed = app
+        .get(&format!("/api/invoices/{id}/pdf?type=signed"))
+        .await;
+    assert_eq!(signed.field("base64file").as_deref(), Some(&*pdf_b64));
+    assert_eq!(
+        signed.field("filename").as_deref(),
+        Some(&*format!("invoice_{id}_signed.pdf"))
+    );
+    let comments = app
+        .get(&format!("/api/invoice-comments?invoice_id={id}"))
+        .await;
+    assert!(comments.fields("actionkey").contains(&"SIGN".to_string()));
+    app.get(&format!("/api/invoices/{id}/pdf?type=print"))
+        .await
+        .assert_error(400, "print_version");
+    app.put(
+        "/api/settings",
+        "<settings><print_version>1</print_version></settings>",
+    )
+    .await;
+    let print = pdf_bytes(&app, id, "&type=print").await;
+    check_pdf(&print);
+    assert_ne!(print, pdf_bytes(&app, id, "").await);
+    app.get(&format!("/api/invoices/{id}/pdf?type=fancy"))
+        .await
+        .assert_error(400, "type must be");
+}
