@@ -91,12 +91,46 @@ pub trait Pdf {
     fn render(&self, doc: &PdfDocument) -> Result<Vec<u8>, String>;
 }
 
+/// A file attached to a message or letter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attachment {
+    pub filename: String,
+    pub mimetype: String,
+    pub content: Vec<u8>,
+}
+
+/// An e-mail, every text final.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Message {
+    pub from: String,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    pub bcc: Vec<String>,
+    pub subject: String,
+    pub body: String,
+    pub attachments: Vec<Attachment>,
+}
+
+/// Why mail was not accepted.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MailError {
+    NotConfigured(String),
+    Rejected(String),
+    Unavailable(String),
+}
+
+/// Sends mail durably: `Ok` means the message is queued or delivered, never lost.
+pub trait Mail {
+    fn send(&self, msg: &Message) -> Result<String, MailError>;
+}
+
 /// Everything a request may use.
 pub struct Caps<'a> {
     pub store: &'a dyn Store,
     pub clock: &'a dyn Clock,
     pub random: &'a dyn Random,
     pub pdf: &'a dyn Pdf,
+    pub mail: &'a dyn Mail,
 }
 
 #[cfg(test)]

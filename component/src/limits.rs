@@ -28,3 +28,5 @@ pub const ORDER_KEYS_MAX: usize = 4;
 pub const ITEMS_MAX: usize = 1000;
 /// Largest amount or price, in absolute value.
 pub const AMOUNT_MAX: i64 = 1_000_000_000_000;
+/// Recipients of one e-mail (to, cc and bcc together).
+pub const RECIPIENTS_MAX: usize = 50;

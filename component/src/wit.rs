@@ -17,6 +17,7 @@ struct WitRead(kv::ReadTxn);
 struct WitWrite(kv::WriteTxn);
 struct WitClock;
 struct WitPdf;
+struct WitMail;
 struct WitRandom;
 
 fn store_error(e: kv::Error) -> StoreError {
@@ -134,12 +135,41 @@ impl caps::Pdf for WitPdf {
     }
 }
 
+impl caps::Mail for WitMail {
+    fn send(&self, msg: &caps::Message) -> Result<String, caps::MailError> {
+        use crate::bindings::faktura::service::mail as wmail;
+        let message = wmail::Message {
+            from: msg.from.clone(),
+            to: msg.to.clone(),
+            cc: msg.cc.clone(),
+            bcc: msg.bcc.clone(),
+            subject: msg.subject.clone(),
+            body: msg.body.clone(),
+            attachments: msg
+                .attachments
+                .iter()
+                .map(|a| wmail::Attachment {
+                    filename: a.filename.clone(),
+                    mimetype: a.mimetype.clone(),
+                    content: a.content.clone(),
+                })
+                .collect(),
+        };
+        wmail::send(&message).map_err(|e| match e {
+            wmail::MailError::NotConfigured(m) => caps::MailError::NotConfigured(m),
+            wmail::MailError::Rejected(m) => caps::MailError::Rejected(m),
+            wmail::MailError::Unavailable(m) => caps::MailError::Unavailable(m),
+        })
+    }
+}
+
 fn caps() -> Caps<'static> {
     Caps {
         store: &WitStore,
         clock: &WitClock,
         random: &WitRandom,
         pdf: &WitPdf,
+        mail: &WitMail,
     }
 }
 

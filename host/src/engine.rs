@@ -138,9 +138,11 @@ impl Runtime {
         let shared = Arc::new(Shared {
             db,
             mail: MailConfig {
-                outbox: options.data_dir.join("outbox"),
+                outbox: options.outbox_dir(),
                 postal: options.postal.clone(),
+                smtp: options.smtp.clone(),
             },
+            outbox: Arc::new(crate::mail::Outbox::default()),
         });
         let weak = engine.weak();
         std::thread::Builder::new()
@@ -159,6 +161,14 @@ impl Runtime {
             slots: Arc::new(Semaphore::new(options.limits.instances_max as usize)),
             limits: options.limits.clone(),
         })
+    }
+
+    /// Delivers queued mail over SMTP while the returned task runs (nothing without SMTP).
+    pub fn start_mail_delivery(&self) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(crate::mail::deliver(
+            self.shared.mail.clone(),
+            self.shared.outbox.clone(),
+        ))
     }
 
     /// Runs `f` against a fresh instance of the component.

@@ -20,7 +20,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 pub use engine::{Limits, Runtime, check_component as engine_check_component};
-pub use mail::MailConfig;
+pub use mail::{DeliveryState, MailConfig, OutboxEntry, list as list_outbox};
 pub use server::{Server, serve};
 
 /// What `faktura serve` and the admin commands are given.
@@ -34,6 +34,8 @@ pub struct Options {
     pub cache_dir: Option<PathBuf>,
     /// Postal print queue; postal dispatch is off without it.
     pub postal: Option<PathBuf>,
+    /// SMTP server URL; without it mail stays in the outbox.
+    pub smtp: Option<String>,
     pub limits: Limits,
 }
 
@@ -44,6 +46,7 @@ impl Options {
             component: component.into(),
             cache_dir: None,
             postal: None,
+            smtp: None,
             limits: Limits::default(),
         }
     }
@@ -51,12 +54,18 @@ impl Options {
     fn db_path(&self) -> PathBuf {
         self.data_dir.join("faktura.redb")
     }
+
+    /// The durable mail outbox.
+    pub fn outbox_dir(&self) -> PathBuf {
+        self.data_dir.join("outbox")
+    }
 }
 
 /// Resources every request shares.
 pub(crate) struct Shared {
     pub(crate) db: store::Db,
     pub(crate) mail: MailConfig,
+    pub(crate) outbox: Arc<mail::Outbox>,
 }
 
 /// Per-request store data: WASI contexts, the resource table and the memory limiter.

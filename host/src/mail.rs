@@ -1,17 +1,27 @@
-//! The `mail` interface: e-mail into a durable outbox, letters into a postal print queue.
+//! The `mail` interface: e-mail through a durable outbox, delivered over SMTP; letters into
+//! a postal print queue.
 //!
-//! Nothing is acknowledged before it is on disk: each message is written to a temporary
-//! file, synced, renamed into place and the directory synced. An outbox entry is a pair
+//! `send` returns only once the message is on disk in `outbox/queue/`: a pair
 //! `{id}.envelope` (sender and every recipient, Bcc included) and `{id}.eml` (the RFC 5322
-//! message without Bcc); the `.eml` appears last and marks the entry complete.
+//! message without Bcc), each written to a temporary file, synced and renamed, the `.eml`
+//! last. With SMTP configured, `deliver` sends queued messages and moves them to `sent/`;
+//! a temporary refusal or an unreachable server leaves them queued with a `{id}.state`
+//! (attempts, next try, last error) and retries with backoff, also after a restart; a
+//! permanent refusal moves them to `failed/` with the reason. Nothing is dropped. A crash
+//! between the server's acceptance and the move to `sent/` sends that message once more.
 
 use std::fs::{self, File};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use lettre::address::Envelope;
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+use tokio::sync::Notify;
 
 use crate::State;
 use crate::bindings::faktura::service::mail::{self as wit, Letter, MailError, Message};
@@ -22,25 +32,49 @@ pub struct MailConfig {
     pub outbox: PathBuf,
     /// The postal print queue; postal dispatch is off without it.
     pub postal: Option<PathBuf>,
+    /// An SMTP URL (`smtp://host:port`, `smtps://…`, with optional `user:pass@`); without
+    /// it messages stay in the outbox.
+    pub smtp: Option<String>,
 }
+
+/// Wakes the delivery task when a message was queued.
+#[derive(Default)]
+pub struct Outbox {
+    pub(crate) queued: Notify,
+}
+
+const QUEUE: &str = "queue";
+const SENT: &str = "sent";
+const FAILED: &str = "failed";
+/// First retry delay; it doubles per attempt up to `RETRY_DELAY_MAX`.
+const RETRY_DELAY: Duration = Duration::from_secs(1);
+const RETRY_DELAY_MAX: Duration = Duration::from_secs(15 * 60);
 
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
-/// A name unique within this process and across restarts.
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// A name unique within this process and across restarts, sorting by time.
 fn entry_id() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     format!(
-        "{nanos}-{}-{}",
+        "{nanos:020}-{}-{}",
         std::process::id(),
         SEQUENCE.fetch_add(1, Ordering::Relaxed)
     )
 }
 
 fn mailbox(field: &str, s: &str) -> Result<Mailbox, MailError> {
-    s.parse()
+    s.trim()
+        .parse()
         .map_err(|e| MailError::Rejected(format!("{field} address \"{s}\": {e}")))
 }
 
@@ -55,15 +89,15 @@ pub fn build(msg: &Message) -> Result<(Vec<u8>, Vec<String>), MailError> {
     let mut recipients = Vec::new();
     for to in &msg.to {
         builder = builder.to(mailbox("to", to)?);
-        recipients.push(to.clone());
+        recipients.push(to.trim().to_owned());
     }
     for cc in &msg.cc {
         builder = builder.cc(mailbox("cc", cc)?);
-        recipients.push(cc.clone());
+        recipients.push(cc.trim().to_owned());
     }
     for bcc in &msg.bcc {
         mailbox("bcc", bcc)?;
-        recipients.push(bcc.clone());
+        recipients.push(bcc.trim().to_owned());
     }
     if recipients.is_empty() {
         return Err(MailError::Rejected("a message needs a recipient".into()));
@@ -94,18 +128,228 @@ fn unavailable(e: std::io::Error) -> MailError {
     MailError::Unavailable(e.to_string())
 }
 
+/// Queues a message durably; returns its outbox id.
 pub fn write_outbox(outbox: &Path, msg: &Message) -> Result<String, MailError> {
     let (eml, recipients) = build(msg)?;
-    fs::create_dir_all(outbox).map_err(unavailable)?;
+    let queue = outbox.join(QUEUE);
+    fs::create_dir_all(&queue).map_err(unavailable)?;
     let id = entry_id();
-    let mut envelope = format!("from {}\n", msg.from);
+    let mut envelope = format!("from {}\n", msg.from.trim());
     for r in &recipients {
         envelope.push_str(&format!("to {r}\n"));
     }
-    write_atomically(outbox, &format!("{id}.envelope"), envelope.as_bytes())
+    write_atomically(&queue, &format!("{id}.envelope"), envelope.as_bytes())
         .map_err(unavailable)?;
-    write_atomically(outbox, &format!("{id}.eml"), &eml).map_err(unavailable)?;
+    write_atomically(&queue, &format!("{id}.eml"), &eml).map_err(unavailable)?;
     Ok(id)
+}
+
+/// Delivery bookkeeping of a queued message.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeliveryState {
+    pub attempts: u32,
+    pub next_try: u64,
+    pub last_error: String,
+}
+
+impl DeliveryState {
+    fn read(path: &Path) -> DeliveryState {
+        let text = fs::read_to_string(path).unwrap_or_default();
+        let mut s = DeliveryState::default();
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("attempts", v)) => s.attempts = v.parse().unwrap_or(0),
+                Some(("next_try", v)) => s.next_try = v.parse().unwrap_or(0),
+                Some(("last_error", v)) => s.last_error = v.to_owned(),
+                _ => {}
+            }
+        }
+        s
+    }
+
+    fn write(&self, dir: &Path, id: &str) -> std::io::Result<()> {
+        let text = format!(
+            "attempts {}\nnext_try {}\nlast_error {}\n",
+            self.attempts,
+            self.next_try,
+            self.last_error.replace(['\r', '\n'], " ")
+        );
+        write_atomically(dir, &format!("{id}.state"), text.as_bytes())
+    }
+}
+
+/// One entry of `faktura outbox list`.
+#[derive(Debug, Clone)]
+pub struct OutboxEntry {
+    pub id: String,
+    /// queued, sent or failed.
+    pub status: &'static str,
+    pub recipients: Vec<String>,
+    pub subject: String,
+    pub state: DeliveryState,
+}
+
+/// Every message of the outbox, oldest first.
+pub fn list(outbox: &Path) -> std::io::Result<Vec<OutboxEntry>> {
+    let mut out = Vec::new();
+    for (dir, status) in [(QUEUE, "queued"), (SENT, "sent"), (FAILED, "failed")] {
+        let dir = outbox.join(dir);
+        let Ok(read) = fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut ids: Vec<String> = read
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".eml"))
+                    .filter(|n| !n.starts_with('.'))
+                    .map(str::to_owned)
+            })
+            .collect();
+        ids.sort();
+        for id in ids {
+            let envelope =
+                fs::read_to_string(dir.join(format!("{id}.envelope"))).unwrap_or_default();
+            let recipients = envelope
+                .lines()
+                .filter_map(|l| l.strip_prefix("to "))
+                .map(str::to_owned)
+                .collect();
+            let eml = fs::read(dir.join(format!("{id}.eml"))).unwrap_or_default();
+            let subject = String::from_utf8_lossy(&eml)
+                .lines()
+                .find_map(|l| l.strip_prefix("Subject: ").map(str::to_owned))
+                .unwrap_or_default();
+            out.push(OutboxEntry {
+                state: DeliveryState::read(&dir.join(format!("{id}.state"))),
+                id,
+                status,
+                recipients,
+                subject,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(out)
+}
+
+/// Moves a message's files from the queue to `to`.
+fn retire(outbox: &Path, id: &str, to: &str) -> std::io::Result<()> {
+    let target = outbox.join(to);
+    fs::create_dir_all(&target)?;
+    // The .eml moves last: until then the message still counts as queued.
+    for ext in ["envelope", "state", "eml"] {
+        let from = outbox.join(QUEUE).join(format!("{id}.{ext}"));
+        if from.exists() {
+            fs::rename(&from, target.join(format!("{id}.{ext}")))?;
+        }
+    }
+    File::open(&target)?.sync_all()?;
+    File::open(outbox.join(QUEUE))?.sync_all()
+}
+
+/// Sends every due message of the queue once; returns when the next one is due.
+async fn deliver_due(outbox: &Path, transport: &AsyncSmtpTransport<Tokio1Executor>) -> Option<u64> {
+    let now = now_unix();
+    let mut next_due: Option<u64> = None;
+    let entries = match list(outbox) {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::warn!("reading the outbox: {e}");
+            return Some(now + RETRY_DELAY.as_secs());
+        }
+    };
+    let queue = outbox.join(QUEUE);
+    for entry in entries.into_iter().filter(|e| e.status == "queued") {
+        if entry.state.next_try > now {
+            next_due = Some(next_due.map_or(entry.state.next_try, |n| n.min(entry.state.next_try)));
+            continue;
+        }
+        let envelope_text =
+            fs::read_to_string(queue.join(format!("{}.envelope", entry.id))).unwrap_or_default();
+        let from = envelope_text.lines().find_map(|l| l.strip_prefix("from "));
+        let to: Vec<lettre::Address> = entry
+            .recipients
+            .iter()
+            .filter_map(|r| r.parse().ok())
+            .collect();
+        let envelope = match Envelope::new(from.and_then(|f| f.parse().ok()), to) {
+            Ok(e) => e,
+            Err(e) => {
+                let state = DeliveryState {
+                    last_error: format!("bad envelope: {e}"),
+                    ..entry.state
+                };
+                let _ = state.write(&queue, &entry.id);
+                let _ = retire(outbox, &entry.id, FAILED);
+                continue;
+            }
+        };
+        let eml = match fs::read(queue.join(format!("{}.eml", entry.id))) {
+            Ok(b) => b,
+            Err(_) => continue,
+        };
+        let mut state = entry.state.clone();
+        state.attempts += 1;
+        match transport.send_raw(&envelope, &eml).await {
+            Ok(response) => {
+                state.last_error = format!("accepted: {}", response.code());
+                let _ = state.write(&queue, &entry.id);
+                if let Err(e) = retire(outbox, &entry.id, SENT) {
+                    tracing::error!("moving sent message {}: {e}", entry.id);
+                }
+                tracing::info!(message = entry.id, "mail delivered");
+            }
+            Err(e) if e.is_permanent() => {
+                state.last_error = format!("refused: {e}");
+                let _ = state.write(&queue, &entry.id);
+                let _ = retire(outbox, &entry.id, FAILED);
+                tracing::warn!(message = entry.id, "mail refused permanently: {e}");
+            }
+            Err(e) => {
+                let delay = RETRY_DELAY
+                    .saturating_mul(1u32 << state.attempts.min(16).saturating_sub(1))
+                    .min(RETRY_DELAY_MAX);
+                state.next_try = now_unix() + delay.as_secs();
+                state.last_error = format!("will retry: {e}");
+                let _ = state.write(&queue, &entry.id);
+                next_due = Some(next_due.map_or(state.next_try, |n| n.min(state.next_try)));
+                tracing::warn!(
+                    message = entry.id,
+                    attempts = state.attempts,
+                    "mail not delivered yet: {e}"
+                );
+            }
+        }
+    }
+    next_due
+}
+
+/// Delivers the outbox over SMTP until the task is dropped.
+pub async fn deliver(config: MailConfig, outbox: Arc<Outbox>) {
+    let Some(url) = config.smtp.clone() else {
+        return;
+    };
+    let transport = match AsyncSmtpTransport::<Tokio1Executor>::from_url(&url) {
+        Ok(b) => b.timeout(Some(Duration::from_secs(30))).build(),
+        Err(e) => {
+            tracing::error!("bad SMTP URL {url}: {e}; mail stays in the outbox");
+            return;
+        }
+    };
+    loop {
+        let next = deliver_due(&config.outbox, &transport).await;
+        let wait = next
+            .map(|due| {
+                Duration::from_secs(due.saturating_sub(now_unix())).max(Duration::from_millis(200))
+            })
+            .unwrap_or(Duration::from_secs(60));
+        tokio::select! {
+            () = outbox.queued.notified() => {}
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
 }
 
 pub fn write_letter(queue: &Path, letter: &Letter) -> Result<String, MailError> {
@@ -156,7 +400,11 @@ pub fn write_letter(queue: &Path, letter: &Letter) -> Result<String, MailError> 
 impl wit::Host for State {
     async fn send(&mut self, msg: Message) -> wasmtime::Result<Result<String, MailError>> {
         let outbox = self.shared.mail.outbox.clone();
-        Ok(tokio::task::spawn_blocking(move || write_outbox(&outbox, &msg)).await?)
+        let result = tokio::task::spawn_blocking(move || write_outbox(&outbox, &msg)).await?;
+        if result.is_ok() {
+            self.shared.outbox.queued.notify_one();
+        }
+        Ok(result)
     }
 
     async fn post(&mut self, letter: Letter) -> wasmtime::Result<Result<String, MailError>> {
@@ -194,12 +442,17 @@ mod tests {
     fn outbox_keeps_message_and_envelope_without_leaking_bcc() {
         let dir = tempfile::tempdir().unwrap();
         let id = write_outbox(dir.path(), &message()).unwrap();
-        let eml = fs::read_to_string(dir.path().join(format!("{id}.eml"))).unwrap();
-        let envelope = fs::read_to_string(dir.path().join(format!("{id}.envelope"))).unwrap();
+        let queue = dir.path().join(QUEUE);
+        let eml = fs::read_to_string(queue.join(format!("{id}.eml"))).unwrap();
+        let envelope = fs::read_to_string(queue.join(format!("{id}.envelope"))).unwrap();
         assert!(eml.contains("Subject: Invoice INV-00001"));
         assert!(eml.contains("invoice_1.pdf"));
         assert!(!eml.contains("archive@example.com"));
         assert!(envelope.contains("to archive@example.com"));
+        let listed = list(dir.path()).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].status, "queued");
+        assert_eq!(listed[0].subject, "Invoice INV-00001");
     }
 
     #[test]
@@ -238,5 +491,23 @@ mod tests {
         let id = write_letter(dir.path(), &letter(90, b"%PDF-1.7")).unwrap();
         let job = fs::read_to_string(dir.path().join(id).join("job.txt")).unwrap();
         assert!(job.contains("paper_weight=90") && job.contains("duplex=1"));
+    }
+
+    #[test]
+    fn delivery_state_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = DeliveryState {
+            attempts: 3,
+            next_try: 42,
+            last_error: "will retry: connection refused\nsecond line".into(),
+        };
+        s.write(dir.path(), "x").unwrap();
+        let back = DeliveryState::read(&dir.path().join("x.state"));
+        assert_eq!(back.attempts, 3);
+        assert_eq!(back.next_try, 42);
+        assert_eq!(
+            back.last_error,
+            "will retry: connection refused second line"
+        );
     }
 }

@@ -32,6 +32,15 @@ enum Command {
         /// Directory of the postal print queue; enables postal dispatch.
         #[arg(long, env = "FAKTURA_POSTAL")]
         postal: Option<PathBuf>,
+        /// SMTP server for outgoing mail, e.g. smtp://127.0.0.1:2525 or
+        /// smtps://user:pass@mail.example.com; without it mail stays in the outbox.
+        #[arg(long, env = "FAKTURA_SMTP", hide_env_values = true)]
+        smtp: Option<String>,
+    },
+    /// Inspect the mail outbox.
+    Outbox {
+        #[command(subcommand)]
+        command: OutboxCommand,
     },
     /// Manage accounts (run while the server is stopped).
     Account {
@@ -54,6 +63,12 @@ enum AccountCommand {
         #[arg(long, default_value = "admin@localhost.localdomain")]
         email: String,
     },
+}
+
+#[derive(Subcommand)]
+enum OutboxCommand {
+    /// List queued, sent and failed messages with their delivery state.
+    List,
 }
 
 #[derive(Subcommand)]
@@ -106,15 +121,23 @@ async fn run() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     let component = cli.component.unwrap_or_else(default_component);
+    let mut options = Options::new(&cli.data, component.clone());
+    if let Command::Outbox {
+        command: OutboxCommand::List,
+    } = cli.command
+    {
+        return print_outbox(&options);
+    }
     faktura_host::engine_check_component(&component)?;
-    let mut options = Options::new(&cli.data, component);
     match cli.command {
         Command::Serve {
             listen,
             bootstrap_key,
             postal,
+            smtp,
         } => {
             options.postal = postal;
+            options.smtp = smtp;
             let runtime = Runtime::new(&options)?;
             if let Some(key) = runtime.bootstrap(bootstrap_key.clone()).await? {
                 println!(
@@ -140,6 +163,7 @@ async fn run() -> anyhow::Result<()> {
             );
             faktura_host::serve(runtime, listener, shutdown_signal()).await
         }
+        Command::Outbox { .. } => print_outbox(&options),
         Command::Account {
             command: AccountCommand::Create { name, email },
         } => {
@@ -159,4 +183,27 @@ async fn run() -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+fn print_outbox(options: &Options) -> anyhow::Result<()> {
+    let entries = faktura_host::list_outbox(&options.outbox_dir())?;
+    if entries.is_empty() {
+        println!("The outbox is empty.");
+    }
+    for e in entries {
+        println!(
+            "{:<7} {}  to {}  subject {:?}  attempts {}{}",
+            e.status,
+            e.id,
+            e.recipients.join(", "),
+            e.subject,
+            e.state.attempts,
+            if e.state.last_error.is_empty() {
+                String::new()
+            } else {
+                format!("  ({})", e.state.last_error)
+            }
+        );
+    }
+    Ok(())
 }

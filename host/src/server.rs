@@ -113,6 +113,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let graceful = GracefulShutdown::new();
+    let delivery = runtime.start_mail_delivery();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -142,6 +143,7 @@ pub async fn serve(
         });
     }
     tracing::info!("shutting down: draining requests in flight");
+    delivery.abort();
     if tokio::time::timeout(DRAIN_TIME_MAX, graceful.shutdown())
         .await
         .is_err()

@@ -129,12 +129,22 @@ impl App {
     }
 
     pub async fn spawn_with(data: Arc<tempfile::TempDir>, component: PathBuf) -> App {
+        App::spawn_configured(data, component, |_| {}).await
+    }
+
+    /// An app whose options `configure` adjusts (SMTP, postal queue, limits).
+    pub async fn spawn_configured(
+        data: Arc<tempfile::TempDir>,
+        component: PathBuf,
+        configure: impl FnOnce(&mut Options),
+    ) -> App {
         let mut options = Options::new(data.path(), component);
         options.cache_dir = Some(workspace_root().join("target/faktura-cache"));
         options.limits = Limits {
             instances_max: 16,
             ..Limits::default()
         };
+        configure(&mut options);
         let runtime = Runtime::new(&options).expect("the runtime starts");
         runtime
             .bootstrap(Some(ADMIN_KEY.into()))
@@ -256,5 +266,88 @@ pub async fn send_raw(
         headers,
         body: String::from_utf8_lossy(&bytes).into_owned(),
         bytes: bytes.to_vec(),
+    }
+}
+
+/// A real SMTP server (aiosmtpd from PyPI) on 127.0.0.1, storing mail in a Maildir.
+pub struct SmtpSink {
+    pub port: u16,
+    dir: tempfile::TempDir,
+    child: std::process::Child,
+}
+
+/// A port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl SmtpSink {
+    pub async fn start(port: u16) -> SmtpSink {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("python3")
+            .args(["-m", "aiosmtpd", "-n", "-l"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["-c", "aiosmtpd.handlers.Mailbox"])
+            .arg(dir.path().join("maildir"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("aiosmtpd is installed (pip install aiosmtpd)");
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return SmtpSink { port, dir, child };
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the SMTP server did not start on port {port}");
+    }
+
+    pub fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// The raw messages received so far.
+    pub fn messages(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for sub in ["new", "cur"] {
+            let Ok(dir) = std::fs::read_dir(self.dir.path().join("maildir").join(sub)) else {
+                continue;
+            };
+            for e in dir.flatten() {
+                out.push(std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+        out
+    }
+
+    /// Waits until `n` messages arrived (at most `secs` seconds).
+    pub async fn wait_for(&self, n: usize, secs: u64) -> Vec<String> {
+        for _ in 0..secs * 10 {
+            let m = self.messages();
+            if m.len() >= n {
+                return m;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!(
+            "expected {n} messages within {secs}s, got {}",
+            self.messages().len()
+        );
+    }
+}
+
+impl Drop for SmtpSink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -79,6 +79,13 @@ pub fn authenticate(txn: &dyn Read, key: &str) -> Result<Option<Principal>, Erro
     }))
 }
 
+pub fn load_user(txn: &dyn Read, id: u64) -> Result<User, Error> {
+    let bytes = txn
+        .get(&store::global_key("user", &id.to_be_bytes()))?
+        .ok_or_else(|| Error::NotFound(format!("user {id} does not exist")))?;
+    Ok(store::decode(&bytes)?)
+}
+
 pub fn has_accounts(txn: &dyn Read) -> Result<bool, Error> {
     Ok(!txn
         .scan(&store::global_key("account", &[]), None, 1, false)?

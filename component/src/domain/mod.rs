@@ -10,6 +10,7 @@ pub mod comments;
 pub mod country_taxes;
 pub mod date;
 pub mod documents;
+pub mod emails;
 pub mod invoice_items;
 pub mod invoices;
 pub mod money;

@@ -12,7 +12,9 @@ use crate::domain::settings::PAYMENT_TYPES;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
+use crate::caps::Attachment;
 use crate::domain::date::format_datetime;
+use crate::domain::emails::{self, EmailRequest};
 use crate::domain::schema::{Field, Kind, check_mandatory};
 use crate::domain::{Ctx, Error, comments, invoice_items, payments, pdfs, settings};
 
@@ -591,6 +593,91 @@ pub fn comment_delete(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, Api
             invoices::COLLECTION,
             id,
         )?)
+    })?;
+    Ok(Response::empty())
+}
+
+// ---- e-mail ----------------------------------------------------------------------------
+
+/// Reads an `<email>` document: recipients (several `to`, `cc`, `bcc`, each possibly a
+/// comma-separated list), texts and attachments.
+pub fn decode_email(root: &Element) -> Result<EmailRequest, ApiError> {
+    if root.name != "email" {
+        return Err(ApiError::bad(format!(
+            "expected an <email> root element, found <{}>",
+            root.name
+        )));
+    }
+    let mut errors = Vec::new();
+    let text = |name: &str| {
+        root.child(name)
+            .and_then(Element::as_text)
+            .map(str::to_owned)
+    };
+    let mut req = EmailRequest {
+        from: text("from").filter(|s| !s.trim().is_empty()),
+        subject: text("subject"),
+        body: text("body"),
+        filename: text("filename"),
+        ..EmailRequest::default()
+    };
+    if let Some(recipients) = root.child("recipients") {
+        for r in recipients.children() {
+            let list = match r.name.as_str() {
+                "to" => &mut req.to,
+                "cc" => &mut req.cc,
+                "bcc" => &mut req.bcc,
+                other => {
+                    errors.push(format!("recipients take to, cc and bcc, not <{other}>"));
+                    continue;
+                }
+            };
+            list.extend(
+                r.as_text()
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+    }
+    if let Some(attachments) = root.child("attachments") {
+        for a in attachments.children() {
+            let field = |name: &str| a.child(name).and_then(Element::as_text).unwrap_or_default();
+            match super::records::decode_base64(field("base64file")) {
+                Some(content) if !content.is_empty() => req.attachments.push(Attachment {
+                    filename: field("filename").to_owned(),
+                    mimetype: match field("mimetype").trim() {
+                        "" => "application/octet-stream".to_owned(),
+                        m => m.to_owned(),
+                    },
+                    content,
+                }),
+                _ => errors.push(format!(
+                    "attachment \"{}\": base64file is missing or not valid base64",
+                    field("filename")
+                )),
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(req)
+    } else {
+        Err(ApiError::BadRequest(errors))
+    }
+}
+
+/// `POST /api/invoices/{id}/email`.
+pub fn email(caps: &Caps, ctx: &Ctx, raw: &str, req: &Request) -> Result<Response, ApiError> {
+    let id = parse_id(raw, "invoice")?;
+    {
+        let txn = caps.store.begin_read()?;
+        invoices::load(txn.as_ref(), ctx.account_id, id)?;
+    }
+    let email = decode_email(&req.document()?)?;
+    in_write(caps, |txn| {
+        Ok(emails::send_invoice(ctx, txn, caps.mail, id, email)?)
     })?;
     Ok(Response::empty())
 }

@@ -49,6 +49,7 @@ const MEMBER: &[&str] = &["GET", "HEAD", "PUT", "DELETE"];
 const READ_ONLY: &[&str] = &["GET", "HEAD"];
 const SINGLETON: &[&str] = &["GET", "HEAD", "PUT"];
 const ACTION: &[&str] = &["PUT"];
+const POST_ONLY: &[&str] = &["POST"];
 const NO_EDIT: &[&str] = &["GET", "HEAD", "DELETE"];
 
 pub fn route(
@@ -104,6 +105,10 @@ pub fn route(
         ["invoices", id, "pdf"] => match req.method {
             Method::Get | Method::Head => invoices::pdf(caps, ctx, id, req, query),
             _ => Err(ApiError::MethodNotAllowed(READ_ONLY)),
+        },
+        ["invoices", id, "email"] => match req.method {
+            Method::Post => invoices::email(caps, ctx, id, req),
+            _ => Err(ApiError::MethodNotAllowed(POST_ONLY)),
         },
         ["invoices", id, "upload-signature"] => match req.method {
             Method::Put => invoices::upload_signature(caps, ctx, id, req),

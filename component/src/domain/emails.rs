@@ -1,0 +1,170 @@
+//! Sending documents by e-mail: recipients checked, defaults from settings and user,
+//! placeholders resolved in subject and body, the stored PDF attached. The message goes to
+//! the host's mail capability, which keeps it durably until delivered.
+
+use super::accounts::{self, is_email};
+use super::invoices::{self, Status};
+use super::{Ctx, Error, comments, documents, pdfs, placeholders, settings};
+use crate::caps::{Attachment, Mail, MailError, Message, Write};
+use crate::limits;
+
+/// What a client asks for; absent fields take their defaults.
+#[derive(Debug, Clone, Default)]
+pub struct EmailRequest {
+    pub from: Option<String>,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    pub bcc: Vec<String>,
+    pub subject: Option<String>,
+    pub body: Option<String>,
+    pub filename: Option<String>,
+    pub attachments: Vec<Attachment>,
+}
+
+fn check_addresses(field: &str, list: &[String], errors: &mut Vec<String>) {
+    for a in list {
+        if !is_email(a.trim()) {
+            errors.push(format!("{field} \"{a}\" is not an e-mail address"));
+        }
+    }
+}
+
+/// Checks what the client sent, before anything is loaded.
+pub fn check(req: &EmailRequest) -> Result<(), Error> {
+    let mut errors = Vec::new();
+    if req.to.is_empty() && req.cc.is_empty() && req.bcc.is_empty() {
+        errors.push("recipients must name at least one to, cc or bcc address".into());
+    }
+    check_addresses("to", &req.to, &mut errors);
+    check_addresses("cc", &req.cc, &mut errors);
+    check_addresses("bcc", &req.bcc, &mut errors);
+    if let Some(from) = &req.from
+        && !is_email(from.trim())
+    {
+        errors.push(format!("from \"{from}\" is not an e-mail address"));
+    }
+    if req
+        .subject
+        .as_deref()
+        .is_some_and(|s| s.contains(['\r', '\n']))
+    {
+        errors.push("subject must be a single line".into());
+    }
+    if req.to.len() + req.cc.len() + req.bcc.len() > limits::RECIPIENTS_MAX {
+        errors.push(format!("at most {} recipients", limits::RECIPIENTS_MAX));
+    }
+    for a in &req.attachments {
+        if a.filename.trim().is_empty() {
+            errors.push("every attachment needs a filename".into());
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Invalid(errors))
+    }
+}
+
+/// Sends a completed invoice with its PDF and writes a MAIL comment.
+pub fn send_invoice(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    mail: &dyn Mail,
+    id: u64,
+    req: EmailRequest,
+) -> Result<String, Error> {
+    check(&req)?;
+    let inv = invoices::load(txn.as_read(), ctx.account_id, id)?;
+    if inv.status == Status::Draft {
+        return Err(Error::invalid(
+            "only completed invoices can be sent; this invoice is DRAFT",
+        ));
+    }
+    let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
+    let client = super::records::load(
+        txn.as_read(),
+        &super::clients::CLIENTS,
+        ctx.account_id,
+        inv.client_id,
+    )?;
+    let values = documents::invoice_values(&inv, &client, &defaults);
+    let resolve = |t: &str| placeholders::resolve(t, &values);
+    let from = match req.from {
+        Some(f) => f.trim().to_owned(),
+        None => match defaults.text("default_email_sender").trim() {
+            "" => accounts::load_user(txn.as_read(), ctx.user_id)?.email,
+            sender => sender.to_owned(),
+        },
+    };
+    let subject = resolve(
+        req.subject
+            .as_deref()
+            .unwrap_or(defaults.text("invoice_email_subject")),
+    )
+    .replace(['\r', '\n'], " ");
+    let body = resolve(
+        req.body
+            .as_deref()
+            .unwrap_or(defaults.text("invoice_email_body")),
+    );
+    let pdf = pdfs::load(
+        txn.as_read(),
+        ctx.account_id,
+        invoices::COLLECTION,
+        id,
+        pdfs::Variant::Original,
+    )?
+    .ok_or_else(|| Error::invalid(format!("invoice {id} has no PDF")))?;
+    let filename = match req.filename.as_deref().map(str::trim) {
+        Some(f) if !f.is_empty() => f.trim_end_matches(".pdf").to_owned(),
+        _ => format!("invoice_{id}"),
+    };
+    let mut attachments = vec![Attachment {
+        filename: format!("{}.pdf", invoices::sanitize_filename(&filename)),
+        mimetype: "application/pdf".into(),
+        content: pdf.content,
+    }];
+    attachments.extend(req.attachments.into_iter().map(|a| Attachment {
+        filename: invoices::sanitize_filename(&a.filename),
+        ..a
+    }));
+    let mut bcc = req.bcc;
+    bcc.extend(
+        defaults
+            .text("bcc_addresses")
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned),
+    );
+    let recipients: Vec<String> = req.to.iter().chain(&req.cc).cloned().collect();
+    let message = Message {
+        from,
+        to: req.to,
+        cc: req.cc,
+        bcc,
+        subject,
+        body,
+        attachments,
+    };
+    let receipt = mail.send(&message).map_err(|e| match e {
+        MailError::Rejected(m) | MailError::NotConfigured(m) => Error::invalid(m),
+        MailError::Unavailable(m) => Error::Store(crate::caps::StoreError::Backend(format!(
+            "mail could not be queued: {m}"
+        ))),
+    })?;
+    let shown = if recipients.is_empty() {
+        "Bcc recipients".to_owned()
+    } else {
+        recipients.join(", ")
+    };
+    comments::system(
+        ctx,
+        txn,
+        invoices::COLLECTION,
+        id,
+        "MAIL",
+        &format!("Sent by e-mail to {shown}"),
+    )?;
+    Ok(receipt)
+}
