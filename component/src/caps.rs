@@ -86,9 +86,19 @@ pub struct PdfDocument {
     pub print: bool,
 }
 
+/// Image formats of thumbnails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Png,
+    Gif,
+    Jpg,
+}
+
 /// Renders documents to PDF bytes; equal documents give equal bytes.
 pub trait Pdf {
     fn render(&self, doc: &PdfDocument) -> Result<Vec<u8>, String>;
+    /// A page-sized image of paragraphs laid out as on a PDF page.
+    fn thumbnail(&self, paragraphs: &[String], format: ImageFormat) -> Result<Vec<u8>, String>;
 }
 
 /// A file attached to a message or letter.
@@ -256,6 +266,10 @@ pub mod mem {
             let mut out = String::from("%PDF-1.7 fake\n");
             out.push_str(&format!("{doc:?}"));
             Ok(out.into_bytes())
+        }
+
+        fn thumbnail(&self, paragraphs: &[String], format: ImageFormat) -> Result<Vec<u8>, String> {
+            Ok(format!("{format:?} {paragraphs:?}").into_bytes())
         }
     }
 

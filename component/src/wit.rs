@@ -133,6 +133,25 @@ impl caps::Pdf for WitPdf {
             print: doc.print,
         })
     }
+
+    fn thumbnail(
+        &self,
+        paragraphs: &[String],
+        format: caps::ImageFormat,
+    ) -> Result<Vec<u8>, String> {
+        use crate::bindings::faktura::service::pdf as wpdf;
+        let format = match format {
+            caps::ImageFormat::Png => wpdf::ImageFormat::Png,
+            caps::ImageFormat::Gif => wpdf::ImageFormat::Gif,
+            caps::ImageFormat::Jpg => wpdf::ImageFormat::Jpg,
+        };
+        wpdf::thumbnail(
+            &wpdf::PageText {
+                paragraphs: paragraphs.to_vec(),
+            },
+            format,
+        )
+    }
 }
 
 impl caps::Mail for WitMail {

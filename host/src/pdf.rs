@@ -14,7 +14,7 @@ use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 use sha2::{Digest, Sha256};
 
 use crate::State;
-use crate::bindings::faktura::service::pdf::{self as wit, Document};
+use crate::bindings::faktura::service::pdf::{self as wit, Document, ImageFormat, PageText};
 
 const PAGE_W: f32 = 595.0;
 const PAGE_H: f32 = 842.0;
@@ -27,6 +27,14 @@ const COLUMN_W: f32 = 72.0;
 impl wit::Host for State {
     async fn render(&mut self, doc: Document) -> wasmtime::Result<Result<Vec<u8>, String>> {
         Ok(render(&doc))
+    }
+
+    async fn thumbnail(
+        &mut self,
+        page: PageText,
+        format: ImageFormat,
+    ) -> wasmtime::Result<Result<Vec<u8>, String>> {
+        Ok(thumbnail(&page.paragraphs, format))
     }
 }
 
@@ -507,5 +515,97 @@ mod tests {
         let mut d = doc(1);
         d.items.rows[0].pop();
         assert!(render(&d).is_err());
+    }
+}
+
+/// A page-sized image (A4 at one pixel per point) of paragraphs laid out as the PDF lays
+/// out a template's text: same font, size, margins and line breaks.
+pub fn thumbnail(paragraphs: &[String], format: ImageFormat) -> Result<Vec<u8>, String> {
+    use ab_glyph::{Font, FontRef, PxScale, ScaleFont, point};
+
+    let font = FontRef::try_from_slice(REGULAR.data).map_err(|e| e.to_string())?;
+    let (w, h) = (PAGE_W as u32, PAGE_H as u32);
+    let mut img = image::RgbImage::from_pixel(w, h, image::Rgb([255, 255, 255]));
+    for y in 0..22 {
+        for x in 0..w {
+            img.put_pixel(x, y, image::Rgb([237, 240, 245]));
+        }
+    }
+    let upem = font.units_per_em().unwrap_or(1000.0);
+    let height = font.height_unscaled();
+    let scale = PxScale::from(BODY_SIZE * height / upem);
+    let scaled = font.as_scaled(scale);
+    let usable = PAGE_W - 2.0 * MARGIN;
+    let mut baseline = MARGIN + BODY_SIZE;
+    let layout = Layout {
+        regular: FontUse::new(&REGULAR, b"F1"),
+        bold: FontUse::new(&BOLD, b"F2"),
+        done: Vec::new(),
+        current: Content::new(),
+        y: 0.0,
+    };
+    'page: for para in paragraphs {
+        for line in layout.wrap(Weight::Regular, para, BODY_SIZE, usable) {
+            if baseline > PAGE_H - MARGIN {
+                break 'page;
+            }
+            let mut x = MARGIN;
+            for c in line.chars() {
+                let id = font.glyph_id(c);
+                let glyph = id.with_scale_and_position(scale, point(x, baseline));
+                if let Some(outlined) = font.outline_glyph(glyph) {
+                    let bounds = outlined.px_bounds();
+                    outlined.draw(|gx, gy, coverage| {
+                        let px = bounds.min.x as i64 + gx as i64;
+                        let py = bounds.min.y as i64 + gy as i64;
+                        if (0..w as i64).contains(&px) && (0..h as i64).contains(&py) {
+                            let p = img.get_pixel_mut(px as u32, py as u32);
+                            for channel in p.0.iter_mut() {
+                                *channel = (*channel as f32 * (1.0 - coverage)) as u8;
+                            }
+                        }
+                    });
+                }
+                x += scaled.h_advance(id);
+            }
+            baseline += LINE;
+        }
+        baseline += LINE / 2.0;
+    }
+    let mut out = std::io::Cursor::new(Vec::new());
+    let result = match format {
+        ImageFormat::Png => img.write_to(&mut out, image::ImageFormat::Png),
+        ImageFormat::Jpg => img.write_to(&mut out, image::ImageFormat::Jpeg),
+        ImageFormat::Gif => image::DynamicImage::ImageRgb8(img)
+            .to_rgba8()
+            .write_to(&mut out, image::ImageFormat::Gif),
+    };
+    result.map_err(|e| e.to_string())?;
+    Ok(out.into_inner())
+}
+
+#[cfg(test)]
+mod thumbnail_tests {
+    use super::*;
+
+    #[test]
+    fn thumbnails_decode_at_page_size_in_every_format() {
+        let text = vec![
+            "Rechnung [Invoice.invoice_number]".to_owned(),
+            "Счёт".to_owned(),
+        ];
+        for (format, expected) in [
+            (ImageFormat::Png, image::ImageFormat::Png),
+            (ImageFormat::Gif, image::ImageFormat::Gif),
+            (ImageFormat::Jpg, image::ImageFormat::Jpeg),
+        ] {
+            let bytes = thumbnail(&text, format).unwrap();
+            assert_eq!(image::guess_format(&bytes).unwrap(), expected);
+            let decoded = image::load_from_memory(&bytes).unwrap();
+            assert_eq!((decoded.width(), decoded.height()), (595, 842));
+            // Text left dark pixels in the text area.
+            let dark = decoded.to_luma8().pixels().filter(|p| p.0[0] < 100).count();
+            assert!(dark > 50, "{format:?}: {dark} dark pixels");
+        }
     }
 }

@@ -305,3 +305,47 @@ async fn signatures_print_versions_and_bad_input() {
         .await
         .assert_error(400, "type must be");
 }
+
+#[tokio::test]
+async fn template_thumbnails_are_page_sized_images() {
+    let app = App::spawn().await;
+    let rtf = base64::engine::general_purpose::STANDARD
+        .encode(br"{\rtf1\ansi Rechnung [Invoice.invoice_number]\par Vielen Dank!\par}");
+    let t = app
+        .post(
+            "/api/templates",
+            &format!("<template><name>R</name><type>INVOICE</type><format>rtf</format><base64file>{rtf}</base64file></template>"),
+        )
+        .await;
+    assert_eq!(t.status, 201, "{}", t.body);
+    for (query, mime, format) in [
+        ("", "image/png", image::ImageFormat::Png),
+        ("?format=png", "image/png", image::ImageFormat::Png),
+        ("?format=gif", "image/gif", image::ImageFormat::Gif),
+        ("?format=jpg", "image/jpeg", image::ImageFormat::Jpeg),
+    ] {
+        let r = app
+            .get(&format!("/api/templates/{}/thumb{query}", t.id()))
+            .await;
+        assert_eq!(r.status, 200, "{query}: {}", r.body);
+        assert_eq!(r.header("content-type"), Some(mime));
+        assert_eq!(image::guess_format(&r.bytes).unwrap(), format);
+        let img = image::load_from_memory(&r.bytes).unwrap();
+        assert_eq!(
+            (img.width(), img.height()),
+            (595, 842),
+            "A4 at one pixel per point"
+        );
+        let dark = img.to_luma8().pixels().filter(|p| p.0[0] < 100).count();
+        assert!(
+            dark > 100,
+            "{query}: the text is drawn ({dark} dark pixels)"
+        );
+    }
+    app.get(&format!("/api/templates/{}/thumb?format=bmp", t.id()))
+        .await
+        .assert_error(400, "format must be png, gif or jpg");
+    app.get("/api/templates/999/thumb")
+        .await
+        .assert_error(404, "does not exist");
+}

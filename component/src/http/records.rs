@@ -211,3 +211,38 @@ pub fn delete(caps: &Caps, ctx: &Ctx, wire: &Wire, raw_id: &str) -> Result<Respo
     })?;
     Ok(Response::empty())
 }
+
+/// `GET /api/templates/{id}/thumb?format=png|gif|jpg`: an image of the template's first
+/// page.
+pub fn thumbnail(
+    caps: &Caps,
+    ctx: &Ctx,
+    raw_id: &str,
+    query: &Query,
+) -> Result<Response, ApiError> {
+    use crate::caps::ImageFormat;
+    let wire = &super::router::TEMPLATES;
+    let id = parse_id(wire, raw_id)?;
+    let (format, mime) = match query.get("format").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("png") => (ImageFormat::Png, "image/png"),
+        Some("gif") => (ImageFormat::Gif, "image/gif"),
+        Some("jpg" | "jpeg") => (ImageFormat::Jpg, "image/jpeg"),
+        Some(other) => {
+            return Err(ApiError::bad(format!(
+                "format must be png, gif or jpg, got \"{other}\""
+            )));
+        }
+    };
+    let txn = caps.store.begin_read()?;
+    let template = records::load(txn.as_ref(), wire.res, ctx.account_id, id)?;
+    let paragraphs = crate::domain::templates::text_of(txn.as_ref(), ctx.account_id, &template)?;
+    let image = caps
+        .pdf
+        .thumbnail(&paragraphs, format)
+        .map_err(|e| ApiError::Internal(format!("thumbnail of template {id}: {e}")))?;
+    Ok(Response {
+        status: 200,
+        headers: vec![("content-type".into(), mime.into())],
+        body: image,
+    })
+}

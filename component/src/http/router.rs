@@ -8,7 +8,7 @@ use crate::caps::Caps;
 use crate::domain::Ctx;
 use crate::domain::{clients, country_taxes, properties, taxes, templates};
 
-static TEMPLATES: Wire = Wire {
+pub static TEMPLATES: Wire = Wire {
     plural: "templates",
     singular: "template",
     res: &templates::TEMPLATES,
@@ -82,6 +82,10 @@ pub fn route(
             Method::Get | Method::Head => settings::get(caps, ctx),
             Method::Put => settings::update(caps, ctx, req),
             _ => Err(ApiError::MethodNotAllowed(SINGLETON)),
+        },
+        ["templates", id, "thumb"] => match req.method {
+            Method::Get | Method::Head => records::thumbnail(caps, ctx, id, query),
+            _ => Err(ApiError::MethodNotAllowed(READ_ONLY)),
         },
         ["invoices"] => match req.method {
             Method::Get | Method::Head => invoices::list(caps, ctx, query),
