@@ -134,6 +134,21 @@ pub trait Mail {
     fn send(&self, msg: &Message) -> Result<String, MailError>;
 }
 
+/// The request count of a bucket in its current window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateWindow {
+    pub limit: Option<u32>,
+    pub remaining: u32,
+    /// Unix seconds when the window ends.
+    pub reset: u64,
+    pub allowed: bool,
+}
+
+/// Counts requests per bucket (an account).
+pub trait RateLimit {
+    fn hit(&self, bucket: &str) -> RateWindow;
+}
+
 /// Everything a request may use.
 pub struct Caps<'a> {
     pub store: &'a dyn Store,
@@ -141,6 +156,7 @@ pub struct Caps<'a> {
     pub random: &'a dyn Random,
     pub pdf: &'a dyn Pdf,
     pub mail: &'a dyn Mail,
+    pub rate: &'a dyn RateLimit,
 }
 
 #[cfg(test)]

@@ -18,6 +18,19 @@ struct WitWrite(kv::WriteTxn);
 struct WitClock;
 struct WitPdf;
 struct WitMail;
+struct WitRate;
+
+impl caps::RateLimit for WitRate {
+    fn hit(&self, bucket: &str) -> caps::RateWindow {
+        let w = crate::bindings::faktura::service::ratelimit::hit(bucket);
+        caps::RateWindow {
+            limit: w.limit,
+            remaining: w.remaining,
+            reset: w.reset,
+            allowed: w.allowed,
+        }
+    }
+}
 struct WitRandom;
 
 fn store_error(e: kv::Error) -> StoreError {
@@ -189,6 +202,7 @@ fn caps() -> Caps<'static> {
         random: &WitRandom,
         pdf: &WitPdf,
         mail: &WitMail,
+        rate: &WitRate,
     }
 }
 
@@ -269,7 +283,7 @@ fn read_body(request: &IncomingRequest) -> Body {
     Body::Bytes(bytes)
 }
 
-fn write_response(response: http::Response, out: ResponseOutparam) {
+fn write_response(response: http::Encoded, out: ResponseOutparam) {
     let mut headers: Vec<(String, Vec<u8>)> = response
         .headers
         .into_iter()

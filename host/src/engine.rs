@@ -108,10 +108,11 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    use crate::bindings::faktura::service::{mail, pdf, store};
+    use crate::bindings::faktura::service::{mail, pdf, ratelimit, store};
     store::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
     pdf::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
     mail::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
+    ratelimit::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
     Ok(linker)
 }
 
@@ -143,6 +144,7 @@ impl Runtime {
                 smtp: options.smtp.clone(),
             },
             outbox: Arc::new(crate::mail::Outbox::default()),
+            rate: crate::ratelimit::Counter::new(options.rate_limit),
         });
         let weak = engine.weak();
         std::thread::Builder::new()

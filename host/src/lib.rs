@@ -7,6 +7,7 @@ mod bindings;
 mod engine;
 mod mail;
 mod pdf;
+mod ratelimit;
 mod server;
 mod store;
 
@@ -36,6 +37,8 @@ pub struct Options {
     pub postal: Option<PathBuf>,
     /// SMTP server URL; without it mail stays in the outbox.
     pub smtp: Option<String>,
+    /// Requests per account and 15-minute window; unlimited without.
+    pub rate_limit: Option<u32>,
     pub limits: Limits,
 }
 
@@ -47,6 +50,7 @@ impl Options {
             cache_dir: None,
             postal: None,
             smtp: None,
+            rate_limit: None,
             limits: Limits::default(),
         }
     }
@@ -66,6 +70,7 @@ pub(crate) struct Shared {
     pub(crate) db: store::Db,
     pub(crate) mail: MailConfig,
     pub(crate) outbox: Arc<mail::Outbox>,
+    pub(crate) rate: ratelimit::Counter,
 }
 
 /// Per-request store data: WASI contexts, the resource table and the memory limiter.

@@ -36,6 +36,9 @@ enum Command {
         /// smtps://user:pass@mail.example.com; without it mail stays in the outbox.
         #[arg(long, env = "FAKTURA_SMTP", hide_env_values = true)]
         smtp: Option<String>,
+        /// Requests allowed per account in each 15-minute window (default: unlimited).
+        #[arg(long, env = "FAKTURA_RATE_LIMIT")]
+        rate_limit: Option<u32>,
     },
     /// Inspect the mail outbox.
     Outbox {
@@ -135,9 +138,11 @@ async fn run() -> anyhow::Result<()> {
             bootstrap_key,
             postal,
             smtp,
+            rate_limit,
         } => {
             options.postal = postal;
             options.smtp = smtp;
+            options.rate_limit = rate_limit;
             let runtime = Runtime::new(&options)?;
             if let Some(key) = runtime.bootstrap(bootstrap_key.clone()).await? {
                 println!(

@@ -20,6 +20,8 @@ pub enum ApiError {
     PayloadTooLarge,
     /// 415: a request body in a format the API does not read.
     UnsupportedMediaType(String),
+    /// 429: the account used up its requests of the window (limit, reset as Unix seconds).
+    TooManyRequests(u32, u64),
     /// 500: a bug or a storage failure; the details go to the log, never to the client.
     Internal(String),
 }
@@ -38,6 +40,7 @@ impl ApiError {
             ApiError::MethodNotAllowed(_) => 405,
             ApiError::PayloadTooLarge => 413,
             ApiError::UnsupportedMediaType(_) => 415,
+            ApiError::TooManyRequests(..) => 429,
             ApiError::Internal(_) => 500,
         }
     }
@@ -59,6 +62,10 @@ impl ApiError {
             ApiError::PayloadTooLarge => vec![format!(
                 "the request body is larger than {} bytes",
                 crate::limits::BODY_BYTES_MAX
+            )],
+            ApiError::TooManyRequests(limit, reset) => vec![format!(
+                "rate limit of {limit} requests per 15 minutes exceeded; the window resets at {}",
+                crate::domain::date::format_datetime(*reset as i64)
             )],
             ApiError::Internal(_) => vec!["internal error".into()],
         }

@@ -3,7 +3,7 @@
 use super::error::ApiError;
 use super::query::Query;
 use super::records::{decode_changes, encode_record};
-use super::{Request, Response, in_write};
+use super::{Payload, Request, Response, in_write};
 use crate::caps::Caps;
 use crate::codec::{Element, ScalarType};
 use crate::domain::invoices::{self, Filter, GroupKey, Invoice, Shown};
@@ -123,9 +123,9 @@ pub fn list(caps: &Caps, ctx: &Ctx, query: &Query) -> Result<Response, ApiError>
         }
         let txn = caps.store.begin_read()?;
         let found = invoices::find(txn.as_ref(), ctx.account_id, &f, today)?;
-        return Ok(Response::xml(
+        return Ok(Response::doc(
             200,
-            &groups_element(&invoices::group(&found, &keys, today)),
+            groups_element(&invoices::group(&found, &keys, today)),
         ));
     }
     let (page, per_page) = query.paging()?;
@@ -145,7 +145,7 @@ pub fn list(caps: &Caps, ctx: &Ctx, query: &Query) -> Result<Response, ApiError>
         .with_attr("page", page.to_string())
         .with_attr("per_page", per_page.to_string())
         .with_attr("total", total.to_string());
-    let mut r = Response::xml(200, &root);
+    let mut r = Response::doc(200, root);
     r.headers.push(("x-total-count".into(), total.to_string()));
     Ok(r)
 }
@@ -203,7 +203,7 @@ pub fn get(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, ApiError> {
     let id = parse_id(raw, "invoice")?;
     let txn = caps.store.begin_read()?;
     let inv = invoices::load(txn.as_ref(), ctx.account_id, id)?;
-    Ok(Response::xml(200, &invoice_element(&inv, ctx)))
+    Ok(Response::doc(200, invoice_element(&inv, ctx)))
 }
 
 pub fn create(caps: &Caps, ctx: &Ctx, req: &Request) -> Result<Response, ApiError> {
@@ -218,7 +218,7 @@ pub fn create(caps: &Caps, ctx: &Ctx, req: &Request) -> Result<Response, ApiErro
     let inv = in_write(caps, |txn| {
         Ok(invoices::create(ctx, txn, &changes, &items)?)
     })?;
-    Ok(Response::xml(201, &invoice_element(&inv, ctx)))
+    Ok(Response::doc(201, invoice_element(&inv, ctx)))
 }
 
 pub fn update(caps: &Caps, ctx: &Ctx, raw: &str, req: &Request) -> Result<Response, ApiError> {
@@ -229,7 +229,7 @@ pub fn update(caps: &Caps, ctx: &Ctx, raw: &str, req: &Request) -> Result<Respon
     }
     let changes = decode_changes(invoices::FIELDS, &req.document()?, "invoice")?;
     let inv = in_write(caps, |txn| Ok(invoices::update(ctx, txn, id, &changes)?))?;
-    Ok(Response::xml(200, &invoice_element(&inv, ctx)))
+    Ok(Response::doc(200, invoice_element(&inv, ctx)))
 }
 
 pub fn delete(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, ApiError> {
@@ -247,7 +247,7 @@ pub fn action(
 ) -> Result<Response, ApiError> {
     let id = parse_id(raw, "invoice")?;
     let mut template_id = None;
-    let body = optional_document(req)?;
+    let body = req.optional_document()?;
     if let (Some(root), "complete") = (&body, action) {
         let changes = decode_changes(COMPLETE_FIELDS, root, "complete")?;
         if let Some((_, e)) = changes.invalid.first() {
@@ -275,14 +275,6 @@ pub fn action(
 static COMPLETE_FIELDS: &[Field] = &[Field::new("template_id", Kind::Integer)];
 
 static SIGNATURE_FIELDS: &[Field] = &[Field::new("base64file", Kind::File).mandatory()];
-
-/// The body of an action: absent, empty or an element (checked for well-formedness).
-fn optional_document(req: &Request) -> Result<Option<Element>, ApiError> {
-    match &req.body {
-        super::Body::Bytes(b) if b.iter().all(u8::is_ascii_whitespace) => Ok(None),
-        _ => req.document().map(Some),
-    }
-}
 
 /// `GET /api/invoices/{id}/pdf`: the `pdf` record, or the bytes with `format=pdf` or
 /// `Accept: application/pdf`; `type=print` and `type=signed` pick the other files.
@@ -342,7 +334,7 @@ pub fn pdf(
                 ("content-type".into(), "application/pdf".into()),
                 ("content-disposition".into(), disposition),
             ],
-            body: file.content,
+            payload: Payload::Bytes(file.content),
         });
     }
     let record = Element::node(
@@ -365,7 +357,7 @@ pub fn pdf(
             Element::text("base64file", BASE64.encode(&file.content)),
         ],
     );
-    Ok(Response::xml(200, &record))
+    Ok(Response::doc(200, record))
 }
 
 /// `PUT /api/invoices/{id}/upload-signature`: a signed PDF kept beside the original.
@@ -418,7 +410,7 @@ fn page_of(query: &Query, plural: &str, children: Vec<Element>) -> Result<Respon
         .with_attr("page", page.to_string())
         .with_attr("per_page", per_page.to_string())
         .with_attr("total", total.to_string());
-    let mut r = Response::xml(200, &root);
+    let mut r = Response::doc(200, root);
     r.headers.push(("x-total-count".into(), total.to_string()));
     Ok(r)
 }
@@ -450,13 +442,13 @@ pub fn item_get(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, ApiError>
     let txn = caps.store.begin_read()?;
     let item = invoice_items::load(txn.as_ref(), ctx.account_id, id)?;
     let inv = invoices::load(txn.as_ref(), ctx.account_id, item.invoice_id)?;
-    Ok(Response::xml(200, &item_element(&item, &inv)))
+    Ok(Response::doc(200, item_element(&item, &inv)))
 }
 
 pub fn item_create(caps: &Caps, ctx: &Ctx, req: &Request) -> Result<Response, ApiError> {
     let changes = decode_changes(invoice_items::FIELDS, &req.document()?, "invoice-item")?;
     let (item, inv) = in_write(caps, |txn| Ok(invoice_items::create(ctx, txn, &changes)?))?;
-    Ok(Response::xml(201, &item_element(&item, &inv)))
+    Ok(Response::doc(201, item_element(&item, &inv)))
 }
 
 pub fn item_update(caps: &Caps, ctx: &Ctx, raw: &str, req: &Request) -> Result<Response, ApiError> {
@@ -471,7 +463,7 @@ pub fn item_update(caps: &Caps, ctx: &Ctx, raw: &str, req: &Request) -> Result<R
     let (item, inv) = in_write(caps, |txn| {
         Ok(invoice_items::update(ctx, txn, id, &changes)?)
     })?;
-    Ok(Response::xml(200, &item_element(&item, &inv)))
+    Ok(Response::doc(200, item_element(&item, &inv)))
 }
 
 pub fn item_delete(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, ApiError> {
@@ -505,16 +497,16 @@ pub fn payments_list(caps: &Caps, ctx: &Ctx, query: &Query) -> Result<Response, 
 pub fn payment_get(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, ApiError> {
     let id = parse_id(raw, "payment")?;
     let txn = caps.store.begin_read()?;
-    Ok(Response::xml(
+    Ok(Response::doc(
         200,
-        &payment_element(&payments::load(txn.as_ref(), ctx.account_id, id)?),
+        payment_element(&payments::load(txn.as_ref(), ctx.account_id, id)?),
     ))
 }
 
 pub fn payment_create(caps: &Caps, ctx: &Ctx, req: &Request) -> Result<Response, ApiError> {
     let changes = decode_changes(payments::FIELDS, &req.document()?, "invoice-payment")?;
     let p = in_write(caps, |txn| Ok(payments::create(ctx, txn, &changes)?))?;
-    Ok(Response::xml(201, &payment_element(&p)))
+    Ok(Response::doc(201, payment_element(&p)))
 }
 
 pub fn payment_delete(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, ApiError> {
@@ -545,7 +537,7 @@ pub fn comment_get(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, ApiErr
     let id = parse_id(raw, "comment")?;
     let txn = caps.store.begin_read()?;
     let c = comments::load(txn.as_ref(), ctx.account_id, invoices::COLLECTION, id)?;
-    Ok(Response::xml(200, &comment_element(&c)))
+    Ok(Response::doc(200, comment_element(&c)))
 }
 
 pub fn comment_create(caps: &Caps, ctx: &Ctx, req: &Request) -> Result<Response, ApiError> {
@@ -581,7 +573,7 @@ pub fn comment_create(caps: &Caps, ctx: &Ctx, req: &Request) -> Result<Response,
             &changes,
         )?)
     })?;
-    Ok(Response::xml(201, &comment_element(&c)))
+    Ok(Response::doc(201, comment_element(&c)))
 }
 
 pub fn comment_delete(caps: &Caps, ctx: &Ctx, raw: &str) -> Result<Response, ApiError> {

@@ -4,6 +4,8 @@
 //! Owns the wire; never touches storage keys or WIT types directly.
 
 mod error;
+#[cfg(test)]
+mod golden;
 mod invoices;
 mod query;
 mod records;
@@ -13,7 +15,7 @@ mod settings;
 pub use error::ApiError;
 
 use crate::caps::{Caps, Write};
-use crate::codec::{Element, decode_xml, encode_xml};
+use crate::codec::{Element, decode_json, decode_xml, encode_json, encode_xml};
 use crate::domain::{Ctx, accounts};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,58 +53,102 @@ impl Request {
             .map(|(_, v)| v.trim())
     }
 
-    /// The body as an XML document, refusing other content types.
+    /// The format of the body: by Content-Type, or by its first character when none is
+    /// given; `None` for an empty body. Other content types answer 415.
+    pub fn body_format(&self) -> Result<Option<Format>, ApiError> {
+        let bytes = match &self.body {
+            Body::TooLarge => return Err(ApiError::PayloadTooLarge),
+            Body::Bytes(b) => b,
+        };
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        match self.header("content-type") {
+            Some(ct) => {
+                let mime = ct
+                    .split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase();
+                match mime.as_str() {
+                    "application/xml" | "text/xml" => Ok(Some(Format::Xml)),
+                    "application/json" | "text/json" => Ok(Some(Format::Json)),
+                    _ => Err(ApiError::UnsupportedMediaType(format!(
+                        "unsupported Content-Type {mime}; send application/xml or application/json"
+                    ))),
+                }
+            }
+            None => Ok(match first {
+                None => None,
+                Some(b'{' | b'[') => Some(Format::Json),
+                Some(_) => Some(Format::Xml),
+            }),
+        }
+    }
+
+    /// The body as a document, XML or JSON.
     pub fn document(&self) -> Result<Element, ApiError> {
         let bytes = match &self.body {
             Body::TooLarge => return Err(ApiError::PayloadTooLarge),
             Body::Bytes(b) => b,
         };
-        if let Some(ct) = self.header("content-type") {
-            let mime = ct
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            if !matches!(mime.as_str(), "application/xml" | "text/xml") {
-                return Err(ApiError::UnsupportedMediaType(format!(
-                    "unsupported Content-Type {mime}; send application/xml"
-                )));
+        Ok(match self.body_format()? {
+            Some(Format::Json) => decode_json(bytes)?,
+            Some(Format::Xml) | None => decode_xml(bytes)?,
+        })
+    }
+
+    /// The body of an action, which may be absent, empty, `null` or `{}`.
+    pub fn optional_document(&self) -> Result<Option<Element>, ApiError> {
+        if let Body::Bytes(b) = &self.body {
+            let trimmed = String::from_utf8_lossy(b);
+            let trimmed = trimmed.trim();
+            if trimmed.is_empty()
+                || trimmed == "null"
+                || trimmed.replace(char::is_whitespace, "") == "{}"
+            {
+                return Ok(None);
             }
         }
-        Ok(decode_xml(bytes)?)
+        self.document().map(Some)
     }
+}
+
+/// What a response carries: a document (written as XML or JSON, as negotiated), raw bytes
+/// (PDFs, images), or nothing.
+#[derive(Debug)]
+pub enum Payload {
+    Doc(Element),
+    Bytes(Vec<u8>),
+    Empty,
 }
 
 #[derive(Debug)]
 pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
+    pub payload: Payload,
 }
 
-const XML_TYPE: &str = "application/xml; charset=utf-8";
-
 impl Response {
-    pub fn xml(status: u16, root: &Element) -> Response {
+    pub fn doc(status: u16, root: Element) -> Response {
         Response {
             status,
-            headers: vec![("content-type".into(), XML_TYPE.into())],
-            body: encode_xml(root),
+            headers: Vec::new(),
+            payload: Payload::Doc(root),
         }
     }
 
-    /// 200 with an empty body (DELETE and actions).
+    /// 200 without a document (DELETE and actions): an empty body, `{}` in JSON.
     pub fn empty() -> Response {
         Response {
             status: 200,
-            headers: vec![("content-type".into(), XML_TYPE.into())],
-            body: Vec::new(),
+            headers: Vec::new(),
+            payload: Payload::Empty,
         }
     }
 
     pub fn error(e: &ApiError) -> Response {
-        let mut r = Response::xml(e.status(), &e.to_element());
+        let mut r = Response::doc(e.status(), e.to_element());
         if let ApiError::MethodNotAllowed(allowed) = e {
             r.headers.push(("allow".into(), allowed.join(", ")));
         }
@@ -110,9 +156,87 @@ impl Response {
     }
 }
 
+/// The wire format of a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Xml,
+    Json,
+}
+
+const XML_TYPE: &str = "application/xml; charset=utf-8";
+const JSON_TYPE: &str = "application/json; charset=utf-8";
+
+/// `format=json|xml` wins; then an Accept naming JSON or XML; then the format of the
+/// request body; XML otherwise (also for Accept values the API does not speak).
+fn response_format(req: &Request) -> Format {
+    let query_format = form_urlencoded::parse(req.query.as_bytes())
+        .find(|(k, _)| k == "format")
+        .map(|(_, v)| v.to_ascii_lowercase());
+    match query_format.as_deref() {
+        Some("json") => return Format::Json,
+        Some("xml") => return Format::Xml,
+        _ => {}
+    }
+    if let Some(accept) = req.header("accept").map(str::to_ascii_lowercase) {
+        if accept.contains("application/json") {
+            return Format::Json;
+        }
+        if accept.contains("xml") {
+            return Format::Xml;
+        }
+    }
+    match req.body_format() {
+        Ok(Some(Format::Json)) => Format::Json,
+        _ => Format::Xml,
+    }
+}
+
+/// The final bytes and content type of a response.
+pub struct Encoded {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+fn encode(response: Response, format: Format) -> Encoded {
+    let mut headers = response.headers;
+    let body = match response.payload {
+        Payload::Bytes(bytes) => bytes,
+        Payload::Doc(root) => {
+            headers.push(content_type(format));
+            match format {
+                Format::Xml => encode_xml(&root),
+                Format::Json => encode_json(&root),
+            }
+        }
+        Payload::Empty => {
+            headers.push(content_type(format));
+            match format {
+                Format::Xml => Vec::new(),
+                Format::Json => b"{}".to_vec(),
+            }
+        }
+    };
+    Encoded {
+        status: response.status,
+        headers,
+        body,
+    }
+}
+
+fn content_type(format: Format) -> (String, String) {
+    let t = match format {
+        Format::Xml => XML_TYPE,
+        Format::Json => JSON_TYPE,
+    };
+    ("content-type".into(), t.into())
+}
+
 /// Serves one request. Never panics on bad input; a panic is a bug and costs this request.
-pub fn handle(caps: &Caps, req: &Request) -> Response {
-    let mut response = match serve(caps, req) {
+pub fn handle(caps: &Caps, req: &Request) -> Encoded {
+    let format = response_format(req);
+    let mut rate_headers = Vec::new();
+    let mut response = match serve(caps, req, &mut rate_headers) {
         Ok(r) => r,
         Err(e) => {
             if let ApiError::Internal(detail) = &e {
@@ -125,10 +249,12 @@ pub fn handle(caps: &Caps, req: &Request) -> Response {
             Response::error(&e)
         }
     };
+    response.headers.extend(rate_headers);
+    let mut encoded = encode(response, format);
     if req.method == Method::Head {
-        response.body.clear();
+        encoded.body.clear();
     }
-    response
+    encoded
 }
 
 fn method_name(m: &Method) -> &str {
@@ -142,7 +268,11 @@ fn method_name(m: &Method) -> &str {
     }
 }
 
-fn serve(caps: &Caps, req: &Request) -> Result<Response, ApiError> {
+fn serve(
+    caps: &Caps,
+    req: &Request,
+    rate_headers: &mut Vec<(String, String)>,
+) -> Result<Response, ApiError> {
     let rest = req
         .path
         .strip_prefix("/api")
@@ -150,6 +280,18 @@ fn serve(caps: &Caps, req: &Request) -> Result<Response, ApiError> {
         .ok_or_else(|| ApiError::NotFound(format!("no resource at {}", req.path)))?;
     let query = query::Query::parse(&req.query)?;
     let principal = authenticate(caps, req, &query)?;
+    let window = caps.rate.hit(&principal.account_id.to_string());
+    rate_headers.push((
+        "x-rate-limit-remaining".into(),
+        window.remaining.to_string(),
+    ));
+    rate_headers.push(("x-rate-limit-reset".into(), window.reset.to_string()));
+    if !window.allowed {
+        return Err(ApiError::TooManyRequests(
+            window.limit.unwrap_or(0),
+            window.reset,
+        ));
+    }
     let ctx = Ctx {
         account_id: principal.account_id,
         user_id: principal.user_id,

@@ -5,7 +5,7 @@ use base64::Engine as _;
 
 use super::error::ApiError;
 use super::query::Query;
-use super::{Request, Response, in_write};
+use super::{Payload, Request, Response, in_write};
 use crate::caps::Caps;
 use crate::codec::{Element, ScalarType};
 use crate::domain::Ctx;
@@ -148,7 +148,7 @@ pub fn list(caps: &Caps, ctx: &Ctx, wire: &Wire, query: &Query) -> Result<Respon
         .with_attr("page", page.to_string())
         .with_attr("per_page", per_page.to_string())
         .with_attr("total", result.total.to_string());
-    let mut response = Response::xml(200, &root);
+    let mut response = Response::doc(200, root);
     response
         .headers
         .push(("x-total-count".into(), result.total.to_string()));
@@ -160,9 +160,9 @@ pub fn get(caps: &Caps, ctx: &Ctx, wire: &Wire, raw_id: &str) -> Result<Response
     let txn = caps.store.begin_read()?;
     let record = records::load(txn.as_ref(), wire.res, ctx.account_id, id)?;
     let files = records::load_files(txn.as_ref(), wire.res, ctx.account_id, id)?;
-    Ok(Response::xml(
+    Ok(Response::doc(
         200,
-        &encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
+        encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
     ))
 }
 
@@ -173,9 +173,9 @@ pub fn create(caps: &Caps, ctx: &Ctx, wire: &Wire, req: &Request) -> Result<Resp
         let files = records::load_files(txn.as_read(), wire.res, ctx.account_id, record.id())?;
         Ok((record, files))
     })?;
-    Ok(Response::xml(
+    Ok(Response::doc(
         201,
-        &encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
+        encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
     ))
 }
 
@@ -198,9 +198,9 @@ pub fn update(
         let files = records::load_files(txn.as_read(), wire.res, ctx.account_id, id)?;
         Ok((record, files))
     })?;
-    Ok(Response::xml(
+    Ok(Response::doc(
         200,
-        &encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
+        encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
     ))
 }
 
@@ -243,6 +243,6 @@ pub fn thumbnail(
     Ok(Response {
         status: 200,
         headers: vec![("content-type".into(), mime.into())],
-        body: image,
+        payload: Payload::Bytes(image),
     })
 }

@@ -1,0 +1,199 @@
+//! Golden files of the wire format: each resource is created through `handle` with
+//! in-memory capabilities and a fixed clock, then read in XML and in JSON; both must match
+//! the hand-checked files in `tests/cases/<case>/response.{xml,json}`. `UPDATE_EXPECT=1`
+//! rewrites the files.
+
+use std::cell::Cell;
+use std::path::PathBuf;
+
+use super::{Body, Method, Request, handle};
+use crate::caps::mem::{CountingRandom, FixedClock, MemStore, TextPdf};
+use crate::caps::{Caps, Mail, MailError, Message, RateLimit, RateWindow};
+use crate::domain::accounts;
+
+struct NoMail;
+impl Mail for NoMail {
+    fn send(&self, _msg: &Message) -> Result<String, MailError> {
+        Ok("queued".into())
+    }
+}
+
+struct Unlimited;
+impl RateLimit for Unlimited {
+    fn hit(&self, _bucket: &str) -> RateWindow {
+        RateWindow {
+            limit: None,
+            remaining: u32::MAX,
+            reset: 1_795_000_500,
+            allowed: true,
+        }
+    }
+}
+
+const KEY: &str = "golden-key-0123456789";
+
+struct World {
+    store: MemStore,
+    clock: FixedClock,
+    random: CountingRandom,
+}
+
+impl World {
+    fn new() -> World {
+        let w = World {
+            store: MemStore::default(),
+            clock: FixedClock(Cell::new(1_795_000_000)),
+            random: CountingRandom::default(),
+        };
+        let mut txn = crate::caps::Store::begin_write(&w.store).unwrap();
+        accounts::create_account(
+            txn.as_mut(),
+            "Golden",
+            "admin@example.com",
+            0,
+            &w.random,
+            Some(KEY),
+        )
+        .unwrap();
+        txn.commit().unwrap();
+        w
+    }
+
+    fn call(&self, method: Method, path: &str, body: &str, accept: &str) -> (u16, String) {
+        let caps = Caps {
+            store: &self.store,
+            clock: &self.clock,
+            random: &self.random,
+            pdf: &TextPdf,
+            mail: &NoMail,
+            rate: &Unlimited,
+        };
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        let req = Request {
+            method,
+            path: path.into(),
+            query: query.into(),
+            headers: vec![
+                ("x-serviceapikey".into(), KEY.into()),
+                ("accept".into(), accept.into()),
+            ],
+            body: Body::Bytes(body.as_bytes().to_vec()),
+        };
+        let r = handle(&caps, &req);
+        (r.status, String::from_utf8(r.body).unwrap())
+    }
+
+    fn ok(&self, method: Method, path: &str, body: &str) {
+        let (status, text) = self.call(method, path, body, "application/xml");
+        assert!(status < 300, "{path}: {status} {text}");
+    }
+}
+
+fn seed() -> World {
+    let w = World::new();
+    let rtf = "e1xydGYxIFJlY2hudW5nIFtJbnZvaWNlLmludm9pY2VfbnVtYmVyXVxwYXJ9";
+    w.ok(Method::Put, "/api/settings", "<settings><company_name>Faktura GmbH</company_name><company_city>Berlin</company_city></settings>");
+    w.ok(Method::Post, "/api/templates", &format!("<template><name>Standard</name><type>INVOICE</type><format>rtf</format><base64file>{rtf}</base64file></template>"));
+    w.ok(Method::Post, "/api/user-properties", "<user-property><name>Team</name><type>TEXTFIELD</type><default_value>Sales</default_value></user-property>");
+    w.ok(
+        Method::Post,
+        "/api/incoming-properties",
+        "<incoming-property><name>Cost centre</name><type>TEXTAREA</type></incoming-property>",
+    );
+    w.ok(Method::Post, "/api/client-properties", "<client-property><name>VIP</name><type>CHECKBOX</type><default_value>0</default_value><is_nvl>1</is_nvl></client-property>");
+    w.ok(
+        Method::Post,
+        "/api/country-taxes",
+        "<country-tax><country_code>CH</country_code></country-tax>",
+    );
+    w.ok(
+        Method::Post,
+        "/api/taxes",
+        "<tax><name>MwSt</name><rate>19</rate></tax>",
+    );
+    w.ok(Method::Post, "/api/clients", "<client><name>Müller &amp; Söhne AG</name><street>Hauptstraße 5</street><zip>10115</zip><city>Berlin</city><country_code>DE</country_code><email>info@mueller.example</email></client>");
+    w.ok(Method::Post, "/api/invoices", "<invoice><client_id>1</client_id><date>2026-11-02</date><label>Website</label><invoice-items><invoice-item><title>Design</title><quantity>10</quantity><unit>h</unit><unit_price>95.5</unit_price></invoice-item><invoice-item><title>Buch</title><quantity>1</quantity><unit_price>39.9</unit_price><tax_name>ermäßigt</tax_name><tax_rate>7</tax_rate></invoice-item></invoice-items></invoice>");
+    w.ok(Method::Put, "/api/invoices/1/complete", "");
+    w.ok(Method::Post, "/api/invoice-payments", "<invoice-payment><invoice_id>1</invoice_id><amount>100</amount><type>BANK_TRANSFER</type><date>2026-11-10</date><comment>First part</comment></invoice-payment>");
+    w.ok(Method::Post, "/api/invoice-comments", "<invoice-comment><invoice_id>1</invoice_id><comment>Called about the rest</comment></invoice-comment>");
+    w
+}
+
+/// Case name and the GET whose answer is recorded.
+const CASES: &[(&str, &str)] = &[
+    ("templates/get", "/api/templates/1"),
+    ("templates/list", "/api/templates?type=invoice"),
+    ("user-properties/get", "/api/user-properties/1"),
+    ("incoming-properties/list", "/api/incoming-properties"),
+    ("client-properties/get", "/api/client-properties/1"),
+    ("country-taxes/list", "/api/country-taxes?country=CH"),
+    ("taxes/get", "/api/taxes/1"),
+    ("clients/get", "/api/clients/1"),
+    ("settings/get", "/api/settings"),
+    ("invoices/get", "/api/invoices/1"),
+    ("invoices/list", "/api/invoices?status=OPEN"),
+    ("invoices/groups", "/api/invoices?group_by=client,month"),
+    ("invoice-items/list", "/api/invoice-items?invoice_id=1"),
+    ("invoice-payments/get", "/api/invoice-payments/1"),
+    (
+        "invoice-comments/list",
+        "/api/invoice-comments?invoice_id=1",
+    ),
+    ("pdf/get", "/api/invoices/1/pdf"),
+    ("errors/not-found", "/api/clients/999"),
+    (
+        "errors/invalid",
+        "/api/invoices?status=LATE&from=2026-13-01",
+    ),
+];
+
+fn cases_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/cases")
+}
+
+#[test]
+fn wire_formats_match_the_golden_files() {
+    let w = seed();
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut mismatches = Vec::new();
+    for (case, path) in CASES {
+        let (_, xml) = w.call(Method::Get, path, "", "application/xml");
+        let (_, json) = w.call(Method::Get, path, "", "application/json");
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let json = serde_json::to_string_pretty(&json).unwrap() + "\n";
+        let dir = cases_dir().join(case);
+        for (file, actual) in [("response.xml", &xml), ("response.json", &json)] {
+            let path = dir.join(file);
+            if update {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, actual).unwrap();
+                continue;
+            }
+            let expected = std::fs::read_to_string(&path).unwrap_or_default();
+            if &expected != actual {
+                mismatches.push(format!("{}:\n{actual}", path.display()));
+            }
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "golden files differ (rerun with UPDATE_EXPECT=1 after checking):\n{}",
+        mismatches.join("\n")
+    );
+}
+
+#[test]
+fn json_requests_give_the_same_records_as_xml() {
+    let w = World::new();
+    let xml = w.call(Method::Post, "/api/clients", "<client><name>A</name><country_code>DE</country_code><discount_rate>2.5</discount_rate></client>", "application/json").1;
+    let json = w
+        .call(
+            Method::Post,
+            "/api/clients",
+            r#"{"client": {"name": "A", "country_code": "DE", "discount_rate": 2.5}}"#,
+            "application/json",
+        )
+        .1;
+    let strip = |s: &str| s.replace("\"1\"", "\"ID\"").replace("\"2\"", "\"ID\"");
+    assert_eq!(strip(&xml), strip(&json));
+}

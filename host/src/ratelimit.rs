@@ -1,0 +1,86 @@
+//! The `ratelimit` interface: requests counted per bucket in fixed 15-minute windows, in
+//! memory (a restart starts fresh windows). With no limit configured every request is
+//! allowed and the counts only feed the headers.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::State;
+use crate::bindings::faktura::service::ratelimit::{self as wit, Window};
+
+/// Length of a window.
+const WINDOW_SECS: u64 = 15 * 60;
+/// Buckets kept before stale ones are dropped.
+const BUCKETS_MAX: usize = 100_000;
+
+/// Counts per bucket: the window's start and the requests in it.
+pub struct Counter {
+    limit: Option<u32>,
+    buckets: Mutex<HashMap<String, (u64, u32)>>,
+}
+
+impl Counter {
+    pub fn new(limit: Option<u32>) -> Counter {
+        Counter {
+            limit,
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn hit(&self, bucket: &str, now: u64) -> Window {
+        let start = now - now % WINDOW_SECS;
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        if buckets.len() > BUCKETS_MAX {
+            buckets.retain(|_, (s, _)| *s == start);
+        }
+        let entry = buckets.entry(bucket.to_owned()).or_insert((start, 0));
+        if entry.0 != start {
+            *entry = (start, 0);
+        }
+        let allowed = self.limit.is_none_or(|l| entry.1 < l);
+        if allowed {
+            entry.1 += 1;
+        }
+        Window {
+            limit: self.limit,
+            remaining: self.limit.map_or(u32::MAX, |l| l.saturating_sub(entry.1)),
+            reset: start + WINDOW_SECS,
+            allowed,
+        }
+    }
+}
+
+impl wit::Host for State {
+    async fn hit(&mut self, bucket: String) -> wasmtime::Result<Window> {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        Ok(self.shared.rate.hit(&bucket, now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_count_and_reset() {
+        let c = Counter::new(Some(2));
+        let t = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
+        assert!(c.hit("a", t).allowed);
+        let second = c.hit("a", t + 10);
+        assert!(second.allowed && second.remaining == 0);
+        let third = c.hit("a", t + 20);
+        assert!(!third.allowed);
+        assert_eq!(third.reset, t + WINDOW_SECS);
+        assert!(c.hit("b", t + 20).allowed, "buckets are separate");
+        assert!(
+            c.hit("a", t + WINDOW_SECS).allowed,
+            "a new window starts fresh"
+        );
+        let unlimited = Counter::new(None).hit("a", t);
+        assert!(unlimited.allowed && unlimited.limit.is_none());
+    }
+}
