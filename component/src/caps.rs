@@ -129,9 +129,21 @@ pub enum MailError {
     Unavailable(String),
 }
 
+/// A postal letter: the address and the PDF documents to print, in order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Letter {
+    pub address: Vec<String>,
+    pub documents: Vec<Attachment>,
+    pub color: bool,
+    pub duplex: bool,
+    pub paper_weight: u32,
+}
+
 /// Sends mail durably: `Ok` means the message is queued or delivered, never lost.
 pub trait Mail {
     fn send(&self, msg: &Message) -> Result<String, MailError>;
+    /// Hands a letter to the postal print queue.
+    fn post(&self, letter: &Letter) -> Result<String, MailError>;
 }
 
 /// The request count of a bucket in its current window.

@@ -187,11 +187,36 @@ impl caps::Mail for WitMail {
                 })
                 .collect(),
         };
-        wmail::send(&message).map_err(|e| match e {
-            wmail::MailError::NotConfigured(m) => caps::MailError::NotConfigured(m),
-            wmail::MailError::Rejected(m) => caps::MailError::Rejected(m),
-            wmail::MailError::Unavailable(m) => caps::MailError::Unavailable(m),
+        wmail::send(&message).map_err(mail_error)
+    }
+
+    fn post(&self, letter: &caps::Letter) -> Result<String, caps::MailError> {
+        use crate::bindings::faktura::service::mail as wmail;
+        wmail::post(&wmail::Letter {
+            address: letter.address.clone(),
+            documents: letter
+                .documents
+                .iter()
+                .map(|a| wmail::Attachment {
+                    filename: a.filename.clone(),
+                    mimetype: a.mimetype.clone(),
+                    content: a.content.clone(),
+                })
+                .collect(),
+            color: letter.color,
+            duplex: letter.duplex,
+            paper_weight: letter.paper_weight,
         })
+        .map_err(mail_error)
+    }
+}
+
+fn mail_error(e: crate::bindings::faktura::service::mail::MailError) -> caps::MailError {
+    use crate::bindings::faktura::service::mail::MailError as W;
+    match e {
+        W::NotConfigured(m) => caps::MailError::NotConfigured(m),
+        W::Rejected(m) => caps::MailError::Rejected(m),
+        W::Unavailable(m) => caps::MailError::Unavailable(m),
     }
 }
 

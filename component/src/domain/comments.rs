@@ -29,6 +29,8 @@ fn collection(parent: &str) -> &'static str {
 
 /// Wire fields of invoice comments.
 pub static INVOICE_FIELDS: [Field; 6] = fields("invoice_id");
+/// Wire fields of credit note comments.
+pub static CREDIT_NOTE_FIELDS: [Field; 6] = fields("credit_note_id");
 
 /// Wire fields; `parent_field` names the document id (`invoice_id`).
 pub const fn fields(parent_field: &'static str) -> [Field; 6] {

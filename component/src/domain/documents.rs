@@ -1,315 +1,1585 @@
-//! The printed form of a document: what its PDF says, as a layout-neutral `PdfDocument`
-//! with every placeholder resolved and every amount formatted for the account's locale.
+//! Documents (invoices and credit notes, one implementation): defaults from settings and
+//! client, numbering, totals, the lifecycle and the indexes lists are served from. A
+//! `DocKind` supplies each kind's names and rules. Items, payments, comments and tags live
+//! in their own modules and keep the document's cached totals, payment state and tags
+//! current in the same transaction.
 
 use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
 
+use super::clients::{self, CLIENTS};
 use super::date::Date;
-use super::invoice_items::Item;
-use super::invoices::Invoice;
-use super::money::{self, round_commercial_2};
-use super::placeholders;
-use super::schema::Record;
-use crate::caps::{PdfDocument, Table};
+use super::money::{self, Line, PriceBasis, Reduction};
+use super::records;
+use super::schema::{Changes, Field, Kind, Record, Scalar, parse_decimal};
+use super::settings::{self, parse_payment_types};
+use super::{Ctx, Error, comments, country_taxes, items, numbering, taxes};
+use crate::caps::{Read, Write};
+use crate::limits;
+use crate::store::{self, decimal_bytes};
 
-/// Whether the locale writes 1.234,56 (most of continental Europe) or 1,234.56.
-fn decimal_comma(locale: &str) -> bool {
-    let lang = locale.get(..2).unwrap_or("").to_ascii_lowercase();
-    matches!(
-        lang.as_str(),
-        "de" | "fr"
-            | "es"
-            | "it"
-            | "nl"
-            | "pl"
-            | "pt"
-            | "cs"
-            | "sk"
-            | "da"
-            | "sv"
-            | "nb"
-            | "fi"
-            | "ru"
-            | "uk"
-            | "el"
-            | "tr"
-            | "hu"
-            | "ro"
-            | "hr"
-            | "sl"
-            | "bg"
-            | "lt"
-            | "lv"
-            | "et"
+/// The kinds of documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum DocKind {
+    #[default]
+    Invoice,
+    CreditNote,
+}
+
+impl DocKind {
+    /// Storage collection and the parent name of items, payments and comments.
+    pub fn collection(self) -> &'static str {
+        match self {
+            DocKind::Invoice => "invoices",
+            DocKind::CreditNote => "credit-notes",
+        }
+    }
+
+    /// The number range and the prefix of the kind's settings (`invoice_intro`, ...).
+    pub fn range(self) -> &'static str {
+        match self {
+            DocKind::Invoice => "invoice",
+            DocKind::CreditNote => "credit_note",
+        }
+    }
+
+    /// The name in messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            DocKind::Invoice => "invoice",
+            DocKind::CreditNote => "credit note",
+        }
+    }
+
+    /// The name on the printed document.
+    pub fn title(self) -> &'static str {
+        match self {
+            DocKind::Invoice => "Invoice",
+            DocKind::CreditNote => "Credit note",
+        }
+    }
+
+    /// The wire field of the document number.
+    pub fn number_field(self) -> &'static str {
+        match self {
+            DocKind::Invoice => "invoice_number",
+            DocKind::CreditNote => "credit_note_number",
+        }
+    }
+
+    /// The wire field naming the document on items, payments, comments and tags.
+    pub fn parent_field(self) -> &'static str {
+        match self {
+            DocKind::Invoice => "invoice_id",
+            DocKind::CreditNote => "credit_note_id",
+        }
+    }
+
+    /// The template type the kind is completed with.
+    pub fn template_type(self) -> &'static str {
+        match self {
+            DocKind::Invoice => "INVOICE",
+            DocKind::CreditNote => "CREDIT_NOTE",
+        }
+    }
+
+    /// The object name of placeholders (`[Invoice.date]`, `[CreditNote.date]`).
+    pub fn placeholder_object(self) -> &'static str {
+        match self {
+            DocKind::Invoice => "Invoice",
+            DocKind::CreditNote => "CreditNote",
+        }
+    }
+
+    fn client_index_byte(self) -> u8 {
+        match self {
+            DocKind::Invoice => b'i',
+            DocKind::CreditNote => b'c',
+        }
+    }
+
+    /// A setting of this kind, e.g. `setting("intro")` is `invoice_intro`.
+    pub fn setting(self, name: &str) -> String {
+        format!("{}_{name}", self.range())
+    }
+
+    pub fn not_found(self, id: u64) -> Error {
+        Error::NotFound(format!("{} {id} does not exist", self.label()))
+    }
+}
+
+/// The stored state. OVERDUE is not stored: an OPEN invoice past its due date reads as
+/// OVERDUE (see `Shown`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Status {
+    Draft,
+    Open,
+    Paid,
+    Canceled,
+}
+
+/// The status as the API shows and filters it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Shown {
+    Draft,
+    Open,
+    Overdue,
+    Paid,
+    Canceled,
+}
+
+impl Shown {
+    pub const ALL: [Shown; 5] = [
+        Shown::Draft,
+        Shown::Open,
+        Shown::Overdue,
+        Shown::Paid,
+        Shown::Canceled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shown::Draft => "DRAFT",
+            Shown::Open => "OPEN",
+            Shown::Overdue => "OVERDUE",
+            Shown::Paid => "PAID",
+            Shown::Canceled => "CANCELED",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Shown> {
+        Shown::ALL
+            .into_iter()
+            .find(|st| st.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+/// What happens to an invoice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Edit,
+    Complete,
+    /// A payment was booked; `settled` when it pays the invoice in full or is marked so.
+    Pay {
+        settled: bool,
+    },
+    /// A payment was deleted; `settled` when the remaining payments still settle it.
+    Unpay {
+        settled: bool,
+    },
+    Cancel,
+    Uncancel {
+        settled: bool,
+    },
+}
+
+fn state_error(state: Status, what: &str) -> String {
+    let shown = match state {
+        Status::Draft => "DRAFT",
+        Status::Open => "OPEN",
+        Status::Paid => "PAID",
+        Status::Canceled => "CANCELED",
+    };
+    format!("{what}; this {{doc}} is {shown}")
+}
+
+/// The lifecycle: the one place that decides which event is allowed in which state.
+/// Refusals name the document as `{doc}`; `refusal` puts the kind's name in.
+pub fn transition(state: Status, event: Event) -> Result<Status, String> {
+    use Event::*;
+    use Status::*;
+    let settle = |settled: bool| if settled { Paid } else { Open };
+    match (state, event) {
+        (Draft, Edit) => Ok(Draft),
+        (Open | Paid | Canceled, Edit) => {
+            Err(state_error(state, "only a DRAFT {doc} can be changed"))
+        }
+        (Draft, Complete) => Ok(Open),
+        (Open | Paid | Canceled, Complete) => {
+            Err(state_error(state, "only a DRAFT {doc} can be completed"))
+        }
+        (Open, Pay { settled }) => Ok(settle(settled)),
+        (Draft | Paid | Canceled, Pay { .. }) => Err(state_error(
+            state,
+            "payments can be booked only for OPEN or OVERDUE {doc}s",
+        )),
+        (Open | Paid, Unpay { settled }) => Ok(settle(settled)),
+        (Canceled, Unpay { .. }) => Ok(Canceled),
+        (Draft, Unpay { .. }) => Err(state_error(state, "a draft has no payments")),
+        (Open | Paid, Cancel) => Ok(Canceled),
+        (Draft, Cancel) => Err(state_error(
+            state,
+            "a DRAFT {doc} cannot be canceled (delete it instead)",
+        )),
+        (Canceled, Cancel) => Err(state_error(state, "the {doc} is already canceled")),
+        (Canceled, Uncancel { settled }) => Ok(settle(settled)),
+        (Draft | Open | Paid, Uncancel { .. }) => Err(state_error(
+            state,
+            "only a CANCELED {doc} can be uncanceled",
+        )),
+    }
+}
+
+/// A lifecycle refusal as the client reads it.
+pub fn refusal(kind: DocKind, message: String) -> Error {
+    Error::invalid(message.replace("{doc}", kind.label()))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredTax {
+    pub name: String,
+    #[serde(with = "decimal_bytes")]
+    pub rate: Decimal,
+    #[serde(with = "decimal_bytes")]
+    pub net: Decimal,
+    #[serde(with = "decimal_bytes")]
+    pub amount: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    pub kind: DocKind,
+    pub id: u64,
+    pub client_id: u64,
+    pub contact_id: Option<i64>,
+    pub created: i64,
+    pub updated: i64,
+    pub number: i64,
+    /// The prefix as given, placeholders unresolved.
+    pub number_pre: String,
+    pub number_length: i64,
+    /// Resolved prefix plus padded number.
+    pub invoice_number: String,
+    pub status: Status,
+    pub date: Date,
+    pub supply_date: String,
+    pub supply_date_type: String,
+    pub due_date: Date,
+    pub address: String,
+    #[serde(with = "decimal_bytes")]
+    pub discount_rate: Decimal,
+    pub discount_date: Date,
+    pub label: String,
+    pub intro: String,
+    pub note: String,
+    pub currency_code: String,
+    #[serde(with = "decimal_bytes")]
+    pub quote: Decimal,
+    pub payment_types: String,
+    pub net_gross: String,
+    pub reduction: String,
+    pub template_id: Option<i64>,
+    pub tax_free: bool,
+    #[serde(with = "decimal_bytes")]
+    pub total_net: Decimal,
+    #[serde(with = "decimal_bytes")]
+    pub total_gross: Decimal,
+    #[serde(with = "decimal_bytes")]
+    pub total_net_unreduced: Decimal,
+    #[serde(with = "decimal_bytes")]
+    pub total_gross_unreduced: Decimal,
+    #[serde(with = "decimal_bytes")]
+    pub total_reduction: Decimal,
+    pub taxes: Vec<StoredTax>,
+    #[serde(with = "decimal_bytes")]
+    pub paid_amount: Decimal,
+    /// Payment types of the booked payments (for the `payment_type` filter).
+    pub paid_types: Vec<String>,
+    /// Credit notes: the title, the invoice it was made from, the free text it used.
+    pub title: String,
+    pub invoice_id: Option<i64>,
+    pub free_text_id: Option<i64>,
+    /// Tags, kept here for the `tags` filter (the tag records hold their ids).
+    pub tags: Vec<String>,
+    /// Article ids of the items (for the `article_id` filter).
+    pub article_ids: Vec<i64>,
+}
+
+impl Document {
+    pub fn shown(&self, today: Date) -> Shown {
+        match self.status {
+            Status::Draft => Shown::Draft,
+            Status::Open if self.due_date < today => Shown::Overdue,
+            Status::Open => Shown::Open,
+            Status::Paid => Shown::Paid,
+            Status::Canceled => Shown::Canceled,
+        }
+    }
+
+    pub fn basis(&self) -> PriceBasis {
+        if self.net_gross == "GROSS" {
+            PriceBasis::Gross
+        } else {
+            PriceBasis::Net
+        }
+    }
+
+    pub fn open_amount(&self) -> Decimal {
+        match self.status {
+            Status::Paid | Status::Canceled => Decimal::ZERO,
+            Status::Draft | Status::Open => {
+                (self.total_gross - self.paid_amount).max(Decimal::ZERO)
+            }
+        }
+    }
+
+    /// Whether the payments settle the invoice.
+    pub fn settled_by(&self, paid: Decimal, marked: bool) -> bool {
+        marked || (paid >= self.total_gross && paid > Decimal::ZERO)
+    }
+}
+
+/// Invoice fields in response order; read-only ones are computed.
+pub static INVOICE_FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("client_id", Kind::Integer).mandatory(),
+    Field::new("contact_id", Kind::Integer),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("updated", Kind::DateTime).read_only(),
+    Field::new("invoice_number", Kind::Text).read_only(),
+    Field::new("number", Kind::Integer),
+    Field::new("number_pre", Kind::Text),
+    Field::new("number_length", Kind::Integer),
+    Field::new("status", Kind::Text).read_only(),
+    Field::new("date", Kind::Date),
+    Field::new("supply_date", Kind::Text),
+    Field::new(
+        "supply_date_type",
+        Kind::Enum(&[
+            "SUPPLY_DATE",
+            "DELIVERY_DATE",
+            "SUPPLY_TEXT",
+            "DELIVERY_TEXT",
+        ]),
+    ),
+    Field::new("due_date", Kind::Date),
+    Field::new("due_days", Kind::Integer).read_only(),
+    Field::new("address", Kind::Text),
+    Field::new("discount_rate", Kind::Decimal),
+    Field::new("discount_date", Kind::Date),
+    Field::new("discount_days", Kind::Integer).read_only(),
+    Field::new("discount_amount", Kind::Decimal).read_only(),
+    Field::new("label", Kind::Text),
+    Field::new("intro", Kind::Text),
+    Field::new("note", Kind::Text),
+    Field::new("total_gross", Kind::Decimal).read_only(),
+    Field::new("total_net", Kind::Decimal).read_only(),
+    Field::new("net_gross", Kind::Enum(&["NET", "GROSS"])),
+    Field::new("reduction", Kind::Text),
+    Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
+    Field::new("total_net_unreduced", Kind::Decimal).read_only(),
+    Field::new("total_reduction", Kind::Decimal).read_only(),
+    Field::new("currency_code", Kind::Currency),
+    Field::new("quote", Kind::Decimal),
+    Field::new("payment_types", Kind::Text),
+    Field::new("paid_amount", Kind::Decimal).read_only(),
+    Field::new("open_amount", Kind::Decimal).read_only(),
+    Field::new("template_id", Kind::Integer),
+];
+
+/// Credit note fields in response order.
+pub static CREDIT_NOTE_FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("client_id", Kind::Integer).mandatory(),
+    Field::new("contact_id", Kind::Integer),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("updated", Kind::DateTime).read_only(),
+    Field::new("credit_note_number", Kind::Text).read_only(),
+    Field::new("number", Kind::Integer),
+    Field::new("number_pre", Kind::Text),
+    Field::new("number_length", Kind::Integer),
+    Field::new("status", Kind::Text).read_only(),
+    Field::new("date", Kind::Date),
+    Field::new("due_date", Kind::Date),
+    Field::new("due_days", Kind::Integer).read_only(),
+    Field::new("address", Kind::Text),
+    Field::new("title", Kind::Text),
+    Field::new("label", Kind::Text),
+    Field::new("intro", Kind::Text),
+    Field::new("note", Kind::Text),
+    Field::new("reduction", Kind::Text),
+    Field::new("currency_code", Kind::Currency),
+    Field::new("net_gross", Kind::Enum(&["NET", "GROSS"])),
+    Field::new("quote", Kind::Decimal),
+    Field::new("total_gross", Kind::Decimal).read_only(),
+    Field::new("total_net", Kind::Decimal).read_only(),
+    Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
+    Field::new("total_net_unreduced", Kind::Decimal).read_only(),
+    Field::new("total_reduction", Kind::Decimal).read_only(),
+    Field::new("paid_amount", Kind::Decimal).read_only(),
+    Field::new("open_amount", Kind::Decimal).read_only(),
+    Field::new("customerportal_url", Kind::Text).read_only(),
+    Field::new("invoice_id", Kind::Integer),
+    Field::new("free_text_id", Kind::Integer),
+    Field::new("template_id", Kind::Integer),
+];
+
+pub fn fields(kind: DocKind) -> &'static [Field] {
+    match kind {
+        DocKind::Invoice => INVOICE_FIELDS,
+        DocKind::CreditNote => CREDIT_NOTE_FIELDS,
+    }
+}
+
+pub fn today(ctx: &Ctx) -> Date {
+    Date::from_unix(ctx.now)
+}
+
+/// The document as a record of its wire fields.
+pub fn to_record(inv: &Document, today: Date) -> Record {
+    let mut r = Record::default();
+    let mut set = |name: &str, v: Scalar| r.set(name, Some(v));
+    let text = |s: &str| Scalar::Text(s.to_owned());
+    set("id", Scalar::Int(inv.id as i64));
+    set("client_id", Scalar::Int(inv.client_id as i64));
+    if let Some(c) = inv.contact_id {
+        set("contact_id", Scalar::Int(c));
+    }
+    set("created", Scalar::DateTime(inv.created));
+    set("updated", Scalar::DateTime(inv.updated));
+    set(inv.kind.number_field(), text(&inv.invoice_number));
+    set("title", text(&inv.title));
+    if let Some(i) = inv.invoice_id {
+        set("invoice_id", Scalar::Int(i));
+    }
+    if let Some(f) = inv.free_text_id {
+        set("free_text_id", Scalar::Int(f));
+    }
+    set("number", Scalar::Int(inv.number));
+    set("number_pre", text(&inv.number_pre));
+    set("number_length", Scalar::Int(inv.number_length));
+    set("status", text(inv.shown(today).as_str()));
+    set("date", Scalar::Date(inv.date));
+    set("supply_date", text(&inv.supply_date));
+    set("supply_date_type", text(&inv.supply_date_type));
+    set("due_date", Scalar::Date(inv.due_date));
+    set("due_days", Scalar::Int(inv.due_date.days_since(inv.date)));
+    set("address", text(&inv.address));
+    set("discount_rate", Scalar::Dec(inv.discount_rate));
+    set("discount_date", Scalar::Date(inv.discount_date));
+    set(
+        "discount_days",
+        Scalar::Int(inv.discount_date.days_since(inv.date)),
+    );
+    set(
+        "discount_amount",
+        Scalar::Dec(money::discount_amount(inv.total_gross, inv.discount_rate)),
+    );
+    set("label", text(&inv.label));
+    set("intro", text(&inv.intro));
+    set("note", text(&inv.note));
+    set("total_gross", Scalar::Dec(inv.total_gross));
+    set("total_net", Scalar::Dec(inv.total_net));
+    set("net_gross", text(&inv.net_gross));
+    set("reduction", text(&inv.reduction));
+    set(
+        "total_gross_unreduced",
+        Scalar::Dec(inv.total_gross_unreduced),
+    );
+    set("total_net_unreduced", Scalar::Dec(inv.total_net_unreduced));
+    set("total_reduction", Scalar::Dec(inv.total_reduction));
+    set("currency_code", text(&inv.currency_code));
+    set("quote", Scalar::Dec(inv.quote));
+    set("payment_types", text(&inv.payment_types));
+    set("paid_amount", Scalar::Dec(inv.paid_amount));
+    set("open_amount", Scalar::Dec(inv.open_amount()));
+    if let Some(t) = inv.template_id {
+        set("template_id", Scalar::Int(t));
+    }
+    r.values
+        .retain(|_, v| !matches!(v, Scalar::Text(t) if t.is_empty()));
+    r
+}
+
+// ---- storage -------------------------------------------------------------------------
+
+fn key(account: u64, kind: DocKind, id: u64) -> Vec<u8> {
+    store::record_key(account, kind.collection(), id)
+}
+
+/// Index entries of a document; lists read candidates from them instead of scanning.
+fn index_keys(account: u64, inv: &Document) -> Vec<Vec<u8>> {
+    let coll = inv.kind.collection();
+    let status = [match inv.status {
+        Status::Draft => b'D',
+        Status::Open => b'O',
+        Status::Paid => b'P',
+        Status::Canceled => b'C',
+    }];
+    let mut keys = vec![
+        store::index_key(account, coll, "status", &status, inv.id),
+        store::index_key(
+            account,
+            coll,
+            "date",
+            &store::sortable_i32(inv.date.julian()),
+            inv.id,
+        ),
+        client_document_key(account, inv.client_id, inv.kind, inv.id),
+    ];
+    if inv.status == Status::Open {
+        keys.push(store::index_key(
+            account,
+            coll,
+            "open-due",
+            &store::sortable_i32(inv.due_date.julian()),
+            inv.id,
+        ));
+    }
+    keys
+}
+
+fn client_document_key(account: u64, client: u64, kind: DocKind, id: u64) -> Vec<u8> {
+    let mut k = clients::documents_prefix(account, client);
+    k.push(kind.client_index_byte());
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Document, Error> {
+    let bytes = txn
+        .get(&key(account, kind, id))?
+        .ok_or_else(|| kind.not_found(id))?;
+    let inv: Document = store::decode(&bytes)?;
+    assert_eq!(
+        (inv.kind, inv.id),
+        (kind, id),
+        "a document is stored under its own id"
+    );
+    Ok(inv)
+}
+
+/// Writes the invoice and moves its index entries and number claim.
+pub fn save(
+    txn: &mut dyn Write,
+    account: u64,
+    old: Option<&Document>,
+    new: &Document,
+) -> Result<(), Error> {
+    assert!(
+        new.total_gross == new.total_net + new.taxes.iter().map(|t| t.amount).sum::<Decimal>(),
+        "document totals add up before they are saved"
+    );
+    let new_claim = (
+        numbering::resolve_prefix(&new.number_pre, new.date),
+        new.number,
+    );
+    let old_claim = old.map(|o| (numbering::resolve_prefix(&o.number_pre, o.date), o.number));
+    if old_claim.as_ref() != Some(&new_claim) {
+        let range = new.kind.range();
+        if !numbering::claim(txn, account, range, &new_claim.0, new_claim.1, new.id)? {
+            return Err(Error::invalid(format!(
+                "number {} is already used by another {} with prefix \"{}\"",
+                new_claim.1,
+                new.kind.label(),
+                new_claim.0
+            )));
+        }
+        if let Some((pre, n)) = old_claim {
+            numbering::release(txn, account, range, &pre, n)?;
+        }
+    }
+    if let Some(old) = old {
+        for k in index_keys(account, old) {
+            txn.delete(&k)?;
+        }
+    }
+    for k in index_keys(account, new) {
+        txn.put(&k, &[])?;
+    }
+    txn.put(&key(account, new.kind, new.id), &store::encode(new))?;
+    Ok(())
+}
+
+// ---- create and update -----------------------------------------------------------------
+
+fn text_of(changes: &Changes, name: &str) -> Option<String> {
+    changes
+        .get(name)
+        .map(|v| v.as_ref().map(Scalar::to_wire).unwrap_or_default())
+}
+
+fn int_of(changes: &Changes, name: &str) -> Option<Option<i64>> {
+    changes
+        .get(name)
+        .map(|v| v.as_ref().and_then(Scalar::as_int))
+}
+
+fn dec_of(changes: &Changes, name: &str) -> Option<Option<Decimal>> {
+    changes
+        .get(name)
+        .map(|v| v.as_ref().and_then(Scalar::as_dec))
+}
+
+fn date_of(changes: &Changes, name: &str) -> Option<Option<Date>> {
+    changes.get(name).map(|v| match v {
+        Some(Scalar::Date(d)) => Some(*d),
+        _ => None,
+    })
+}
+
+/// A term of the client (due days, discount) unless it defers to the settings.
+fn client_term(client: &Record, field: &str) -> Option<Scalar> {
+    let ty = client.text(&format!("{field}_type"));
+    if ty == "ABSOLUTE" || ty == "RELATIVE" {
+        client.get(field).cloned()
+    } else {
+        None
+    }
+}
+
+fn load_client(txn: &dyn Read, account: u64, id: i64) -> Result<Record, Error> {
+    if id < 1 {
+        return Err(Error::invalid(format!("client_id {id} does not exist")));
+    }
+    records::load(txn, &CLIENTS, account, id as u64).map_err(|e| match e {
+        Error::NotFound(_) => Error::invalid(format!("client_id {id} does not exist")),
+        other => other,
+    })
+}
+
+/// Whether documents for this client carry no tax: tax rule NO_TAX, or COUNTRY with the
+/// client's country listed among the account's country taxes.
+fn is_tax_free(txn: &dyn Read, account: u64, client: &Record) -> Result<bool, Error> {
+    Ok(match client.text("tax_rule") {
+        "NO_TAX" => true,
+        "TAX" => false,
+        _ => {
+            let country = client.text("country_code");
+            !country.is_empty() && country_taxes::is_tax_free_country(txn, account, country)?
+        }
+    })
+}
+
+/// Checks the fields a create or update sets that the field kinds cannot check alone.
+fn check_values(inv: &Document, errors: &mut Vec<String>) {
+    if let Err(e) = Reduction::parse(&inv.reduction) {
+        errors.push(e);
+    }
+    if let Err(e) = parse_payment_types(&inv.payment_types) {
+        errors.push(e);
+    }
+    if !(Decimal::ZERO..=Decimal::ONE_HUNDRED).contains(&inv.discount_rate) {
+        errors.push(format!(
+            "discount_rate must be between 0 and 100, got {}",
+            inv.discount_rate
+        ));
+    }
+    if inv.quote <= Decimal::ZERO {
+        errors.push(format!("quote must be positive, got {}", inv.quote));
+    }
+    if inv.number < 1 {
+        errors.push(format!("number must be at least 1, got {}", inv.number));
+    }
+    if !(0..=20).contains(&inv.number_length) {
+        errors.push(format!(
+            "number_length must be between 0 and 20, got {}",
+            inv.number_length
+        ));
+    }
+    if inv.due_date < inv.date {
+        errors.push(format!(
+            "due_date {} is before the invoice date {}",
+            inv.due_date, inv.date
+        ));
+    }
+    if inv.discount_date < inv.date {
+        errors.push(format!(
+            "discount_date {} is before the invoice date {}",
+            inv.discount_date, inv.date
+        ));
+    }
+    if inv.number_pre.chars().any(char::is_control) || inv.number_pre.chars().count() > 40 {
+        errors.push("number_pre must be one line of at most 40 characters".into());
+    }
+}
+
+/// Creates a draft with its items. Every absent field takes its default from the settings,
+/// the client or the default tax.
+pub fn create(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    changes: &Changes,
+    items: &[Changes],
+) -> Result<Document, Error> {
+    let mut errors = changes.errors();
+    // A credit note made from an invoice takes the invoice's client and items by default.
+    let source = match (kind, int_of(changes, "invoice_id").flatten()) {
+        (DocKind::CreditNote, Some(invoice)) => {
+            match load(
+                txn.as_read(),
+                ctx.account_id,
+                DocKind::Invoice,
+                invoice.max(0) as u64,
+            ) {
+                Ok(inv) => Some(inv),
+                Err(Error::NotFound(_)) => {
+                    errors.push(format!("invoice_id {invoice} does not exist"));
+                    None
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        _ => None,
+    };
+    if source.is_none() {
+        super::schema::check_mandatory(fields(kind), changes, &mut errors);
+    }
+    if items.len() > limits::ITEMS_MAX {
+        errors.push(format!(
+            "a {} holds at most {} items",
+            kind.label(),
+            limits::ITEMS_MAX
+        ));
+    }
+    let Some(client_id) = int_of(changes, "client_id")
+        .flatten()
+        .or(source.as_ref().map(|s| s.client_id as i64))
+    else {
+        return Err(Error::Invalid(errors));
+    };
+    let client = match load_client(txn.as_read(), ctx.account_id, client_id) {
+        Ok(c) => c,
+        Err(Error::Invalid(mut e)) => {
+            errors.append(&mut e);
+            return Err(Error::Invalid(errors));
+        }
+        Err(e) => return Err(e),
+    };
+    let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
+    let id = store::next_id(txn, kind.collection())?;
+    let date = date_of(changes, "date").flatten().unwrap_or(today(ctx));
+    let setting_int = |name: &str| defaults.int(name).unwrap_or(0);
+    let due_days = client_term(&client, "due_days")
+        .and_then(|s| s.as_int())
+        .unwrap_or(setting_int("due_days"));
+    let discount_days = client_term(&client, "discount_days")
+        .and_then(|s| s.as_int())
+        .unwrap_or(setting_int("discount_days"));
+    let discount_rate = client_term(&client, "discount_rate")
+        .and_then(|s| s.as_dec())
+        .or_else(|| defaults.get("discount_rate").and_then(Scalar::as_dec))
+        .unwrap_or_default();
+    let client_basis = client.text("net_gross");
+    let net_gross = if client_basis == "NET" || client_basis == "GROSS" {
+        client_basis.to_owned()
+    } else {
+        defaults.text("net_gross").to_owned()
+    };
+    let currency = match client.text("currency_code") {
+        "" => defaults.text("currency_code").to_owned(),
+        c => c.to_owned(),
+    };
+    let setting_text = |name: &str| defaults.text(&kind.setting(name)).to_owned();
+    let mut inv = Document {
+        kind,
+        id,
+        client_id: client_id as u64,
+        contact_id: None,
+        created: ctx.now,
+        updated: ctx.now,
+        number: 0,
+        number_pre: setting_text("number_pre"),
+        number_length: setting_int(&kind.setting("number_length")),
+        invoice_number: String::new(),
+        status: Status::Draft,
+        date,
+        supply_date: String::new(),
+        supply_date_type: String::new(),
+        due_date: date.add_days(due_days),
+        address: client.text("address").to_owned(),
+        discount_rate,
+        discount_date: date.add_days(discount_days),
+        label: setting_text("label"),
+        intro: setting_text("intro"),
+        note: setting_text("note"),
+        currency_code: currency,
+        quote: Decimal::ONE,
+        payment_types: defaults.text("payment_types").to_owned(),
+        net_gross,
+        reduction: client.text("reduction").to_owned(),
+        template_id: None,
+        tax_free: false,
+        total_net: Decimal::ZERO,
+        total_gross: Decimal::ZERO,
+        total_net_unreduced: Decimal::ZERO,
+        total_gross_unreduced: Decimal::ZERO,
+        total_reduction: Decimal::ZERO,
+        taxes: Vec::new(),
+        paid_amount: Decimal::ZERO,
+        paid_types: Vec::new(),
+        title: String::new(),
+        invoice_id: source.as_ref().map(|s| s.id as i64),
+        free_text_id: None,
+        tags: Vec::new(),
+        article_ids: Vec::new(),
+    };
+    // Explicit due and discount dates win over days; days follow an explicit date.
+    apply(&mut inv, changes, due_days, discount_days);
+    let pre = numbering::resolve_prefix(&inv.number_pre, inv.date);
+    if int_of(changes, "number").flatten().is_none() {
+        inv.number = numbering::next_free(txn.as_read(), ctx.account_id, kind.range(), &pre)?;
+    }
+    check_values(&inv, &mut errors);
+    let default_tax = taxes::default_tax(txn.as_read(), ctx.account_id)?;
+    let mut new_items = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match items::build(ctx, txn, kind, id, i as i64 + 1, item, &default_tax) {
+            Ok(it) => new_items.push(it),
+            Err(Error::Invalid(item_errors)) => errors.extend(
+                item_errors
+                    .into_iter()
+                    .map(|e| format!("item {}: {e}", i + 1)),
+            ),
+            Err(e) => return Err(e),
+        }
+    }
+    if let (Some(src), true) = (&source, items.is_empty()) {
+        for item in items::load_all(txn.as_read(), ctx.account_id, DocKind::Invoice, src.id)? {
+            new_items.push(items::copy_to(txn, &item, kind, id, ctx.now)?);
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors));
+    }
+    inv.payment_types = normalize_payment_types(&inv.payment_types);
+    inv.invoice_number = numbering::format_number(&pre, inv.number, inv.number_length);
+    inv.tax_free = is_tax_free(txn.as_read(), ctx.account_id, &client)?;
+    for item in &new_items {
+        items::save(txn, ctx.account_id, kind, item)?;
+    }
+    apply_totals(&mut inv, &new_items);
+    save(txn, ctx.account_id, None, &inv)?;
+    let text = format!("{} created", kind.title());
+    comments::system(ctx, txn, kind.collection(), id, "CREATE", &text)?;
+    Ok(inv)
+}
+
+fn normalize_payment_types(list: &str) -> String {
+    parse_payment_types(list)
+        .map(|t| t.join(","))
+        .unwrap_or_else(|_| list.to_owned())
+}
+
+/// Copies the request's fields onto the invoice. `due_days` and `discount_days` are the
+/// terms to keep when only the date moves.
+fn apply(inv: &mut Document, c: &Changes, due_days: i64, discount_days: i64) {
+    if let Some(v) = int_of(c, "contact_id") {
+        inv.contact_id = v;
+    }
+    if let Some(Some(n)) = int_of(c, "number") {
+        inv.number = n;
+    }
+    if let Some(v) = text_of(c, "number_pre") {
+        inv.number_pre = v;
+    }
+    if let Some(Some(n)) = int_of(c, "number_length") {
+        inv.number_length = n;
+    }
+    if let Some(Some(d)) = date_of(c, "date") {
+        inv.date = d;
+        inv.due_date = d.add_days(due_days);
+        inv.discount_date = d.add_days(discount_days);
+    }
+    if let Some(v) = text_of(c, "supply_date") {
+        inv.supply_date = v;
+    }
+    if let Some(v) = text_of(c, "supply_date_type") {
+        inv.supply_date_type = v;
+    }
+    if let Some(Some(d)) = date_of(c, "due_date") {
+        inv.due_date = d;
+    }
+    if let Some(v) = text_of(c, "address") {
+        inv.address = v;
+    }
+    if let Some(v) = dec_of(c, "discount_rate") {
+        inv.discount_rate = v.unwrap_or_default();
+    }
+    if let Some(Some(d)) = date_of(c, "discount_date") {
+        inv.discount_date = d;
+    }
+    for (name, field) in [
+        ("label", &mut inv.label),
+        ("intro", &mut inv.intro),
+        ("note", &mut inv.note),
+        ("payment_types", &mut inv.payment_types),
+        ("reduction", &mut inv.reduction),
+    ] {
+        if let Some(v) = text_of(c, name) {
+            *field = v;
+        }
+    }
+    if let Some(Some(v)) = c.get("net_gross").cloned() {
+        inv.net_gross = v.to_wire();
+    }
+    if let Some(Some(v)) = c.get("currency_code").cloned() {
+        inv.currency_code = v.to_wire();
+    }
+    if let Some(v) = dec_of(c, "quote") {
+        inv.quote = v.unwrap_or(Decimal::ONE);
+    }
+    if let Some(v) = int_of(c, "template_id") {
+        inv.template_id = v;
+    }
+    if inv.kind == DocKind::CreditNote {
+        if let Some(v) = text_of(c, "title") {
+            inv.title = v;
+        }
+        if let Some(v) = int_of(c, "free_text_id") {
+            inv.free_text_id = v;
+        }
+    }
+}
+
+/// Recomputes the cached totals from the items.
+pub fn apply_totals(inv: &mut Document, items: &[items::Item]) {
+    let lines: Vec<Line> = items.iter().map(items::Item::line).collect();
+    let reduction = Reduction::parse(&inv.reduction).ok().flatten();
+    let t = money::document_totals(&lines, inv.basis(), reduction, inv.tax_free);
+    inv.total_net = t.total_net;
+    inv.total_gross = t.total_gross;
+    inv.total_net_unreduced = t.total_net_unreduced;
+    inv.total_gross_unreduced = t.total_gross_unreduced;
+    inv.total_reduction = t.total_reduction;
+    inv.taxes = t
+        .taxes
+        .into_iter()
+        .map(|g| StoredTax {
+            name: g.name,
+            rate: g.rate,
+            net: g.net,
+            amount: g.amount,
+        })
+        .collect();
+}
+
+/// Reloads the items and client terms and saves the invoice with fresh totals.
+pub fn refresh_totals(ctx: &Ctx, txn: &mut dyn Write, inv: &mut Document) -> Result<(), Error> {
+    let items = items::load_all(txn.as_read(), ctx.account_id, inv.kind, inv.id)?;
+    inv.article_ids = items.iter().filter_map(|i| i.article_id).collect();
+    let client = load_client(txn.as_read(), ctx.account_id, inv.client_id as i64)?;
+    inv.tax_free = is_tax_free(txn.as_read(), ctx.account_id, &client)?;
+    apply_totals(inv, &items);
+    Ok(())
+}
+
+/// Loads a document for a change and checks the lifecycle allows `event`.
+pub fn load_for(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    id: u64,
+    event: Event,
+) -> Result<(Document, Status), Error> {
+    let inv = load(txn, account, kind, id)?;
+    let next = transition(inv.status, event).map_err(|m| refusal(kind, m))?;
+    Ok((inv, next))
+}
+
+pub fn update(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    id: u64,
+    changes: &Changes,
+) -> Result<Document, Error> {
+    let (old, _) = load_for(txn.as_read(), ctx.account_id, kind, id, Event::Edit)?;
+    let mut errors = changes.errors();
+    super::schema::check_not_cleared(fields(kind), changes, &mut errors);
+    let mut inv = old.clone();
+    if let Some(Some(client_id)) = int_of(changes, "client_id")
+        && client_id as u64 != old.client_id
+    {
+        match load_client(txn.as_read(), ctx.account_id, client_id) {
+            Ok(_) => inv.client_id = client_id as u64,
+            Err(Error::Invalid(mut e)) => errors.append(&mut e),
+            Err(e) => return Err(e),
+        }
+    }
+    let due_days = old.due_date.days_since(old.date);
+    let discount_days = old.discount_date.days_since(old.date);
+    apply(&mut inv, changes, due_days, discount_days);
+    check_values(&inv, &mut errors);
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors));
+    }
+    inv.payment_types = normalize_payment_types(&inv.payment_types);
+    let pre = numbering::resolve_prefix(&inv.number_pre, inv.date);
+    inv.invoice_number = numbering::format_number(&pre, inv.number, inv.number_length);
+    inv.updated = ctx.now;
+    refresh_totals(ctx, txn, &mut inv)?;
+    save(txn, ctx.account_id, Some(&old), &inv)?;
+    Ok(inv)
+}
+
+/// Deletes the document with its items, payments, comments, tags and PDFs, and frees its
+/// number.
+pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
+    let inv = load(txn.as_read(), ctx.account_id, kind, id)?;
+    for k in index_keys(ctx.account_id, &inv) {
+        txn.delete(&k)?;
+    }
+    let pre = numbering::resolve_prefix(&inv.number_pre, inv.date);
+    numbering::release(txn, ctx.account_id, kind.range(), &pre, inv.number)?;
+    items::delete_all(txn, ctx.account_id, kind, id)?;
+    super::payments::delete_all(txn, ctx.account_id, kind, id)?;
+    comments::delete_all(txn, ctx.account_id, kind.collection(), id)?;
+    super::tags::delete_all(txn, ctx.account_id, kind, id)?;
+    super::pdfs::delete_all(txn, ctx.account_id, kind.collection(), id)?;
+    txn.delete(&key(ctx.account_id, kind, id))?;
+    Ok(())
+}
+
+/// Moves the invoice through `event` and writes the STATUS comment.
+fn change_status(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    id: u64,
+    event: Event,
+    actionkey: &str,
+) -> Result<Document, Error> {
+    let (old, next) = load_for(txn.as_read(), ctx.account_id, kind, id, event)?;
+    let mut inv = old.clone();
+    inv.status = next;
+    inv.updated = ctx.now;
+    save(txn, ctx.account_id, Some(&old), &inv)?;
+    let shown = inv.shown(today(ctx)).as_str();
+    comments::system(
+        ctx,
+        txn,
+        kind.collection(),
+        id,
+        actionkey,
+        &format!("Status changed to {shown}"),
+    )?;
+    Ok(inv)
+}
+
+/// DRAFT → OPEN (or OVERDUE when the due date has passed). The number is fixed from now on
+/// and the PDF (and its print version) is rendered and stored in the same transaction.
+/// The template of an invoice is `template_id`, else the invoice's own, else the default
+/// INVOICE template; a credit note's own template comes before the one asked for.
+pub fn complete(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    pdf: &dyn crate::caps::Pdf,
+    kind: DocKind,
+    id: u64,
+    template_id: Option<u64>,
+) -> Result<Document, Error> {
+    let (mut inv, _) = load_for(txn.as_read(), ctx.account_id, kind, id, Event::Complete)?;
+    let own = inv.template_id.map(|t| t as u64);
+    let asked = match kind {
+        DocKind::Invoice => template_id.or(own),
+        DocKind::CreditNote => own.or(template_id),
+    };
+    let template =
+        super::templates::for_document(txn.as_read(), ctx.account_id, kind.template_type(), asked)?;
+    // Totals are final: compute them once more from the items as they are now.
+    refresh_totals(ctx, txn, &mut inv)?;
+    let stored = load(txn.as_read(), ctx.account_id, kind, id)?;
+    save(txn, ctx.account_id, Some(&stored), &inv)?;
+    let inv = change_status(ctx, txn, kind, id, Event::Complete, "STATUS")?;
+    let items = items::load_all(txn.as_read(), ctx.account_id, kind, id)?;
+    let client = load_client(txn.as_read(), ctx.account_id, inv.client_id as i64)?;
+    let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
+    let template_text = match &template {
+        Some(t) => super::templates::text_of(txn.as_read(), ctx.account_id, t)?,
+        None => Vec::new(),
+    };
+    let values = super::printing::values(&inv, &client, &defaults);
+    let filename = match defaults.text(&kind.setting("filename")).trim() {
+        "" => format!("{}_{id}", kind.range()),
+        pattern => super::placeholders::resolve(pattern, &values),
+    };
+    let filename = format!("{}.pdf", sanitize_filename(&filename));
+    for (variant, print) in [
+        (super::pdfs::Variant::Original, false),
+        (super::pdfs::Variant::Print, true),
+    ] {
+        let doc =
+            super::printing::document(&inv, &items, &client, &defaults, &template_text, print);
+        let bytes = pdf.render(&doc).map_err(|e| {
+            Error::Store(crate::caps::StoreError::Backend(format!(
+                "PDF rendering failed: {e}"
+            )))
+        })?;
+        super::pdfs::save(
+            txn,
+            ctx.account_id,
+            (kind.collection(), id),
+            variant,
+            ctx.now,
+            &filename,
+            bytes,
+        )?;
+    }
+    Ok(inv)
+}
+
+/// A file name without path separators, control characters or leading dots.
+pub fn sanitize_filename(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_control() || "/\\:*?\"<>|".contains(c) {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim().trim_start_matches('.').to_owned();
+    let cleaned: String = cleaned.chars().take(120).collect();
+    if cleaned.is_empty() {
+        "document".to_owned()
+    } else {
+        cleaned
+    }
+}
+
+/// Keeps an uploaded signed PDF beside the original; only for completed documents.
+pub fn sign(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    id: u64,
+    file: Vec<u8>,
+) -> Result<(), Error> {
+    let inv = load(txn.as_read(), ctx.account_id, kind, id)?;
+    if inv.status == Status::Draft {
+        return Err(refusal(
+            kind,
+            "a signature can be uploaded only for completed {doc}s; this {doc} is DRAFT".into(),
+        ));
+    }
+    if !file.starts_with(b"%PDF-") {
+        return Err(Error::invalid("base64file is not a PDF file"));
+    }
+    let original = super::pdfs::load(
+        txn.as_read(),
+        ctx.account_id,
+        kind.collection(),
+        id,
+        super::pdfs::Variant::Original,
+    )?;
+    let stem = original
+        .map(|p| p.filename.trim_end_matches(".pdf").to_owned())
+        .unwrap_or_else(|| format!("{}_{id}", kind.range()));
+    super::pdfs::save(
+        txn,
+        ctx.account_id,
+        (kind.collection(), id),
+        super::pdfs::Variant::Signed,
+        ctx.now,
+        &format!("{stem}_signed.pdf"),
+        file,
+    )?;
+    comments::system(
+        ctx,
+        txn,
+        kind.collection(),
+        id,
+        "SIGN",
+        "Signed PDF uploaded",
     )
 }
 
-/// An amount with two decimals, thousands grouped, and the currency code.
-pub fn format_money(amount: Decimal, currency: &str, locale: &str) -> String {
-    let rounded = round_commercial_2(amount);
-    let text = format!("{:.2}", rounded.abs());
-    let (int, frac) = text.split_once('.').unwrap_or((&text, "00"));
-    let (group, point) = if decimal_comma(locale) {
-        ('.', ',')
-    } else {
-        (',', '.')
-    };
-    let mut grouped = String::new();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(group);
+pub fn cancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
+    change_status(ctx, txn, kind, id, Event::Cancel, "CANCEL")
+}
+
+pub fn uncancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
+    let inv = load(txn.as_read(), ctx.account_id, kind, id)?;
+    let (paid, marked) = super::payments::sum(txn.as_read(), ctx.account_id, kind, id)?;
+    let settled = inv.settled_by(paid, marked);
+    change_status(ctx, txn, kind, id, Event::Uncancel { settled }, "UNCANCEL")
+}
+
+// ---- lists and groups --------------------------------------------------------------------
+
+/// The list filters of the API, parsed.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub kind: DocKind,
+    pub client_id: Option<u64>,
+    pub contact_id: Option<u64>,
+    /// Lower-cased; matches anywhere in the document number.
+    pub number: Option<String>,
+    /// Any of these tags.
+    pub tags: Vec<String>,
+    pub article_id: Option<i64>,
+    pub statuses: Vec<Shown>,
+    pub payment_types: Vec<String>,
+    pub from: Option<Date>,
+    pub to: Option<Date>,
+    pub label: Option<String>,
+    pub intro: Option<String>,
+    pub note: Option<String>,
+}
+
+fn contains_ci(haystack: &str, needle_lower: &str) -> bool {
+    haystack.to_lowercase().contains(needle_lower)
+}
+
+impl Filter {
+    /// Whether the candidates of one index are exactly the matches, so that a page needs to
+    /// load only its own records.
+    fn index_exact(&self) -> bool {
+        let no_text = self.number.is_none()
+            && self.contact_id.is_none()
+            && self.tags.is_empty()
+            && self.article_id.is_none()
+            && self.label.is_none()
+            && self.intro.is_none()
+            && self.note.is_none()
+            && self.payment_types.is_empty();
+        let indexed = [
+            self.client_id.is_some(),
+            !self.statuses.is_empty(),
+            self.from.is_some() || self.to.is_some(),
+        ];
+        no_text && indexed.iter().filter(|used| **used).count() <= 1
+    }
+
+    pub fn matches(&self, inv: &Document, today: Date) -> bool {
+        self.client_id.is_none_or(|c| inv.client_id == c)
+            && self
+                .contact_id
+                .is_none_or(|c| inv.contact_id == Some(c as i64))
+            && self.article_id.is_none_or(|a| inv.article_ids.contains(&a))
+            && (self.tags.is_empty()
+                || inv
+                    .tags
+                    .iter()
+                    .any(|t| self.tags.iter().any(|w| w.eq_ignore_ascii_case(t))))
+            && (self.statuses.is_empty() || self.statuses.contains(&inv.shown(today)))
+            && self.from.is_none_or(|d| inv.date >= d)
+            && self.to.is_none_or(|d| inv.date <= d)
+            && self
+                .number
+                .as_deref()
+                .is_none_or(|n| contains_ci(&inv.invoice_number, n))
+            && self
+                .label
+                .as_deref()
+                .is_none_or(|n| contains_ci(&inv.label, n))
+            && self
+                .intro
+                .as_deref()
+                .is_none_or(|n| contains_ci(&inv.intro, n))
+            && self
+                .note
+                .as_deref()
+                .is_none_or(|n| contains_ci(&inv.note, n))
+            && (self.payment_types.is_empty()
+                || inv
+                    .paid_types
+                    .iter()
+                    .any(|t| self.payment_types.iter().any(|w| w == t)))
+    }
+}
+
+fn ids_from_index(
+    txn: &dyn Read,
+    prefix: &[u8],
+    lo: Option<&[u8]>,
+    hi: Option<&[u8]>,
+) -> Result<Vec<u64>, Error> {
+    // Entries are prefix + fixed-width value + id; `lo`/`hi` bound the value (inclusive).
+    let mut ids = Vec::new();
+    // prefix + lo sorts just before the first entry holding the value lo.
+    let mut after: Option<Vec<u8>> = lo.map(|l| [prefix, l].concat());
+    loop {
+        let batch = txn.scan(prefix, after.as_deref(), limits::INDEX_SCAN_BATCH, false)?;
+        let done = batch.len() < limits::INDEX_SCAN_BATCH as usize;
+        for (k, _) in &batch {
+            if let Some(h) = hi {
+                let value = &k[prefix.len()..k.len() - 8];
+                if value > h {
+                    return Ok(ids);
+                }
+            }
+            ids.push(store::id_of_key(k));
         }
-        grouped.push(c);
-    }
-    let sign = if rounded.is_sign_negative() && !rounded.is_zero() {
-        "-"
-    } else {
-        ""
-    };
-    format!("{sign}{grouped}{point}{frac} {currency}")
-        .trim_end()
-        .to_owned()
-}
-
-/// A quantity or rate without trailing zeros, in the locale's decimal mark.
-fn format_number(d: Decimal, locale: &str) -> String {
-    let text = d.normalize().to_string();
-    if decimal_comma(locale) {
-        text.replace('.', ",")
-    } else {
-        text
+        after = batch.last().map(|(k, _)| k.clone());
+        if done {
+            return Ok(ids);
+        }
     }
 }
 
-pub fn format_date(date: Date, locale: &str) -> String {
-    let iso = date.to_string();
-    if locale.to_ascii_lowercase().starts_with("de") {
-        format!("{}.{}.{}", &iso[8..10], &iso[5..7], &iso[0..4])
-    } else {
-        iso
+/// Candidate ids for a filter, from the most selective index the filter allows; the
+/// candidates are then checked against the whole filter.
+fn candidates(
+    txn: &dyn Read,
+    account: u64,
+    f: &Filter,
+    today: Date,
+) -> Result<Option<Vec<u64>>, Error> {
+    if let Some(client) = f.client_id {
+        let prefix = clients::documents_prefix(account, client);
+        let mut ids = Vec::new();
+        for (k, _) in store::scan_all(txn, &prefix)? {
+            if k.get(prefix.len()) == Some(&f.kind.client_index_byte()) {
+                ids.push(store::id_of_key(&k));
+            }
+        }
+        return Ok(Some(ids));
     }
+    if !f.statuses.is_empty() {
+        let mut ids = Vec::new();
+        for st in &f.statuses {
+            match st {
+                Shown::Draft | Shown::Paid | Shown::Canceled => {
+                    let byte = match st {
+                        Shown::Draft => b'D',
+                        Shown::Paid => b'P',
+                        _ => b'C',
+                    };
+                    let mut prefix = store::index_prefix(account, f.kind.collection(), "status");
+                    prefix.push(byte);
+                    ids.extend(ids_from_index(txn, &prefix, None, None)?);
+                }
+                Shown::Open | Shown::Overdue => {
+                    let prefix = store::index_prefix(account, f.kind.collection(), "open-due");
+                    let today_key = store::sortable_i32(today.julian());
+                    let yesterday_key = store::sortable_i32(today.julian() - 1);
+                    ids.extend(if *st == Shown::Open {
+                        ids_from_index(txn, &prefix, Some(&today_key), None)?
+                    } else {
+                        ids_from_index(txn, &prefix, None, Some(&yesterday_key))?
+                    });
+                }
+            }
+        }
+        return Ok(Some(ids));
+    }
+    if f.from.is_some() || f.to.is_some() {
+        let prefix = store::index_prefix(account, f.kind.collection(), "date");
+        let lo = f.from.map(|d| store::sortable_i32(d.julian()));
+        let hi = f.to.map(|d| store::sortable_i32(d.julian()));
+        return Ok(Some(ids_from_index(
+            txn,
+            &prefix,
+            lo.as_ref().map(|v| &v[..]),
+            hi.as_ref().map(|v| &v[..]),
+        )?));
+    }
+    Ok(None)
 }
 
-/// The values placeholders resolve to for an invoice.
-pub fn invoice_values(inv: &Invoice, client: &Record, settings: &Record) -> Vec<(String, String)> {
-    let locale = settings.text("locale");
-    let money = |d: Decimal| format_money(d, &inv.currency_code, locale);
-    let mut values: Vec<(String, String)> = [
-        ("id", inv.id.to_string()),
-        ("invoice_number", inv.invoice_number.clone()),
-        ("number", inv.number.to_string()),
-        ("date", format_date(inv.date, locale)),
-        ("due_date", format_date(inv.due_date, locale)),
-        ("discount_date", format_date(inv.discount_date, locale)),
-        ("total_gross", money(inv.total_gross)),
-        ("total_net", money(inv.total_net)),
-        (
-            "discount_amount",
-            money(money::discount_amount(inv.total_gross, inv.discount_rate)),
-        ),
-        ("paid_amount", money(inv.paid_amount)),
-        ("open_amount", money(inv.open_amount())),
-        ("currency_code", inv.currency_code.clone()),
-        ("label", inv.label.clone()),
-        ("address", inv.address.clone()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (format!("Invoice.{k}"), v))
-    .collect();
-    for field in [
-        "name",
-        "client_number",
-        "salutation",
-        "first_name",
-        "last_name",
-        "street",
-        "zip",
-        "city",
-        "country_code",
-        "email",
-        "address",
-        "vat_number",
-    ] {
-        values.push((format!("Client.{field}"), client.text(field).to_owned()));
-    }
-    for field in [
-        "name",
-        "street",
-        "zip",
-        "city",
-        "country_code",
-        "vat_number",
-    ] {
-        values.push((
-            format!("Company.{field}"),
-            settings.text(&format!("company_{field}")).to_owned(),
-        ));
-    }
-    values
-}
-
-/// The invoice as the PDF shows it. `template_text` is the template's paragraphs,
-/// placeholders unresolved.
-pub fn invoice_document(
-    inv: &Invoice,
-    items: &[Item],
-    client: &Record,
-    settings: &Record,
-    template_text: &[String],
-    print: bool,
-) -> PdfDocument {
-    let locale = settings.text("locale");
-    let values = invoice_values(inv, client, settings);
-    let resolve = |t: &str| placeholders::resolve(t, &values);
-    let money = |d: Decimal| format_money(d, &inv.currency_code, locale);
-    let sender = [
-        settings.text("company_name"),
-        settings.text("company_street"),
-        &format!(
-            "{} {}",
-            settings.text("company_zip"),
-            settings.text("company_city")
-        ),
-    ]
-    .iter()
-    .map(|s| s.trim())
-    .filter(|s| !s.is_empty())
-    .collect::<Vec<_>>()
-    .join(" · ");
-    let mut meta = vec![
-        ("Invoice number".to_owned(), inv.invoice_number.clone()),
-        ("Date".to_owned(), format_date(inv.date, locale)),
-        ("Due date".to_owned(), format_date(inv.due_date, locale)),
-    ];
-    if !client.text("client_number").is_empty() {
-        meta.push((
-            "Client number".into(),
-            client.text("client_number").to_owned(),
-        ));
-    }
-    if !inv.supply_date.is_empty() {
-        let label = if inv.supply_date_type.starts_with("DELIVERY") {
-            "Delivery date"
-        } else {
-            "Supply date"
+/// One page of the invoices matching the filter, in `order` (id order when empty), and
+/// the number of all matches. Index-only filters in id order load just the page.
+pub fn page(
+    txn: &dyn Read,
+    account: u64,
+    f: &Filter,
+    order: &[(&'static str, bool)],
+    page: u32,
+    per_page: u32,
+    today: Date,
+) -> Result<(Vec<Document>, usize), Error> {
+    let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
+    if order.is_empty() && f.index_exact() {
+        let mut ids = match candidates(txn, account, f, today)? {
+            Some(ids) => ids,
+            // Every invoice has exactly one date entry: the keys alone give all ids.
+            None => ids_from_index(
+                txn,
+                &store::index_prefix(account, f.kind.collection(), "date"),
+                None,
+                None,
+            )?,
         };
-        meta.push((label.into(), inv.supply_date.clone()));
+        ids.sort_unstable();
+        ids.dedup();
+        let total = ids.len();
+        let end = start.saturating_add(per_page as usize).min(total);
+        let invoices = ids[start.min(total)..end]
+            .iter()
+            .map(|id| load(txn, account, f.kind, *id))
+            .collect::<Result<_, _>>()?;
+        return Ok((invoices, total));
     }
-    let mut preamble: Vec<String> = template_text
+    let mut found = find(txn, account, f, today)?;
+    sort(&mut found, order, today);
+    let total = found.len();
+    Ok((
+        found
+            .into_iter()
+            .skip(start)
+            .take(per_page as usize)
+            .collect(),
+        total,
+    ))
+}
+
+/// Every invoice matching the filter, in id order.
+pub fn find(txn: &dyn Read, account: u64, f: &Filter, today: Date) -> Result<Vec<Document>, Error> {
+    let mut out = Vec::new();
+    match candidates(txn, account, f, today)? {
+        Some(mut ids) => {
+            ids.sort_unstable();
+            ids.dedup();
+            for id in ids {
+                let inv = load(txn, account, f.kind, id)?;
+                if f.matches(&inv, today) {
+                    out.push(inv);
+                }
+            }
+        }
+        None => {
+            let prefix = store::collection_prefix(account, f.kind.collection());
+            for (_, v) in store::scan_all(txn, &prefix)? {
+                let inv: Document = store::decode(&v)?;
+                if f.matches(&inv, today) {
+                    out.push(inv);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Sorts by `order_by` fields (wire values), stable over id order.
+pub fn sort(invoices: &mut [Document], order: &[(&'static str, bool)], today: Date) {
+    if order.is_empty() {
+        return;
+    }
+    let mut keyed: Vec<(Record, Document)> = invoices
         .iter()
-        .map(|t| resolve(t))
-        .filter(|t| !t.trim().is_empty())
+        .map(|i| (to_record(i, today), i.clone()))
         .collect();
-    if !inv.intro.trim().is_empty() {
-        preamble.push(resolve(&inv.intro));
+    keyed.sort_by(|(a, _), (b, _)| {
+        for (field, desc) in order {
+            let ord = match (a.get(field), b.get(field)) {
+                (Some(x), Some(y)) => x.compare(y),
+                (None, Some(_)) => std::cmp::Ordering::Less,
+                (Some(_), None) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            };
+            let ord = if *desc { ord.reverse() } else { ord };
+            if ord.is_ne() {
+                return ord;
+            }
+        }
+        std::cmp::Ordering::Equal
+    });
+    for (slot, (_, inv)) in invoices.iter_mut().zip(keyed) {
+        *slot = inv;
     }
-    let rows = items
-        .iter()
-        .map(|item| {
-            let totals = money::line_totals(&item.line(), inv.basis(), inv.tax_free);
-            let mut title = item.title.clone();
-            if !item.description.is_empty() {
-                title = format!("{title}\n{}", item.description);
-            }
-            if !item.reduction.is_empty() {
-                title = format!("{title}\nReduction {}", item.reduction);
-            }
-            let rate = if inv.tax_free {
-                Decimal::ZERO
-            } else {
-                item.tax_rate
-            };
-            let line_total = match inv.basis() {
-                money::PriceBasis::Net => totals.net,
-                money::PriceBasis::Gross => totals.gross,
-            };
-            vec![
-                title,
-                format_number(item.quantity, locale),
-                item.unit.clone(),
-                money(item.unit_price),
-                format!("{} %", format_number(rate, locale)),
-                money(line_total),
-            ]
+}
+
+/// A `group_by` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupKey {
+    Client,
+    Status,
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl GroupKey {
+    pub fn parse(s: &str) -> Option<GroupKey> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "client" => GroupKey::Client,
+            "status" => GroupKey::Status,
+            "day" => GroupKey::Day,
+            "week" => GroupKey::Week,
+            "month" => GroupKey::Month,
+            "year" => GroupKey::Year,
+            _ => return None,
         })
-        .collect();
-    let mut totals = Vec::new();
-    if !inv.total_reduction.is_zero() {
-        let basis = match inv.basis() {
-            money::PriceBasis::Net => inv.total_net_unreduced,
-            money::PriceBasis::Gross => inv.total_gross_unreduced,
-        };
-        totals.push(("Subtotal".to_owned(), money(basis)));
-        totals.push((
-            format!("Reduction {}", inv.reduction),
-            money(-inv.total_reduction),
-        ));
     }
-    totals.push(("Total net".to_owned(), money(inv.total_net)));
-    for t in &inv.taxes {
-        if inv.tax_free {
-            continue;
+
+    /// The element name and value of this key for an invoice.
+    pub fn value(self, inv: &Document, today: Date) -> (&'static str, Scalar) {
+        let d = inv.date;
+        match self {
+            GroupKey::Client => ("client_id", Scalar::Int(inv.client_id as i64)),
+            GroupKey::Status => ("status", Scalar::Text(inv.shown(today).as_str().into())),
+            GroupKey::Day => ("day", Scalar::Date(d)),
+            GroupKey::Week => {
+                let (y, w) = d.iso_week();
+                ("week", Scalar::Text(format!("{y}-W{w:02}")))
+            }
+            GroupKey::Month => (
+                "month",
+                Scalar::Text(format!("{:04}-{:02}", d.year(), d.month())),
+            ),
+            GroupKey::Year => ("year", Scalar::Int(d.year() as i64)),
         }
-        let name = if t.name.is_empty() {
-            "Tax".to_owned()
-        } else {
-            t.name.clone()
+    }
+}
+
+/// One group: its key values and sums.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub keys: Vec<(&'static str, Scalar)>,
+    pub total_net: Decimal,
+    pub total_gross: Decimal,
+    pub count: u64,
+}
+
+/// Groups per currency, each list ordered by its key values.
+pub fn group(invoices: &[Document], keys: &[GroupKey], today: Date) -> Vec<(String, Vec<Group>)> {
+    let mut by_currency: Vec<(String, Vec<Group>)> = Vec::new();
+    for inv in invoices {
+        let values: Vec<(&'static str, Scalar)> =
+            keys.iter().map(|k| k.value(inv, today)).collect();
+        let list = match by_currency
+            .iter_mut()
+            .find(|(c, _)| *c == inv.currency_code)
+        {
+            Some((_, l)) => l,
+            None => {
+                by_currency.push((inv.currency_code.clone(), Vec::new()));
+                &mut by_currency.last_mut().expect("just pushed").1
+            }
         };
-        totals.push((
-            format!("{name} {} %", format_number(t.rate, locale)),
-            money(t.amount),
-        ));
+        match list.iter_mut().find(|g| g.keys == values) {
+            Some(g) => {
+                g.total_net += inv.total_net;
+                g.total_gross += inv.total_gross;
+                g.count += 1;
+            }
+            None => list.push(Group {
+                keys: values,
+                total_net: inv.total_net,
+                total_gross: inv.total_gross,
+                count: 1,
+            }),
+        }
     }
-    totals.push(("Total".to_owned(), money(inv.total_gross)));
-    let mut closing = Vec::new();
-    if inv.tax_free {
-        closing.push("No tax is charged on this invoice.".to_owned());
+    for (_, list) in &mut by_currency {
+        list.sort_by(|a, b| {
+            for (x, y) in a.keys.iter().zip(&b.keys) {
+                let ord = x.1.compare(&y.1);
+                if ord.is_ne() {
+                    return ord;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
     }
-    if !inv.note.trim().is_empty() {
-        closing.push(resolve(&inv.note));
-    }
-    closing.push(format!(
-        "Please pay by {}.",
-        format_date(inv.due_date, locale)
-    ));
-    if !inv.discount_rate.is_zero() {
-        closing.push(format!(
-            "Paid by {}, a cash discount of {} % ({}) applies.",
-            format_date(inv.discount_date, locale),
-            format_number(inv.discount_rate, locale),
-            money(money::discount_amount(inv.total_gross, inv.discount_rate))
-        ));
-    }
-    let footer = [
-        settings.text("company_name"),
-        settings.text("company_vat_number"),
-    ]
-    .iter()
-    .filter(|s| !s.is_empty())
-    .copied()
-    .collect::<Vec<_>>()
-    .join(" · ");
-    PdfDocument {
-        title: format!("Invoice {}", inv.invoice_number),
-        sender: if sender.is_empty() {
-            Vec::new()
-        } else {
-            vec![sender]
-        },
-        recipient: inv.address.lines().map(str::to_owned).collect(),
-        meta,
-        preamble,
-        items: Table {
-            header: ["Item", "Quantity", "Unit", "Unit price", "Tax", "Total"]
-                .map(String::from)
-                .to_vec(),
-            rows,
-            right_aligned: vec![1, 3, 4, 5],
-        },
-        totals,
-        closing,
-        footer,
-        print,
-    }
+    by_currency.sort_by(|a, b| a.0.cmp(&b.0));
+    by_currency
+}
+
+/// Reads a reduction the client or the invoice holds; empty on garbage.
+pub fn reduction_of(s: &str) -> Option<Reduction> {
+    Reduction::parse(s).ok().flatten()
+}
+
+/// A money value as written in requests (kept for the items and payments modules).
+pub fn parse_amount(s: &str) -> Option<Decimal> {
+    parse_decimal(s.trim())
 }
 
 #[cfg(test)]
@@ -317,14 +1587,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn money_is_formatted_for_the_locale() {
-        let d = |s: &str| s.parse::<Decimal>().unwrap();
-        assert_eq!(
-            format_money(d("1234567.5"), "EUR", "de_DE"),
-            "1.234.567,50 EUR"
-        );
-        assert_eq!(format_money(d("1234.005"), "USD", "en_US"), "1,234.01 USD");
-        assert_eq!(format_money(d("-40"), "EUR", "de_DE"), "-40,00 EUR");
-        assert_eq!(format_money(d("0.5"), "CHF", "en"), "0.50 CHF");
+    fn the_lifecycle_allows_only_its_transitions() {
+        use Event::*;
+        use Status::*;
+        let ok = |s, e, want| assert_eq!(transition(s, e), Ok(want), "{s:?} {e:?}");
+        let no = |s, e| assert!(transition(s, e).is_err(), "{s:?} {e:?}");
+        ok(Draft, Edit, Draft);
+        no(Open, Edit);
+        ok(Draft, Complete, Open);
+        no(Open, Complete);
+        no(Draft, Pay { settled: false });
+        ok(Open, Pay { settled: false }, Open);
+        ok(Open, Pay { settled: true }, Paid);
+        no(Paid, Pay { settled: true });
+        ok(Paid, Unpay { settled: false }, Open);
+        ok(Open, Cancel, Canceled);
+        ok(Paid, Cancel, Canceled);
+        no(Draft, Cancel);
+        no(Canceled, Cancel);
+        ok(Canceled, Uncancel { settled: true }, Paid);
+        no(Open, Uncancel { settled: false });
     }
 }

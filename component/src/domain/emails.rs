@@ -3,8 +3,8 @@
 //! the host's mail capability, which keeps it durably until delivered.
 
 use super::accounts::{self, is_email};
-use super::invoices::{self, Status};
-use super::{Ctx, Error, comments, documents, pdfs, placeholders, settings};
+use super::documents::{self, DocKind, Status};
+use super::{Ctx, Error, comments, pdfs, placeholders, printing, settings};
 use crate::caps::{Attachment, Mail, MailError, Message, Write};
 use crate::limits;
 
@@ -19,6 +19,8 @@ pub struct EmailRequest {
     pub body: Option<String>,
     pub filename: Option<String>,
     pub attachments: Vec<Attachment>,
+    /// Credit notes: the e-mail template giving subject and body.
+    pub email_template_id: Option<u64>,
 }
 
 fn check_addresses(field: &str, list: &[String], errors: &mut Vec<String>) {
@@ -66,20 +68,25 @@ pub fn check(req: &EmailRequest) -> Result<(), Error> {
 }
 
 /// Sends a completed invoice with its PDF and writes a MAIL comment.
-pub fn send_invoice(
+pub fn send(
     ctx: &Ctx,
     txn: &mut dyn Write,
     mail: &dyn Mail,
+    kind: DocKind,
     id: u64,
     req: EmailRequest,
 ) -> Result<String, Error> {
     check(&req)?;
-    let inv = invoices::load(txn.as_read(), ctx.account_id, id)?;
+    let inv = documents::load(txn.as_read(), ctx.account_id, kind, id)?;
     if inv.status == Status::Draft {
-        return Err(Error::invalid(
-            "only completed invoices can be sent; this invoice is DRAFT",
+        return Err(documents::refusal(
+            kind,
+            "only completed {doc}s can be sent; this {doc} is DRAFT".into(),
         ));
     }
+    // Subject and body: the request's, else the e-mail template's, else the settings'.
+    let template =
+        super::email_templates::pick(txn.as_read(), ctx.account_id, req.email_template_id)?;
     let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
     let client = super::records::load(
         txn.as_read(),
@@ -87,7 +94,7 @@ pub fn send_invoice(
         ctx.account_id,
         inv.client_id,
     )?;
-    let values = documents::invoice_values(&inv, &client, &defaults);
+    let values = printing::values(&inv, &client, &defaults);
     let resolve = |t: &str| placeholders::resolve(t, &values);
     let from = match req.from {
         Some(f) => f.trim().to_owned(),
@@ -96,36 +103,40 @@ pub fn send_invoice(
             sender => sender.to_owned(),
         },
     };
+    let subject_setting = defaults.text(&kind.setting("email_subject"));
+    let body_setting = defaults.text(&kind.setting("email_body"));
     let subject = resolve(
         req.subject
             .as_deref()
-            .unwrap_or(defaults.text("invoice_email_subject")),
+            .or(template.as_ref().map(|t| t.text("subject")))
+            .unwrap_or(subject_setting),
     )
     .replace(['\r', '\n'], " ");
     let body = resolve(
         req.body
             .as_deref()
-            .unwrap_or(defaults.text("invoice_email_body")),
+            .or(template.as_ref().map(|t| t.text("body")))
+            .unwrap_or(body_setting),
     );
     let pdf = pdfs::load(
         txn.as_read(),
         ctx.account_id,
-        invoices::COLLECTION,
+        kind.collection(),
         id,
         pdfs::Variant::Original,
     )?
-    .ok_or_else(|| Error::invalid(format!("invoice {id} has no PDF")))?;
+    .ok_or_else(|| Error::invalid(format!("{} {id} has no PDF", kind.label())))?;
     let filename = match req.filename.as_deref().map(str::trim) {
         Some(f) if !f.is_empty() => f.trim_end_matches(".pdf").to_owned(),
         _ => format!("invoice_{id}"),
     };
     let mut attachments = vec![Attachment {
-        filename: format!("{}.pdf", invoices::sanitize_filename(&filename)),
+        filename: format!("{}.pdf", documents::sanitize_filename(&filename)),
         mimetype: "application/pdf".into(),
         content: pdf.content,
     }];
     attachments.extend(req.attachments.into_iter().map(|a| Attachment {
-        filename: invoices::sanitize_filename(&a.filename),
+        filename: documents::sanitize_filename(&a.filename),
         ..a
     }));
     let mut bcc = req.bcc;
@@ -161,10 +172,88 @@ pub fn send_invoice(
     comments::system(
         ctx,
         txn,
-        invoices::COLLECTION,
+        kind.collection(),
         id,
         "MAIL",
         &format!("Sent by e-mail to {shown}"),
     )?;
+    Ok(receipt)
+}
+
+/// Print options and extra PDFs of a postal letter.
+#[derive(Debug, Clone)]
+pub struct LetterRequest {
+    pub color: bool,
+    pub duplex: bool,
+    pub paper_weight: u32,
+    pub attachments: Vec<Attachment>,
+}
+
+impl Default for LetterRequest {
+    fn default() -> Self {
+        LetterRequest {
+            color: false,
+            duplex: true,
+            paper_weight: 90,
+            attachments: Vec::new(),
+        }
+    }
+}
+
+/// Sends a completed document by post: its PDF and the extra PDFs as one letter to the
+/// document's address; writes a LETTER comment.
+pub fn post(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    mail: &dyn Mail,
+    kind: DocKind,
+    id: u64,
+    req: LetterRequest,
+) -> Result<String, Error> {
+    let doc = documents::load(txn.as_read(), ctx.account_id, kind, id)?;
+    if doc.status == Status::Draft {
+        return Err(documents::refusal(
+            kind,
+            "only completed {doc}s can be sent; this {doc} is DRAFT".into(),
+        ));
+    }
+    let pdf = pdfs::load(
+        txn.as_read(),
+        ctx.account_id,
+        kind.collection(),
+        id,
+        pdfs::Variant::Original,
+    )?
+    .ok_or_else(|| Error::invalid(format!("{} {id} has no PDF", kind.label())))?;
+    let mut documents = vec![Attachment {
+        filename: pdf.filename,
+        mimetype: "application/pdf".into(),
+        content: pdf.content,
+    }];
+    documents.extend(req.attachments);
+    let letter = crate::caps::Letter {
+        address: doc.address.lines().map(str::to_owned).collect(),
+        documents,
+        color: req.color,
+        duplex: req.duplex,
+        paper_weight: req.paper_weight,
+    };
+    let receipt = mail.post(&letter).map_err(|e| match e {
+        MailError::Rejected(m) | MailError::NotConfigured(m) => Error::invalid(m),
+        MailError::Unavailable(m) => Error::Store(crate::caps::StoreError::Backend(format!(
+            "letter could not be queued: {m}"
+        ))),
+    })?;
+    let text = format!(
+        "Sent by post ({} g, {}, {})",
+        req.paper_weight,
+        if req.color {
+            "colour"
+        } else {
+            "black and white"
+        },
+        if req.duplex { "duplex" } else { "simplex" }
+    );
+    comments::system(ctx, txn, kind.collection(), id, "LETTER", &text)?;
     Ok(receipt)
 }

@@ -16,6 +16,10 @@ impl Mail for NoMail {
     fn send(&self, _msg: &Message) -> Result<String, MailError> {
         Ok("queued".into())
     }
+
+    fn post(&self, _letter: &crate::caps::Letter) -> Result<String, MailError> {
+        Ok("queued".into())
+    }
 }
 
 struct Unlimited;

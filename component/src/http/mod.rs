@@ -3,10 +3,10 @@
 //!
 //! Owns the wire; never touches storage keys or WIT types directly.
 
+mod documents;
 mod error;
 #[cfg(test)]
 mod golden;
-mod invoices;
 mod query;
 mod records;
 mod router;

@@ -3,9 +3,10 @@
 use super::error::ApiError;
 use super::query::Query;
 use super::records::{self, Wire};
-use super::{Method, Request, Response, invoices, settings};
+use super::{Method, Request, Response, documents, settings};
 use crate::caps::Caps;
 use crate::domain::Ctx;
+use crate::domain::documents::DocKind;
 use crate::domain::{clients, country_taxes, properties, taxes, templates};
 
 pub static TEMPLATES: Wire = Wire {
@@ -38,6 +39,11 @@ static CLIENTS: Wire = Wire {
     singular: "client",
     res: &clients::CLIENTS,
 };
+static EMAIL_TEMPLATES: Wire = Wire {
+    plural: "email-templates",
+    singular: "email-template",
+    res: &crate::domain::email_templates::EMAIL_TEMPLATES,
+};
 static TAXES: Wire = Wire {
     plural: "taxes",
     singular: "tax",
@@ -69,9 +75,18 @@ pub fn route(
             "country-taxes" | "country_taxes" => &COUNTRY_TAXES,
             "clients" => &CLIENTS,
             "taxes" => &TAXES,
+            "email-templates" => &EMAIL_TEMPLATES,
             _ => return None,
         })
     };
+    if let Some((first, rest)) = segments.split_first() {
+        if let Some(kind) = document_kind(first) {
+            return document_route(caps, ctx, req, query, kind, rest);
+        }
+        if let Some((kind, part)) = child_kind(first) {
+            return child_route(caps, ctx, req, query, kind, part, rest);
+        }
+    }
     match segments {
         // The singular path only filters: /api/template?type=INVOICE.
         ["template"] => match req.method {
@@ -86,68 +101,6 @@ pub fn route(
         ["templates", id, "thumb"] => match req.method {
             Method::Get | Method::Head => records::thumbnail(caps, ctx, id, query),
             _ => Err(ApiError::MethodNotAllowed(READ_ONLY)),
-        },
-        ["invoices"] => match req.method {
-            Method::Get | Method::Head => invoices::list(caps, ctx, query),
-            Method::Post => invoices::create(caps, ctx, req),
-            _ => Err(ApiError::MethodNotAllowed(COLLECTION)),
-        },
-        ["invoices", id] => match req.method {
-            Method::Get | Method::Head => invoices::get(caps, ctx, id),
-            Method::Put => invoices::update(caps, ctx, id, req),
-            Method::Delete => invoices::delete(caps, ctx, id),
-            _ => Err(ApiError::MethodNotAllowed(MEMBER)),
-        },
-        [
-            "invoices",
-            id,
-            action @ ("complete" | "cancel" | "uncancel"),
-        ] => match req.method {
-            Method::Put => invoices::action(caps, ctx, id, action, req),
-            _ => Err(ApiError::MethodNotAllowed(ACTION)),
-        },
-        ["invoices", id, "pdf"] => match req.method {
-            Method::Get | Method::Head => invoices::pdf(caps, ctx, id, req, query),
-            _ => Err(ApiError::MethodNotAllowed(READ_ONLY)),
-        },
-        ["invoices", id, "email"] => match req.method {
-            Method::Post => invoices::email(caps, ctx, id, req),
-            _ => Err(ApiError::MethodNotAllowed(POST_ONLY)),
-        },
-        ["invoices", id, "upload-signature"] => match req.method {
-            Method::Put => invoices::upload_signature(caps, ctx, id, req),
-            _ => Err(ApiError::MethodNotAllowed(ACTION)),
-        },
-        ["invoice-items"] => match req.method {
-            Method::Get | Method::Head => invoices::items_list(caps, ctx, query),
-            Method::Post => invoices::item_create(caps, ctx, req),
-            _ => Err(ApiError::MethodNotAllowed(COLLECTION)),
-        },
-        ["invoice-items", id] => match req.method {
-            Method::Get | Method::Head => invoices::item_get(caps, ctx, id),
-            Method::Put => invoices::item_update(caps, ctx, id, req),
-            Method::Delete => invoices::item_delete(caps, ctx, id),
-            _ => Err(ApiError::MethodNotAllowed(MEMBER)),
-        },
-        ["invoice-payments"] => match req.method {
-            Method::Get | Method::Head => invoices::payments_list(caps, ctx, query),
-            Method::Post => invoices::payment_create(caps, ctx, req),
-            _ => Err(ApiError::MethodNotAllowed(COLLECTION)),
-        },
-        ["invoice-payments", id] => match req.method {
-            Method::Get | Method::Head => invoices::payment_get(caps, ctx, id),
-            Method::Delete => invoices::payment_delete(caps, ctx, id),
-            _ => Err(ApiError::MethodNotAllowed(NO_EDIT)),
-        },
-        ["invoice-comments"] => match req.method {
-            Method::Get | Method::Head => invoices::comments_list(caps, ctx, query),
-            Method::Post => invoices::comment_create(caps, ctx, req),
-            _ => Err(ApiError::MethodNotAllowed(COLLECTION)),
-        },
-        ["invoice-comments", id] => match req.method {
-            Method::Get | Method::Head => invoices::comment_get(caps, ctx, id),
-            Method::Delete => invoices::comment_delete(caps, ctx, id),
-            _ => Err(ApiError::MethodNotAllowed(NO_EDIT)),
         },
         #[cfg(feature = "test-routes")]
         ["_test", "panic"] => panic!("test route: deliberate panic"),
@@ -171,4 +124,130 @@ pub fn route(
 
 fn not_found(req: &Request) -> ApiError {
     ApiError::NotFound(format!("no resource at {}", req.path))
+}
+
+fn document_kind(segment: &str) -> Option<DocKind> {
+    match segment {
+        "invoices" => Some(DocKind::Invoice),
+        "credit-notes" => Some(DocKind::CreditNote),
+        _ => None,
+    }
+}
+
+/// The parts of a document that have their own collection.
+#[derive(Clone, Copy)]
+enum Part {
+    Items,
+    Payments,
+    Comments,
+    Tags,
+}
+
+fn child_kind(segment: &str) -> Option<(DocKind, Part)> {
+    let (prefix, part) = segment.rsplit_once('-')?;
+    let kind = match prefix {
+        "invoice" => DocKind::Invoice,
+        "credit-note" => DocKind::CreditNote,
+        _ => return None,
+    };
+    let part = match part {
+        "items" => Part::Items,
+        "payments" => Part::Payments,
+        "comments" => Part::Comments,
+        "tags" => Part::Tags,
+        _ => return None,
+    };
+    Some((kind, part))
+}
+
+/// `/api/invoices/...` and `/api/credit-notes/...`.
+fn document_route(
+    caps: &Caps,
+    ctx: &Ctx,
+    req: &Request,
+    query: &Query,
+    kind: DocKind,
+    rest: &[&str],
+) -> Result<Response, ApiError> {
+    let m = &req.method;
+    match (rest, m) {
+        ([], Method::Get | Method::Head) => documents::list(caps, ctx, kind, query),
+        ([], Method::Post) => documents::create(caps, ctx, kind, req),
+        ([], _) => Err(ApiError::MethodNotAllowed(COLLECTION)),
+        ([id], Method::Get | Method::Head) => documents::get(caps, ctx, kind, id),
+        ([id], Method::Put) => documents::update(caps, ctx, kind, id, req),
+        ([id], Method::Delete) => documents::delete(caps, ctx, kind, id),
+        ([_], _) => Err(ApiError::MethodNotAllowed(MEMBER)),
+        ([id, action @ ("complete" | "cancel" | "uncancel")], Method::Put) => {
+            documents::action(caps, ctx, kind, id, action, req)
+        }
+        ([_, "complete" | "cancel" | "uncancel" | "upload-signature"], _) => match (rest, m) {
+            ([id, "upload-signature"], Method::Put) => {
+                documents::upload_signature(caps, ctx, kind, id, req)
+            }
+            _ => Err(ApiError::MethodNotAllowed(ACTION)),
+        },
+        ([id, "pdf"], Method::Get | Method::Head) => {
+            documents::pdf(caps, ctx, kind, id, req, query)
+        }
+        ([_, "pdf"], _) => Err(ApiError::MethodNotAllowed(READ_ONLY)),
+        ([id, "email"], Method::Post) => documents::email(caps, ctx, kind, id, req),
+        ([id, "mail"], Method::Post) if kind == DocKind::CreditNote => {
+            documents::post(caps, ctx, kind, id, req)
+        }
+        ([_, "email"], _) => Err(ApiError::MethodNotAllowed(POST_ONLY)),
+        ([_, "mail"], _) if kind == DocKind::CreditNote => {
+            Err(ApiError::MethodNotAllowed(POST_ONLY))
+        }
+        _ => Err(not_found(req)),
+    }
+}
+
+/// `/api/{invoice,credit-note}-{items,payments,comments,tags}[/{id}]`.
+fn child_route(
+    caps: &Caps,
+    ctx: &Ctx,
+    req: &Request,
+    query: &Query,
+    kind: DocKind,
+    part: Part,
+    rest: &[&str],
+) -> Result<Response, ApiError> {
+    let m = &req.method;
+    let get = matches!(m, Method::Get | Method::Head);
+    match (part, rest) {
+        (Part::Items, []) if get => documents::items_list(caps, ctx, kind, query),
+        (Part::Items, []) if *m == Method::Post => documents::item_create(caps, ctx, kind, req),
+        (Part::Items, [id]) if get => documents::item_get(caps, ctx, kind, id),
+        (Part::Items, [id]) if *m == Method::Put => {
+            documents::item_update(caps, ctx, kind, id, req)
+        }
+        (Part::Items, [id]) if *m == Method::Delete => documents::item_delete(caps, ctx, kind, id),
+        (Part::Payments, []) if get => documents::payments_list(caps, ctx, kind, query),
+        (Part::Payments, []) if *m == Method::Post => {
+            documents::payment_create(caps, ctx, kind, req)
+        }
+        (Part::Payments, [id]) if get => documents::payment_get(caps, ctx, kind, id),
+        (Part::Payments, [id]) if *m == Method::Delete => {
+            documents::payment_delete(caps, ctx, kind, id)
+        }
+        (Part::Comments, []) if get => documents::comments_list(caps, ctx, kind, query),
+        (Part::Comments, []) if *m == Method::Post => {
+            documents::comment_create(caps, ctx, kind, req)
+        }
+        (Part::Comments, [id]) if get => documents::comment_get(caps, ctx, kind, id),
+        (Part::Comments, [id]) if *m == Method::Delete => {
+            documents::comment_delete(caps, ctx, kind, id)
+        }
+        (Part::Tags, []) if get => documents::tags_list(caps, ctx, kind, query),
+        (Part::Tags, []) if *m == Method::Post => documents::tag_create(caps, ctx, kind, req),
+        (Part::Tags, [id]) if get => documents::tag_get(caps, ctx, kind, id),
+        (Part::Tags, [id]) if *m == Method::Delete => documents::tag_delete(caps, ctx, kind, id),
+        (_, []) => Err(ApiError::MethodNotAllowed(COLLECTION)),
+        (Part::Items, [_]) => Err(ApiError::MethodNotAllowed(MEMBER)),
+        (Part::Payments | Part::Comments | Part::Tags, [_]) => {
+            Err(ApiError::MethodNotAllowed(NO_EDIT))
+        }
+        _ => Err(not_found(req)),
+    }
 }

@@ -1,11 +1,13 @@
-//! Invoice items: stored under their invoice; their totals are computed from the invoice's
-//! price basis and tax situation when read. Changing an item recomputes the invoice's
-//! cached totals in the same transaction; items change only while the invoice is a DRAFT.
+//! Items of documents (invoices and credit notes): stored under their document; their
+//! totals are computed from the document's price basis and tax situation when read.
+//! Changing an item recomputes the document's cached totals in the same transaction; items
+//! change only while the document is a DRAFT.
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::invoices::{self, Event, Invoice};
+use super::date::Date;
+use super::documents::{self, DocKind, Document, Event};
 use super::money::{self, Line, Reduction};
 use super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::{Ctx, Error};
@@ -13,12 +15,17 @@ use crate::caps::{Read, Write};
 use crate::limits;
 use crate::store::{self, decimal_bytes};
 
-const COLLECTION: &str = "invoice-items";
+fn collection(kind: DocKind) -> &'static str {
+    match kind {
+        DocKind::Invoice => "invoice-items",
+        DocKind::CreditNote => "credit-note-items",
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Item {
     pub id: u64,
-    pub invoice_id: u64,
+    pub document_id: u64,
     pub position: i64,
     pub article_id: Option<i64>,
     pub unit: String,
@@ -49,7 +56,7 @@ impl Item {
     }
 }
 
-pub static FIELDS: &[Field] = &[
+pub static INVOICE_ITEM_FIELDS: &[Field] = &[
     Field::new("id", Kind::Integer).read_only(),
     Field::new("created", Kind::DateTime).read_only(),
     Field::new("updated", Kind::DateTime).read_only(),
@@ -71,7 +78,36 @@ pub static FIELDS: &[Field] = &[
     Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
 ];
 
-pub fn to_record(item: &Item, inv: &Invoice) -> Record {
+pub static CREDIT_NOTE_ITEM_FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("updated", Kind::DateTime).read_only(),
+    Field::new("article_id", Kind::Integer),
+    Field::new("credit_note_id", Kind::Integer).mandatory(),
+    Field::new("position", Kind::Integer),
+    Field::new("unit", Kind::Text),
+    Field::new("quantity", Kind::Decimal),
+    Field::new("unit_price", Kind::Decimal),
+    Field::new("tax_name", Kind::Text),
+    Field::new("tax_rate", Kind::Decimal),
+    Field::new("title", Kind::Text),
+    Field::new("description", Kind::Text),
+    Field::new("reduction", Kind::Text),
+    Field::new("type", Kind::Enum(&["PRODUCT", "SERVICE"])),
+    Field::new("total_net", Kind::Decimal).read_only(),
+    Field::new("total_gross", Kind::Decimal).read_only(),
+    Field::new("total_net_unreduced", Kind::Decimal).read_only(),
+    Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
+];
+
+pub fn fields(kind: DocKind) -> &'static [Field] {
+    match kind {
+        DocKind::Invoice => INVOICE_ITEM_FIELDS,
+        DocKind::CreditNote => CREDIT_NOTE_ITEM_FIELDS,
+    }
+}
+
+pub fn to_record(item: &Item, inv: &Document) -> Record {
     let t = money::line_totals(&item.line(), inv.basis(), inv.tax_free);
     let mut r = Record::default();
     let mut set = |name: &str, v: Scalar| r.set(name, Some(v));
@@ -82,7 +118,10 @@ pub fn to_record(item: &Item, inv: &Invoice) -> Record {
     if let Some(a) = item.article_id {
         set("article_id", Scalar::Int(a));
     }
-    set("invoice_id", Scalar::Int(item.invoice_id as i64));
+    set(
+        inv.kind.parent_field(),
+        Scalar::Int(item.document_id as i64),
+    );
     set("position", Scalar::Int(item.position));
     set("unit", text(&item.unit));
     set("quantity", Scalar::Dec(item.quantity));
@@ -160,7 +199,8 @@ fn apply(item: &mut Item, c: &Changes, errors: &mut Vec<String>) {
 pub fn build(
     ctx: &Ctx,
     txn: &mut dyn Write,
-    invoice_id: u64,
+    kind: DocKind,
+    document_id: u64,
     position: i64,
     c: &Changes,
     default_tax: &Option<(String, Decimal)>,
@@ -172,7 +212,7 @@ pub fn build(
     };
     let mut item = Item {
         id: 0,
-        invoice_id,
+        document_id,
         position,
         article_id: None,
         unit: String::new(),
@@ -191,103 +231,130 @@ pub fn build(
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
-    item.id = store::next_id(txn, COLLECTION)?;
+    item.id = store::next_id(txn, collection(kind))?;
     Ok(item)
 }
 
-pub fn save(txn: &mut dyn Write, account: u64, item: &Item) -> Result<(), Error> {
+/// A copy of an item for another document (a credit note made from an invoice).
+pub fn copy_to(
+    txn: &mut dyn Write,
+    item: &Item,
+    kind: DocKind,
+    document_id: u64,
+    now: i64,
+) -> Result<Item, Error> {
+    Ok(Item {
+        id: store::next_id(txn, collection(kind))?,
+        document_id,
+        created: now,
+        updated: now,
+        ..item.clone()
+    })
+}
+
+pub fn save(txn: &mut dyn Write, account: u64, kind: DocKind, item: &Item) -> Result<(), Error> {
+    let coll = collection(kind);
     txn.put(
-        &store::child_key(account, COLLECTION, item.invoice_id, item.id),
+        &store::child_key(account, coll, item.document_id, item.id),
         &store::encode(item),
     )?;
     txn.put(
-        &store::parent_key(account, COLLECTION, item.id),
-        &item.invoice_id.to_be_bytes(),
+        &store::parent_key(account, coll, item.id),
+        &item.document_id.to_be_bytes(),
     )?;
     Ok(())
 }
 
-/// The items of an invoice by position, then id.
-pub fn load_all(txn: &dyn Read, account: u64, invoice_id: u64) -> Result<Vec<Item>, Error> {
-    let mut items: Vec<Item> =
-        store::scan_all(txn, &store::child_prefix(account, COLLECTION, invoice_id))?
-            .iter()
-            .map(|(_, v)| store::decode(v).map_err(Error::from))
-            .collect::<Result<_, _>>()?;
+/// The items of a document by position, then id.
+pub fn load_all(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    document_id: u64,
+) -> Result<Vec<Item>, Error> {
+    let prefix = store::child_prefix(account, collection(kind), document_id);
+    let mut items: Vec<Item> = store::scan_all(txn, &prefix)?
+        .iter()
+        .map(|(_, v)| store::decode(v).map_err(Error::from))
+        .collect::<Result<_, _>>()?;
     items.sort_by_key(|i| (i.position, i.id));
     Ok(items)
 }
 
-pub fn load(txn: &dyn Read, account: u64, id: u64) -> Result<Item, Error> {
-    let not_found = || Error::NotFound(format!("invoice item {id} does not exist"));
+pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Item, Error> {
+    let not_found = || Error::NotFound(format!("{} item {id} does not exist", kind.label()));
+    let coll = collection(kind);
     let parent = txn
-        .get(&store::parent_key(account, COLLECTION, id))?
+        .get(&store::parent_key(account, coll, id))?
         .and_then(|b| b.try_into().ok().map(u64::from_be_bytes))
         .ok_or_else(not_found)?;
     let bytes = txn
-        .get(&store::child_key(account, COLLECTION, parent, id))?
+        .get(&store::child_key(account, coll, parent, id))?
         .ok_or_else(not_found)?;
     Ok(store::decode(&bytes)?)
 }
 
-/// The parent invoice, which must be a DRAFT for its items to change.
-fn draft(txn: &dyn Read, account: u64, invoice_id: u64) -> Result<Invoice, Error> {
-    invoices::load_for(txn, account, invoice_id, Event::Edit)
-        .map(|(inv, _)| inv)
-        .map_err(|e| match e {
-            Error::Invalid(m) => Error::Invalid(
-                m.into_iter()
-                    .map(|m| {
-                        m.replace(
-                            "only a DRAFT invoice can be changed",
-                            "items change only while the invoice is a DRAFT",
-                        )
-                    })
-                    .collect(),
+/// The parent document, which must be a DRAFT for its items to change.
+fn draft(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Document, Error> {
+    let doc = documents::load(txn, account, kind, id)?;
+    documents::transition(doc.status, Event::Edit).map_err(|_| {
+        documents::refusal(
+            kind,
+            format!(
+                "items change only while the {{doc}} is a DRAFT; this {{doc}} is {}",
+                doc.shown(Date::from_unix(0)).as_str()
             ),
-            other => other,
-        })
+        )
+    })?;
+    Ok(doc)
 }
 
-/// Saves the invoice with totals recomputed from its items.
-fn refresh(ctx: &Ctx, txn: &mut dyn Write, old: &Invoice) -> Result<Invoice, Error> {
+/// Saves the document with totals recomputed from its items.
+fn refresh(ctx: &Ctx, txn: &mut dyn Write, old: &Document) -> Result<Document, Error> {
     let mut inv = old.clone();
-    invoices::refresh_totals(ctx, txn, &mut inv)?;
+    documents::refresh_totals(ctx, txn, &mut inv)?;
     inv.updated = ctx.now;
-    invoices::save(txn, ctx.account_id, Some(old), &inv)?;
+    documents::save(txn, ctx.account_id, Some(old), &inv)?;
     Ok(inv)
 }
 
-pub fn create(ctx: &Ctx, txn: &mut dyn Write, c: &Changes) -> Result<(Item, Invoice), Error> {
-    let invoice_id = match c.get("invoice_id") {
+pub fn create(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    c: &Changes,
+) -> Result<(Item, Document), Error> {
+    let parent_field = kind.parent_field();
+    let document_id = match c.get(parent_field) {
         Some(Some(Scalar::Int(id))) if *id > 0 => *id as u64,
         _ => {
             let mut errors = c.errors();
-            if !c.invalid.iter().any(|(n, _)| *n == "invoice_id") {
-                errors.push("invoice_id is mandatory".into());
+            if !c.invalid.iter().any(|(n, _)| *n == parent_field) {
+                errors.push(format!("{parent_field} is mandatory"));
             }
             return Err(Error::Invalid(errors));
         }
     };
-    let inv = match draft(txn.as_read(), ctx.account_id, invoice_id) {
+    let inv = match draft(txn.as_read(), ctx.account_id, kind, document_id) {
         Err(Error::NotFound(_)) => {
             return Err(Error::invalid(format!(
-                "invoice_id {invoice_id} does not exist"
+                "{parent_field} {document_id} does not exist"
             )));
         }
         other => other?,
     };
-    let existing = load_all(txn.as_read(), ctx.account_id, invoice_id)?;
+    let existing = load_all(txn.as_read(), ctx.account_id, kind, document_id)?;
     if existing.len() >= limits::ITEMS_MAX {
         return Err(Error::invalid(format!(
-            "an invoice holds at most {} items",
+            "a {} holds at most {} items",
+            kind.label(),
             limits::ITEMS_MAX
         )));
     }
     let position = existing.last().map_or(1, |i| i.position + 1);
     let default_tax = super::taxes::default_tax(txn.as_read(), ctx.account_id)?;
-    let item = build(ctx, txn, invoice_id, position, c, &default_tax)?;
-    save(txn, ctx.account_id, &item)?;
+    let item = build(ctx, txn, kind, document_id, position, c, &default_tax)?;
+    save(txn, ctx.account_id, kind, &item)?;
     let inv = refresh(ctx, txn, &inv)?;
     Ok((item, inv))
 }
@@ -295,40 +362,48 @@ pub fn create(ctx: &Ctx, txn: &mut dyn Write, c: &Changes) -> Result<(Item, Invo
 pub fn update(
     ctx: &Ctx,
     txn: &mut dyn Write,
+    kind: DocKind,
     id: u64,
     c: &Changes,
-) -> Result<(Item, Invoice), Error> {
-    let mut item = load(txn.as_read(), ctx.account_id, id)?;
-    let inv = draft(txn.as_read(), ctx.account_id, item.invoice_id)?;
+) -> Result<(Item, Document), Error> {
+    let mut item = load(txn.as_read(), ctx.account_id, kind, id)?;
+    let inv = draft(txn.as_read(), ctx.account_id, kind, item.document_id)?;
     let mut errors = c.errors();
     apply(&mut item, c, &mut errors);
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
     item.updated = ctx.now;
-    save(txn, ctx.account_id, &item)?;
+    save(txn, ctx.account_id, kind, &item)?;
     let inv = refresh(ctx, txn, &inv)?;
     Ok((item, inv))
 }
 
-pub fn delete(ctx: &Ctx, txn: &mut dyn Write, id: u64) -> Result<(), Error> {
-    let item = load(txn.as_read(), ctx.account_id, id)?;
-    let inv = draft(txn.as_read(), ctx.account_id, item.invoice_id)?;
+pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
+    let item = load(txn.as_read(), ctx.account_id, kind, id)?;
+    let inv = draft(txn.as_read(), ctx.account_id, kind, item.document_id)?;
+    let coll = collection(kind);
     txn.delete(&store::child_key(
         ctx.account_id,
-        COLLECTION,
-        item.invoice_id,
+        coll,
+        item.document_id,
         id,
     ))?;
-    txn.delete(&store::parent_key(ctx.account_id, COLLECTION, id))?;
+    txn.delete(&store::parent_key(ctx.account_id, coll, id))?;
     refresh(ctx, txn, &inv)?;
     Ok(())
 }
 
-pub fn delete_all(txn: &mut dyn Write, account: u64, invoice_id: u64) -> Result<(), Error> {
-    for item in load_all(txn.as_read(), account, invoice_id)? {
-        txn.delete(&store::child_key(account, COLLECTION, invoice_id, item.id))?;
-        txn.delete(&store::parent_key(account, COLLECTION, item.id))?;
+pub fn delete_all(
+    txn: &mut dyn Write,
+    account: u64,
+    kind: DocKind,
+    document_id: u64,
+) -> Result<(), Error> {
+    let coll = collection(kind);
+    for item in load_all(txn.as_read(), account, kind, document_id)? {
+        txn.delete(&store::child_key(account, coll, document_id, item.id))?;
+        txn.delete(&store::parent_key(account, coll, item.id))?;
     }
     Ok(())
 }

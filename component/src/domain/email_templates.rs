@@ -1,0 +1,71 @@
+//! E-mail templates: a name, a subject and a body with placeholders; the one marked
+//! default gives the subject and body of e-mails that name none.
+
+use super::records::{self, Resource, Rules};
+use super::schema::{Field, Kind, Record};
+use super::{Ctx, Error};
+use crate::caps::{Read, Write};
+
+static FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("updated", Kind::DateTime).read_only(),
+    Field::new("name", Kind::Text).mandatory(),
+    Field::new("subject", Kind::Text).mandatory(),
+    Field::new("body", Kind::Text),
+    Field::new("is_default", Kind::Bool),
+];
+
+pub static EMAIL_TEMPLATES: Resource = Resource {
+    collection: "email-templates",
+    label: "e-mail template",
+    fields: FIELDS,
+    filters: &[],
+    rules: &EmailTemplateRules,
+};
+
+struct EmailTemplateRules;
+
+impl Rules for EmailTemplateRules {
+    fn prepare(
+        &self,
+        _ctx: &Ctx,
+        _txn: &mut dyn Write,
+        record: &mut Record,
+        _old: Option<&Record>,
+        _changes: &super::schema::Changes,
+        errors: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        if record.text("subject").contains(['\r', '\n']) {
+            errors.push("subject must be a single line".into());
+        }
+        Ok(())
+    }
+
+    fn after_save(
+        &self,
+        ctx: &Ctx,
+        txn: &mut dyn Write,
+        record: &Record,
+        _old: Option<&Record>,
+    ) -> Result<(), Error> {
+        records::clear_flag_on_others(ctx, txn, &EMAIL_TEMPLATES, record, "is_default", |_| true)
+    }
+}
+
+/// The template asked for (which must exist), else the default one, else none.
+pub fn pick(txn: &dyn Read, account: u64, asked: Option<u64>) -> Result<Option<Record>, Error> {
+    if let Some(id) = asked {
+        return records::load(txn, &EMAIL_TEMPLATES, account, id)
+            .map(Some)
+            .map_err(|e| match e {
+                Error::NotFound(_) => {
+                    Error::invalid(format!("email_template_id {id} does not exist"))
+                }
+                other => other,
+            });
+    }
+    Ok(records::load_all(txn, &EMAIL_TEMPLATES, account)?
+        .into_iter()
+        .find(|t| t.bool("is_default")))
+}

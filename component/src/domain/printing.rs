@@ -1,0 +1,339 @@
+//! The printed form of a document: what its PDF says, as a layout-neutral `PdfDocument`
+//! with every placeholder resolved and every amount formatted for the account's locale.
+
+use rust_decimal::Decimal;
+
+use super::date::Date;
+use super::documents::Document;
+use super::items::Item;
+use super::money::{self, round_commercial_2};
+use super::placeholders;
+use super::schema::Record;
+use crate::caps::{PdfDocument, Table};
+
+/// Whether the locale writes 1.234,56 (most of continental Europe) or 1,234.56.
+fn decimal_comma(locale: &str) -> bool {
+    let lang = locale.get(..2).unwrap_or("").to_ascii_lowercase();
+    matches!(
+        lang.as_str(),
+        "de" | "fr"
+            | "es"
+            | "it"
+            | "nl"
+            | "pl"
+            | "pt"
+            | "cs"
+            | "sk"
+            | "da"
+            | "sv"
+            | "nb"
+            | "fi"
+            | "ru"
+            | "uk"
+            | "el"
+            | "tr"
+            | "hu"
+            | "ro"
+            | "hr"
+            | "sl"
+            | "bg"
+            | "lt"
+            | "lv"
+            | "et"
+    )
+}
+
+/// An amount with two decimals, thousands grouped, and the currency code.
+pub fn format_money(amount: Decimal, currency: &str, locale: &str) -> String {
+    let rounded = round_commercial_2(amount);
+    let text = format!("{:.2}", rounded.abs());
+    let (int, frac) = text.split_once('.').unwrap_or((&text, "00"));
+    let (group, point) = if decimal_comma(locale) {
+        ('.', ',')
+    } else {
+        (',', '.')
+    };
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(group);
+        }
+        grouped.push(c);
+    }
+    let sign = if rounded.is_sign_negative() && !rounded.is_zero() {
+        "-"
+    } else {
+        ""
+    };
+    format!("{sign}{grouped}{point}{frac} {currency}")
+        .trim_end()
+        .to_owned()
+}
+
+/// A quantity or rate without trailing zeros, in the locale's decimal mark.
+fn format_number(d: Decimal, locale: &str) -> String {
+    let text = d.normalize().to_string();
+    if decimal_comma(locale) {
+        text.replace('.', ",")
+    } else {
+        text
+    }
+}
+
+pub fn format_date(date: Date, locale: &str) -> String {
+    let iso = date.to_string();
+    if locale.to_ascii_lowercase().starts_with("de") {
+        format!("{}.{}.{}", &iso[8..10], &iso[5..7], &iso[0..4])
+    } else {
+        iso
+    }
+}
+
+/// The values placeholders resolve to for a document (`[Invoice.…]` or `[CreditNote.…]`).
+pub fn values(inv: &Document, client: &Record, settings: &Record) -> Vec<(String, String)> {
+    let locale = settings.text("locale");
+    let money = |d: Decimal| format_money(d, &inv.currency_code, locale);
+    let mut values: Vec<(String, String)> = [
+        ("id", inv.id.to_string()),
+        (inv.kind.number_field(), inv.invoice_number.clone()),
+        ("number", inv.number.to_string()),
+        ("date", format_date(inv.date, locale)),
+        ("due_date", format_date(inv.due_date, locale)),
+        ("discount_date", format_date(inv.discount_date, locale)),
+        ("total_gross", money(inv.total_gross)),
+        ("total_net", money(inv.total_net)),
+        (
+            "discount_amount",
+            money(money::discount_amount(inv.total_gross, inv.discount_rate)),
+        ),
+        ("paid_amount", money(inv.paid_amount)),
+        ("open_amount", money(inv.open_amount())),
+        ("currency_code", inv.currency_code.clone()),
+        ("label", inv.label.clone()),
+        ("address", inv.address.clone()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (format!("{}.{k}", inv.kind.placeholder_object()), v))
+    .collect();
+    for field in [
+        "name",
+        "client_number",
+        "salutation",
+        "first_name",
+        "last_name",
+        "street",
+        "zip",
+        "city",
+        "country_code",
+        "email",
+        "address",
+        "vat_number",
+    ] {
+        values.push((format!("Client.{field}"), client.text(field).to_owned()));
+    }
+    for field in [
+        "name",
+        "street",
+        "zip",
+        "city",
+        "country_code",
+        "vat_number",
+    ] {
+        values.push((
+            format!("Company.{field}"),
+            settings.text(&format!("company_{field}")).to_owned(),
+        ));
+    }
+    values
+}
+
+/// The document as the PDF shows it. `template_text` is the template's paragraphs,
+/// placeholders unresolved.
+pub fn document(
+    inv: &Document,
+    items: &[Item],
+    client: &Record,
+    settings: &Record,
+    template_text: &[String],
+    print: bool,
+) -> PdfDocument {
+    let locale = settings.text("locale");
+    let values = values(inv, client, settings);
+    let resolve = |t: &str| placeholders::resolve(t, &values);
+    let money = |d: Decimal| format_money(d, &inv.currency_code, locale);
+    let sender = [
+        settings.text("company_name"),
+        settings.text("company_street"),
+        &format!(
+            "{} {}",
+            settings.text("company_zip"),
+            settings.text("company_city")
+        ),
+    ]
+    .iter()
+    .map(|s| s.trim())
+    .filter(|s| !s.is_empty())
+    .collect::<Vec<_>>()
+    .join(" · ");
+    let mut meta = vec![
+        (
+            format!("{} number", inv.kind.title()),
+            inv.invoice_number.clone(),
+        ),
+        ("Date".to_owned(), format_date(inv.date, locale)),
+        ("Due date".to_owned(), format_date(inv.due_date, locale)),
+    ];
+    if !client.text("client_number").is_empty() {
+        meta.push((
+            "Client number".into(),
+            client.text("client_number").to_owned(),
+        ));
+    }
+    if !inv.supply_date.is_empty() {
+        let label = if inv.supply_date_type.starts_with("DELIVERY") {
+            "Delivery date"
+        } else {
+            "Supply date"
+        };
+        meta.push((label.into(), inv.supply_date.clone()));
+    }
+    let mut preamble: Vec<String> = template_text
+        .iter()
+        .map(|t| resolve(t))
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    if !inv.intro.trim().is_empty() {
+        preamble.push(resolve(&inv.intro));
+    }
+    let rows = items
+        .iter()
+        .map(|item| {
+            let totals = money::line_totals(&item.line(), inv.basis(), inv.tax_free);
+            let mut title = item.title.clone();
+            if !item.description.is_empty() {
+                title = format!("{title}\n{}", item.description);
+            }
+            if !item.reduction.is_empty() {
+                title = format!("{title}\nReduction {}", item.reduction);
+            }
+            let rate = if inv.tax_free {
+                Decimal::ZERO
+            } else {
+                item.tax_rate
+            };
+            let line_total = match inv.basis() {
+                money::PriceBasis::Net => totals.net,
+                money::PriceBasis::Gross => totals.gross,
+            };
+            vec![
+                title,
+                format_number(item.quantity, locale),
+                item.unit.clone(),
+                money(item.unit_price),
+                format!("{} %", format_number(rate, locale)),
+                money(line_total),
+            ]
+        })
+        .collect();
+    let mut totals = Vec::new();
+    if !inv.total_reduction.is_zero() {
+        let basis = match inv.basis() {
+            money::PriceBasis::Net => inv.total_net_unreduced,
+            money::PriceBasis::Gross => inv.total_gross_unreduced,
+        };
+        totals.push(("Subtotal".to_owned(), money(basis)));
+        totals.push((
+            format!("Reduction {}", inv.reduction),
+            money(-inv.total_reduction),
+        ));
+    }
+    totals.push(("Total net".to_owned(), money(inv.total_net)));
+    for t in &inv.taxes {
+        if inv.tax_free {
+            continue;
+        }
+        let name = if t.name.is_empty() {
+            "Tax".to_owned()
+        } else {
+            t.name.clone()
+        };
+        totals.push((
+            format!("{name} {} %", format_number(t.rate, locale)),
+            money(t.amount),
+        ));
+    }
+    totals.push(("Total".to_owned(), money(inv.total_gross)));
+    let mut closing = Vec::new();
+    if inv.tax_free {
+        closing.push(format!("No tax is charged on this {}.", inv.kind.label()));
+    }
+    if !inv.note.trim().is_empty() {
+        closing.push(resolve(&inv.note));
+    }
+    if inv.kind == super::documents::DocKind::Invoice {
+        closing.push(format!(
+            "Please pay by {}.",
+            format_date(inv.due_date, locale)
+        ));
+    }
+    if inv.kind == super::documents::DocKind::Invoice && !inv.discount_rate.is_zero() {
+        closing.push(format!(
+            "Paid by {}, a cash discount of {} % ({}) applies.",
+            format_date(inv.discount_date, locale),
+            format_number(inv.discount_rate, locale),
+            money(money::discount_amount(inv.total_gross, inv.discount_rate))
+        ));
+    }
+    let footer = [
+        settings.text("company_name"),
+        settings.text("company_vat_number"),
+    ]
+    .iter()
+    .filter(|s| !s.is_empty())
+    .copied()
+    .collect::<Vec<_>>()
+    .join(" · ");
+    PdfDocument {
+        title: if inv.title.trim().is_empty() {
+            format!("{} {}", inv.kind.title(), inv.invoice_number)
+        } else {
+            format!("{} {}", inv.title.trim(), inv.invoice_number)
+        },
+        sender: if sender.is_empty() {
+            Vec::new()
+        } else {
+            vec![sender]
+        },
+        recipient: inv.address.lines().map(str::to_owned).collect(),
+        meta,
+        preamble,
+        items: Table {
+            header: ["Item", "Quantity", "Unit", "Unit price", "Tax", "Total"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+            right_aligned: vec![1, 3, 4, 5],
+        },
+        totals,
+        closing,
+        footer,
+        print,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_is_formatted_for_the_locale() {
+        let d = |s: &str| s.parse::<Decimal>().unwrap();
+        assert_eq!(
+            format_money(d("1234567.5"), "EUR", "de_DE"),
+            "1.234.567,50 EUR"
+        );
+        assert_eq!(format_money(d("1234.005"), "USD", "en_US"), "1,234.01 USD");
+        assert_eq!(format_money(d("-40"), "EUR", "de_DE"), "-40,00 EUR");
+        assert_eq!(format_money(d("0.5"), "CHF", "en"), "0.50 CHF");
+    }
+}
