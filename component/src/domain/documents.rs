@@ -815,6 +815,14 @@ pub fn create(
         tags: Vec::new(),
         article_ids: Vec::new(),
     };
+    if let Some(src) = &source {
+        // What the invoice said holds for its credit note unless the request says otherwise.
+        inv.net_gross = src.net_gross.clone();
+        inv.currency_code = src.currency_code.clone();
+        inv.quote = src.quote;
+        inv.address = src.address.clone();
+        inv.reduction = src.reduction.clone();
+    }
     // Explicit due and discount dates win over days; days follow an explicit date.
     apply(&mut inv, changes, due_days, discount_days);
     let pre = numbering::resolve_prefix(&inv.number_pre, inv.date);
@@ -933,8 +941,9 @@ fn apply(inv: &mut Document, c: &Changes, due_days: i64, discount_days: i64) {
     }
 }
 
-/// Recomputes the cached totals from the items.
+/// Recomputes what the document caches of its items: totals, taxes, article ids.
 pub fn apply_totals(inv: &mut Document, items: &[items::Item]) {
+    inv.article_ids = items.iter().filter_map(|i| i.article_id).collect();
     let lines: Vec<Line> = items.iter().map(items::Item::line).collect();
     let reduction = Reduction::parse(&inv.reduction).ok().flatten();
     let t = money::document_totals(&lines, inv.basis(), reduction, inv.tax_free);
@@ -958,7 +967,6 @@ pub fn apply_totals(inv: &mut Document, items: &[items::Item]) {
 /// Reloads the items and client terms and saves the invoice with fresh totals.
 pub fn refresh_totals(ctx: &Ctx, txn: &mut dyn Write, inv: &mut Document) -> Result<(), Error> {
     let items = items::load_all(txn.as_read(), ctx.account_id, inv.kind, inv.id)?;
-    inv.article_ids = items.iter().filter_map(|i| i.article_id).collect();
     let client = load_client(txn.as_read(), ctx.account_id, inv.client_id as i64)?;
     inv.tax_free = is_tax_free(txn.as_read(), ctx.account_id, &client)?;
     apply_totals(inv, &items);

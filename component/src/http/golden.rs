@@ -120,6 +120,13 @@ fn seed() -> World {
     w.ok(Method::Put, "/api/invoices/1/complete", "");
     w.ok(Method::Post, "/api/invoice-payments", "<invoice-payment><invoice_id>1</invoice_id><amount>100</amount><type>BANK_TRANSFER</type><date>2026-11-10</date><comment>First part</comment></invoice-payment>");
     w.ok(Method::Post, "/api/invoice-comments", "<invoice-comment><invoice_id>1</invoice_id><comment>Called about the rest</comment></invoice-comment>");
+    w.ok(Method::Post, "/api/credit-notes", "<credit-note><invoice_id>1</invoice_id><title>Gutschrift</title><date>2026-11-12</date></credit-note>");
+    w.ok(
+        Method::Post,
+        "/api/credit-note-tags",
+        "<credit-note-tag><credit_note_id>1</credit_note_id><name>Retoure</name></credit-note-tag>",
+    );
+    w.ok(Method::Post, "/api/email-templates", "<email-template><name>Standard</name><subject>Gutschrift [CreditNote.credit_note_number]</subject><body>Anbei.</body><is_default>1</is_default></email-template>");
     w
 }
 
@@ -144,6 +151,20 @@ const CASES: &[(&str, &str)] = &[
         "/api/invoice-comments?invoice_id=1",
     ),
     ("pdf/get", "/api/invoices/1/pdf"),
+    ("credit-notes/get", "/api/credit-notes/1"),
+    (
+        "credit-notes/groups",
+        "/api/credit-notes?group_by=status,year",
+    ),
+    (
+        "credit-note-items/list",
+        "/api/credit-note-items?credit_note_id=1",
+    ),
+    (
+        "credit-note-tags/list",
+        "/api/credit-note-tags?credit_note_id=1",
+    ),
+    ("email-templates/get", "/api/email-templates/1"),
     ("errors/not-found", "/api/clients/999"),
     (
         "errors/invalid",
