@@ -104,6 +104,20 @@ pub fn route(
         },
         #[cfg(feature = "test-routes")]
         ["_test", "panic"] => panic!("test route: deliberate panic"),
+        #[cfg(feature = "test-routes")]
+        ["_test", "loop"] => loop {
+            // Runs until the host's deadline stops it.
+            std::hint::black_box(0u64);
+        },
+        #[cfg(feature = "test-routes")]
+        ["_test", "alloc"] => {
+            // Allocates until the instance's memory limit stops it.
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            loop {
+                hoard.push(vec![1u8; 16 << 20]);
+                std::hint::black_box(&hoard);
+            }
+        }
         [name, rest @ ..] if rest.len() <= 1 => {
             let Some(w) = wire(name) else {
                 return Err(not_found(req));

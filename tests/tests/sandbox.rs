@@ -1,0 +1,67 @@
+//! The sandbox: a request that loops forever or allocates without bound costs that request
+//! a 500, and concurrent requests go on being served.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use faktura_host::Limits;
+use faktura_tests::{App, test_component};
+
+async fn limited_app() -> Arc<App> {
+    let data = Arc::new(tempfile::tempdir().unwrap());
+    Arc::new(
+        App::spawn_configured(data, test_component(), |o| {
+            o.limits = Limits {
+                request_time_max: Duration::from_secs(2),
+                memory_bytes_max: 64 << 20,
+                instances_max: 16,
+            }
+        })
+        .await,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_loop_is_stopped_and_others_are_served_meanwhile() {
+    let app = limited_app().await;
+    let looping = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let r = app.get("/api/_test/loop").await;
+            (r, started.elapsed())
+        })
+    };
+    // While the loop runs, ordinary requests still answer promptly.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for _ in 0..10 {
+        let started = Instant::now();
+        assert_eq!(app.get("/api/clients").await.status, 200);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    let (r, took) = looping.await.unwrap();
+    r.assert_error(500, "internal error");
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
+    assert_eq!(app.get("/api/clients").await.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unbounded_allocation_hits_the_memory_limit() {
+    let app = limited_app().await;
+    let r = app.get("/api/_test/alloc").await;
+    r.assert_error(500, "internal error");
+    assert_eq!(app.get("/api/clients").await.status, 200);
+    assert_eq!(
+        app.post("/api/clients", "<client><name>After</name></client>")
+            .await
+            .status,
+        201
+    );
+}
