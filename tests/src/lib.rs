@@ -233,6 +233,49 @@ impl Drop for App {
     }
 }
 
+/// One HTTP/1.1 request on a fresh connection; `None` when the connection fails (a server
+/// that was killed).
+pub async fn try_send(
+    base: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    key: &str,
+) -> Option<Reply> {
+    let authority = base.trim_start_matches("http://").to_owned();
+    let stream = tokio::net::TcpStream::connect(&authority).await.ok()?;
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .ok()?;
+    tokio::spawn(conn);
+    let mut builder = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", authority)
+        .header("X-ServiceApiKey", key);
+    if body.is_some() {
+        builder = builder.header("Content-Type", "application/xml");
+    }
+    let request = builder
+        .body(Full::new(Bytes::from(body.unwrap_or_default().to_owned())))
+        .ok()?;
+    let response = sender.send_request(request).await.ok()?;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let bytes = response.into_body().collect().await.ok()?.to_bytes();
+    Some(Reply {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+        bytes: bytes.to_vec(),
+    })
+}
+
+/// The release `faktura` binary that `make test` builds.
+pub fn host_binary() -> PathBuf {
+    workspace_root().join("target/release/faktura")
+}
+
 /// One HTTP/1.1 request on a fresh connection.
 pub async fn send_raw(
     base: &str,

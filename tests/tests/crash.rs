@@ -1,0 +1,209 @@
+//! Crash safety: the release host is killed with SIGKILL at random moments while clients
+//! create, complete and pay invoices; after every restart each acknowledged write is there,
+//! no document is half-written, and numbers stay unique and without gaps.
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use faktura_tests::{free_port, host_binary, test_component, try_send};
+
+const KEY: &str = "crash-test-key-0123456789";
+const ROUNDS: usize = 20;
+const WORKERS: usize = 6;
+
+fn start(data: &std::path::Path, port: u16) -> Child {
+    Command::new(host_binary())
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--bootstrap-key",
+            KEY,
+        ])
+        .arg("--data")
+        .arg(data)
+        .arg("--component")
+        .arg(test_component())
+        .env("FAKTURA_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the release host is built (make build)")
+}
+
+async fn wait_ready(base: &str) {
+    for _ in 0..200 {
+        if let Some(r) = try_send(base, "GET", "/api/clients", None, KEY).await
+            && r.status == 200
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the host did not come up on {base}");
+}
+
+/// What the clients were told: invoice id → (number, completed, paid).
+type Acknowledged = Arc<Mutex<BTreeMap<u64, (u64, bool, bool)>>>;
+
+async fn work(base: String, client: u64, acked: Acknowledged) {
+    loop {
+        let body = format!(
+            "<invoice><client_id>{client}</client_id><invoice-items><invoice-item><unit_price>10</unit_price></invoice-item></invoice-items></invoice>"
+        );
+        let Some(r) = try_send(&base, "POST", "/api/invoices", Some(&body), KEY).await else {
+            return;
+        };
+        if r.status != 201 {
+            return;
+        }
+        let id = r.id();
+        let number: u64 = r.field("number").unwrap().parse().unwrap();
+        acked.lock().unwrap().insert(id, (number, false, false));
+        let Some(r) = try_send(
+            &base,
+            "PUT",
+            &format!("/api/invoices/{id}/complete"),
+            Some(""),
+            KEY,
+        )
+        .await
+        else {
+            return;
+        };
+        if r.status != 200 {
+            return;
+        }
+        acked.lock().unwrap().get_mut(&id).unwrap().1 = true;
+        let pay = format!(
+            "<invoice-payment><invoice_id>{id}</invoice_id><amount>10</amount></invoice-payment>"
+        );
+        let Some(r) = try_send(&base, "POST", "/api/invoice-payments", Some(&pay), KEY).await
+        else {
+            return;
+        };
+        if r.status != 201 {
+            return;
+        }
+        acked.lock().unwrap().get_mut(&id).unwrap().2 = true;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_writes_survive_sigkill() {
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let acked: Acknowledged = Arc::default();
+    let mut server = start(data.path(), port);
+    wait_ready(&base).await;
+    let client = try_send(
+        &base,
+        "POST",
+        "/api/clients",
+        Some("<client><name>Crash AG</name></client>"),
+        KEY,
+    )
+    .await
+    .unwrap()
+    .id();
+    let mut seed = 0x9e37_79b9_u64;
+    for round in 0..ROUNDS {
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|_| tokio::spawn(work(base.clone(), client, acked.clone())))
+            .collect();
+        // A pseudo-random moment between 50 and 550 ms.
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        tokio::time::sleep(Duration::from_millis(50 + seed % 500)).await;
+        server.kill().unwrap();
+        server.wait().unwrap();
+        for w in workers {
+            let _ = w.await;
+        }
+        server = start(data.path(), port);
+        wait_ready(&base).await;
+        verify(&base, &acked, round).await;
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let acked = acked.lock().unwrap();
+    assert!(
+        acked.len() >= ROUNDS,
+        "the workers got writes acknowledged: {}",
+        acked.len()
+    );
+    eprintln!(
+        "crash test: {ROUNDS} kills survived, {} invoices acknowledged ({} completed, {} paid)",
+        acked.len(),
+        acked.values().filter(|v| v.1).count(),
+        acked.values().filter(|v| v.2).count()
+    );
+}
+
+async fn verify(base: &str, acked: &Acknowledged, round: usize) {
+    let expected = acked.lock().unwrap().clone();
+    for (id, (number, completed, paid)) in &expected {
+        let r = try_send(base, "GET", &format!("/api/invoices/{id}"), None, KEY)
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status, 200,
+            "round {round}: acknowledged invoice {id} is missing"
+        );
+        assert_eq!(
+            r.field("number").unwrap(),
+            number.to_string(),
+            "round {round}: invoice {id}"
+        );
+        let status = r.field("status").unwrap();
+        if *completed {
+            assert_ne!(
+                status, "DRAFT",
+                "round {round}: completion of {id} was lost"
+            );
+            let pdf = try_send(base, "GET", &format!("/api/invoices/{id}/pdf"), None, KEY)
+                .await
+                .unwrap();
+            assert_eq!(pdf.status, 200, "round {round}: the PDF of {id} is missing");
+        }
+        if *paid {
+            assert_eq!(status, "PAID", "round {round}: payment of {id} was lost");
+            assert_eq!(r.field("paid_amount").as_deref(), Some("10"));
+        }
+    }
+    // Every invoice there is whole, and the numbers run 1..=n without gaps or repeats.
+    let mut numbers = Vec::new();
+    let mut page = 1;
+    loop {
+        let r = try_send(
+            base,
+            "GET",
+            &format!("/api/invoices?per_page=1000&page={page}"),
+            None,
+            KEY,
+        )
+        .await
+        .unwrap();
+        let batch = r.fields("number");
+        for total in r.fields("total_gross") {
+            assert_eq!(total, "10", "round {round}: a half-written invoice");
+        }
+        numbers.extend(batch.iter().map(|n| n.parse::<u64>().unwrap()));
+        if batch.len() < 1000 {
+            break;
+        }
+        page += 1;
+    }
+    numbers.sort_unstable();
+    let n = numbers.len() as u64;
+    assert_eq!(
+        numbers,
+        (1..=n).collect::<Vec<_>>(),
+        "round {round}: numbers have gaps or repeats"
+    );
+    assert!(n >= expected.len() as u64);
+}
