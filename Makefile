@@ -8,7 +8,7 @@ TEST_WASM   := target/faktura-test.wasm
 LISTEN      ?= 127.0.0.1:8080
 DATA        ?= ./data
 
-.PHONY: all build run test lint fmt wasm-target component test-component clean
+.PHONY: all build run test lint fmt fuzz wasm-target component test-component clean
 
 all: build
 
@@ -42,6 +42,20 @@ lint: wasm-target
 
 fmt:
 	$(CARGO) fmt --all
+
+# Fuzz the wire decoders (nightly + cargo-fuzz), FUZZ_SECONDS each, corpora seeded from the
+# golden files in tests/cases.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := xml_decode json_decode query_parse
+fuzz:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	@mkdir -p fuzz/corpus/xml_decode fuzz/corpus/json_decode fuzz/corpus/query_parse
+	@for f in tests/cases/*/*/response.xml; do cp "$$f" "fuzz/corpus/xml_decode/$$(echo $$f | tr / _)"; done
+	@for f in tests/cases/*/*/response.json; do cp "$$f" "fuzz/corpus/json_decode/$$(echo $$f | tr / _)"; done
+	@printf 'status=OPEN,PAID&per_page=50&page=2&order_by=date+DESC,id' > fuzz/corpus/query_parse/seed
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  cargo +nightly fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -max_len=65536 || exit 1; \
+	done
 
 clean:
 	$(CARGO) clean

@@ -138,12 +138,28 @@ pub fn decode_xml(bytes: &[u8]) -> Result<Element, DecodeError> {
     root.ok_or_else(|| err("the body holds no XML element"))
 }
 
+/// A name the writer can write back: a letter or `_` first, then letters, digits, `-`, `_`,
+/// `.` or `:`.
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+}
+
 fn open(start: &BytesStart<'_>) -> Result<Element, DecodeError> {
     let name = start.name().as_ref().to_owned();
+    if !valid_name(&name) {
+        return Err(err(format!("malformed XML: bad element name \"{name}\"")));
+    }
     let mut attrs = Vec::new();
     for attr in start.attributes() {
         let attr = attr.map_err(|e| err(format!("malformed attribute in <{name}>: {e}")))?;
         let key = attr.key.as_ref().to_owned();
+        if !valid_name(&key) {
+            return Err(err(format!("malformed XML: bad attribute name \"{key}\" in <{name}>")));
+        }
         let value = attr
             .normalized_value(XmlVersion::Implicit1_0)
             .map_err(|e| err(format!("malformed attribute {key} in <{name}>: {e}")))?
@@ -278,6 +294,9 @@ mod tests {
         check_err("<a>", "unexpected end");
         check_err("", "no XML element");
         check_err("<a/><b/>", "after the root");
+        // Found by fuzzing: an empty name read fine but could not be written back.
+        check_err("<></>", "bad element name");
+        check_err("<a 1x=\"2\"/>", "malformed");
         check_err(&"<a>".repeat(100), "nests deeper");
         let many = format!("<a>{}</a>", "<b/>".repeat(limits::XML_ELEMENTS_MAX + 1));
         check_err(&many, "more than");

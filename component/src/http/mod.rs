@@ -315,6 +315,18 @@ fn authenticate(
     accounts::authenticate(txn.as_ref(), key)?.ok_or(ApiError::Unauthorized)
 }
 
+/// Exercises the query-string parser the way a list request does (for the fuzz target):
+/// parameters, paging, `order_by`, ids and dates.
+pub fn fuzz_query(raw: &str) {
+    if let Ok(q) = query::Query::parse(raw) {
+        let _ = q.paging();
+        let _ = q.order(crate::domain::documents::INVOICE_FIELDS);
+        let _ = q.id("client_id");
+        let _ = q.date("from");
+        let _ = q.list("status");
+    }
+}
+
 /// Runs `f` in a write transaction and commits only if it succeeds.
 pub fn in_write<T>(
     caps: &Caps,
