@@ -51,6 +51,10 @@ mod bindings {
         fn create_user(account_id: u64, email: String) -> Result<admin::AccountKey, String> {
             crate::wit::create_user(account_id, &email)
         }
+
+        fn revoke_user(user_id: u64) -> Result<(), String> {
+            crate::wit::revoke_user(user_id)
+        }
     }
 
     export!(Component);

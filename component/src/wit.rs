@@ -408,3 +408,13 @@ pub fn create_user(account_id: u64, email: &str) -> Result<AccountKey, String> {
     };
     run().map_err(message)
 }
+
+pub fn revoke_user(user_id: u64) -> Result<(), String> {
+    let run = || -> Result<(), domain::Error> {
+        let mut txn = caps::Store::begin_write(&WitStore)?;
+        accounts::revoke_user(txn.as_mut(), user_id)?;
+        txn.commit()?;
+        Ok(())
+    };
+    run().map_err(message)
+}

@@ -223,6 +223,21 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// Revokes a user's API key.
+    pub async fn revoke_user(&self, user: u64) -> anyhow::Result<()> {
+        let result = self
+            .with_instance(async |store, service| {
+                service
+                    .faktura_service_admin()
+                    .call_revoke_user(store, user)
+                    .await
+            })
+            .await?;
+        result.map_err(anyhow::Error::msg)
+    }
+}
+
 /// Checks a component path early, with a message that says what to do.
 pub fn check_component(path: &Path) -> anyhow::Result<()> {
     if !path.is_file() {

@@ -83,6 +83,11 @@ enum UserCommand {
         #[arg(long)]
         email: String,
     },
+    /// Revoke a user's API key (run while the server is stopped).
+    Revoke {
+        #[arg(long)]
+        user: u64,
+    },
 }
 
 fn default_component() -> PathBuf {
@@ -176,6 +181,14 @@ async fn run() -> anyhow::Result<()> {
             let key = runtime.create_account(&name, &email).await?;
             println!("account {} user {}", key.account_id, key.user_id);
             println!("API key (shown once): {}", key.api_key);
+            Ok(())
+        }
+        Command::User {
+            command: UserCommand::Revoke { user },
+        } => {
+            let runtime = Runtime::new(&options)?;
+            runtime.revoke_user(user).await?;
+            println!("user {user}: API key revoked");
             Ok(())
         }
         Command::User {

@@ -330,12 +330,31 @@ pub fn free_port() -> u16 {
 
 impl SmtpSink {
     pub async fn start(port: u16) -> SmtpSink {
+        SmtpSink::start_with(port, "aiosmtpd.handlers.Mailbox", true).await
+    }
+
+    /// A server that refuses every message with a temporary (4xx) or permanent (5xx) error.
+    pub async fn refusing(port: u16, permanent: bool) -> SmtpSink {
+        let class = if permanent {
+            "refusing_smtp.Permanent"
+        } else {
+            "refusing_smtp.Temporary"
+        };
+        SmtpSink::start_with(port, class, false).await
+    }
+
+    async fn start_with(port: u16, class: &str, mailbox: bool) -> SmtpSink {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = std::process::Command::new("python3")
+        let mut command = std::process::Command::new("python3");
+        command
+            .env("PYTHONPATH", workspace_root().join("tests/fixtures"))
             .args(["-m", "aiosmtpd", "-n", "-l"])
             .arg(format!("127.0.0.1:{port}"))
-            .args(["-c", "aiosmtpd.handlers.Mailbox"])
-            .arg(dir.path().join("maildir"))
+            .args(["-c", class]);
+        if mailbox {
+            command.arg(dir.path().join("maildir"));
+        }
+        let mut child = command
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

@@ -232,3 +232,39 @@ async fn mail_waits_in_the_outbox_while_the_server_is_down() {
     }
     panic!("the delivered message was not moved to sent/");
 }
+
+#[tokio::test]
+async fn refusals_keep_the_message_queued_or_mark_it_failed_with_the_reason() {
+    for permanent in [false, true] {
+        let sink = SmtpSink::refusing(free_port(), permanent).await;
+        let data = Arc::new(tempfile::tempdir().unwrap());
+        let app = App::spawn_configured(data, test_component(), with_smtp(sink.url())).await;
+        let id = completed_invoice(&app).await;
+        let r = app
+            .post(
+                &format!("/api/invoices/{id}/email"),
+                "<email><recipients><to>client@example.org</to></recipients></email>",
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let outbox = app.data.path().join("outbox");
+        let mut entry = None;
+        for _ in 0..100 {
+            let listed = faktura_host::list_outbox(&outbox).unwrap();
+            if listed[0].state.attempts >= 1 {
+                entry = Some(listed[0].clone());
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let entry = entry.expect("a delivery attempt was made");
+        if permanent {
+            assert_eq!(entry.status, "failed");
+            assert!(entry.state.last_error.contains("550"), "{:?}", entry.state);
+        } else {
+            assert_eq!(entry.status, "queued");
+            assert!(entry.state.last_error.contains("451"), "{:?}", entry.state);
+            assert!(entry.state.next_try > 0);
+        }
+    }
+}

@@ -322,3 +322,91 @@ async fn data_survives_a_restart() {
         .await;
     assert_eq!(next.field("number").as_deref(), Some("2"));
 }
+
+#[tokio::test]
+async fn a_revoked_key_stops_working_with_the_next_request() {
+    let app = App::spawn().await;
+    let member = app
+        .runtime
+        .create_user(1, "temp@example.com")
+        .await
+        .unwrap();
+    assert_eq!(
+        app.call_as(&member.api_key, "GET", "/api/clients", None)
+            .await
+            .status,
+        200
+    );
+    app.runtime.revoke_user(member.user_id).await.unwrap();
+    app.call_as(&member.api_key, "GET", "/api/clients", None)
+        .await
+        .assert_error(401, "authentication required");
+    assert_eq!(
+        app.get("/api/clients").await.status,
+        200,
+        "other keys keep working"
+    );
+    assert!(app.runtime.revoke_user(999).await.is_err());
+}
+
+#[tokio::test]
+async fn hostile_documents_are_refused_without_changing_anything() {
+    let app = App::spawn().await;
+    // A million siblings (4 MB, under the body limit) trips the element limit.
+    let siblings = format!("<client>{}</client>", "<a/>".repeat(1_000_000));
+    app.post("/api/clients", &siblings)
+        .await
+        .assert_error(400, "more than");
+    // A huge base64 file trips the body limit.
+    let huge = format!(
+        "<template><name>T</name><type>INVOICE</type><format>rtf</format><base64file>{}</base64file></template>",
+        "QUFB".repeat(6 << 20)
+    );
+    app.post("/api/templates", &huge)
+        .await
+        .assert_error(413, "larger than");
+    // Attachment names cannot leave the outbox or reach a header.
+    let c = app
+        .post("/api/clients", "<client><name>A</name></client>")
+        .await
+        .id();
+    let id = app
+        .post(
+            "/api/invoices",
+            &format!("<invoice><client_id>{c}</client_id></invoice>"),
+        )
+        .await
+        .id();
+    app.put(&format!("/api/invoices/{id}/complete"), "").await;
+    let r = app
+        .post(
+            &format!("/api/invoices/{id}/email"),
+            "<email><recipients><to>a@example.org</to></recipients><filename>../../etc/passwd</filename>\
+             <attachments><attachment><filename>../evil\r\nX-Injected: 1.txt</filename><base64file>aGk=</base64file></attachment></attachments></email>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let outbox = app.data.path().join("outbox").join("queue");
+    let eml = std::fs::read_dir(&outbox)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "eml"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .unwrap();
+    assert!(!eml.contains("X-Injected: 1"), "{eml}");
+    assert!(!eml.contains("filename=\"../"), "{eml}");
+    assert!(eml.contains("filename=\"_.._etc_passwd.pdf\""), "{eml}");
+    assert_eq!(
+        std::fs::read_dir(&outbox).unwrap().count(),
+        2,
+        "one message, nothing else"
+    );
+    assert_eq!(
+        app.get("/api/clients").await.header("x-total-count"),
+        Some("1")
+    );
+    assert_eq!(
+        app.get("/api/templates").await.header("x-total-count"),
+        Some("0")
+    );
+}

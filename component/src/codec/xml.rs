@@ -142,9 +142,7 @@ pub fn decode_xml(bytes: &[u8]) -> Result<Element, DecodeError> {
 /// `.` or `:`.
 fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
 }
 
@@ -158,7 +156,9 @@ fn open(start: &BytesStart<'_>) -> Result<Element, DecodeError> {
         let attr = attr.map_err(|e| err(format!("malformed attribute in <{name}>: {e}")))?;
         let key = attr.key.as_ref().to_owned();
         if !valid_name(&key) {
-            return Err(err(format!("malformed XML: bad attribute name \"{key}\" in <{name}>")));
+            return Err(err(format!(
+                "malformed XML: bad attribute name \"{key}\" in <{name}>"
+            )));
         }
         let value = attr
             .normalized_value(XmlVersion::Implicit1_0)

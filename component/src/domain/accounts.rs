@@ -86,6 +86,13 @@ pub fn load_user(txn: &dyn Read, id: u64) -> Result<User, Error> {
     Ok(store::decode(&bytes)?)
 }
 
+/// Removes a user's key: the next request with it answers 401.
+pub fn revoke_user(txn: &mut dyn Write, user_id: u64) -> Result<(), Error> {
+    let user = load_user(txn.as_read(), user_id)?;
+    txn.delete(&store::global_key("key", &user.key_hash))?;
+    Ok(())
+}
+
 pub fn has_accounts(txn: &dyn Read) -> Result<bool, Error> {
     Ok(!txn
         .scan(&store::global_key("account", &[]), None, 1, false)?
