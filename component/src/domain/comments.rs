@@ -56,14 +56,13 @@ pub fn to_record(c: &Comment, parent_field: &str) -> Record {
 }
 
 fn save(txn: &mut dyn Write, account: u64, parent: &str, c: &Comment) -> Result<(), Error> {
-    let coll = collection(parent);
-    txn.put(
-        &store::child_key(account, coll, c.parent_id, c.id),
+    store::put_child(
+        txn,
+        account,
+        collection(parent),
+        c.parent_id,
+        c.id,
         &store::encode(c),
-    )?;
-    txn.put(
-        &store::parent_key(account, coll, c.id),
-        &c.parent_id.to_be_bytes(),
     )?;
     Ok(())
 }
@@ -116,15 +115,8 @@ pub fn create(
 }
 
 pub fn load(txn: &dyn Read, account: u64, parent: &str, id: u64) -> Result<Comment, Error> {
-    let coll = collection(parent);
-    let not_found = || Error::NotFound(format!("comment {id} does not exist"));
-    let parent_id = txn
-        .get(&store::parent_key(account, coll, id))?
-        .and_then(|b| b.try_into().ok().map(u64::from_be_bytes))
-        .ok_or_else(not_found)?;
-    let bytes = txn
-        .get(&store::child_key(account, coll, parent_id, id))?
-        .ok_or_else(not_found)?;
+    let bytes = store::get_child(txn, account, collection(parent), id)?
+        .ok_or_else(|| Error::NotFound(format!("comment {id} does not exist")))?;
     Ok(store::decode(&bytes)?)
 }
 
@@ -145,9 +137,7 @@ pub fn list(
 
 pub fn delete(txn: &mut dyn Write, account: u64, parent: &str, id: u64) -> Result<(), Error> {
     let c = load(txn.as_read(), account, parent, id)?;
-    let coll = collection(parent);
-    txn.delete(&store::child_key(account, coll, c.parent_id, id))?;
-    txn.delete(&store::parent_key(account, coll, id))?;
+    store::delete_child(txn, account, collection(parent), c.parent_id, id)?;
     Ok(())
 }
 

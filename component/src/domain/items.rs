@@ -254,13 +254,13 @@ pub fn copy_to(
 
 pub fn save(txn: &mut dyn Write, account: u64, kind: DocKind, item: &Item) -> Result<(), Error> {
     let coll = collection(kind);
-    txn.put(
-        &store::child_key(account, coll, item.document_id, item.id),
+    store::put_child(
+        txn,
+        account,
+        coll,
+        item.document_id,
+        item.id,
         &store::encode(item),
-    )?;
-    txn.put(
-        &store::parent_key(account, coll, item.id),
-        &item.document_id.to_be_bytes(),
     )?;
     Ok(())
 }
@@ -282,15 +282,8 @@ pub fn load_all(
 }
 
 pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Item, Error> {
-    let not_found = || Error::NotFound(format!("{} item {id} does not exist", kind.label()));
-    let coll = collection(kind);
-    let parent = txn
-        .get(&store::parent_key(account, coll, id))?
-        .and_then(|b| b.try_into().ok().map(u64::from_be_bytes))
-        .ok_or_else(not_found)?;
-    let bytes = txn
-        .get(&store::child_key(account, coll, parent, id))?
-        .ok_or_else(not_found)?;
+    let bytes = store::get_child(txn, account, collection(kind), id)?
+        .ok_or_else(|| Error::NotFound(format!("{} item {id} does not exist", kind.label())))?;
     Ok(store::decode(&bytes)?)
 }
 
@@ -383,13 +376,7 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<
     let item = load(txn.as_read(), ctx.account_id, kind, id)?;
     let inv = draft(txn.as_read(), ctx.account_id, kind, item.document_id)?;
     let coll = collection(kind);
-    txn.delete(&store::child_key(
-        ctx.account_id,
-        coll,
-        item.document_id,
-        id,
-    ))?;
-    txn.delete(&store::parent_key(ctx.account_id, coll, id))?;
+    store::delete_child(txn, ctx.account_id, coll, item.document_id, id)?;
     refresh(ctx, txn, &inv)?;
     Ok(())
 }
@@ -402,8 +389,7 @@ pub fn delete_all(
 ) -> Result<(), Error> {
     let coll = collection(kind);
     for item in load_all(txn.as_read(), account, kind, document_id)? {
-        txn.delete(&store::child_key(account, coll, document_id, item.id))?;
-        txn.delete(&store::parent_key(account, coll, item.id))?;
+        store::delete_child(txn, account, coll, document_id, item.id)?;
     }
     Ok(())
 }

@@ -108,15 +108,8 @@ pub fn sum(
 }
 
 pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Payment, Error> {
-    let not_found = || Error::NotFound(format!("payment {id} does not exist"));
-    let coll = collection(kind);
-    let parent = txn
-        .get(&store::parent_key(account, coll, id))?
-        .and_then(|b| b.try_into().ok().map(u64::from_be_bytes))
-        .ok_or_else(not_found)?;
-    let bytes = txn
-        .get(&store::child_key(account, coll, parent, id))?
-        .ok_or_else(not_found)?;
+    let bytes = store::get_child(txn, account, collection(kind), id)?
+        .ok_or_else(|| Error::NotFound(format!("payment {id} does not exist")))?;
     Ok(store::decode(&bytes)?)
 }
 
@@ -221,13 +214,13 @@ pub fn create(
         mark_paid: matches!(c.get(mark_field(kind)), Some(Some(Scalar::Bool(true)))),
     };
     let coll = collection(kind);
-    txn.put(
-        &store::child_key(ctx.account_id, coll, inv.id, payment.id),
+    store::put_child(
+        txn,
+        ctx.account_id,
+        coll,
+        inv.id,
+        payment.id,
         &store::encode(&payment),
-    )?;
-    txn.put(
-        &store::parent_key(ctx.account_id, coll, payment.id),
-        &inv.id.to_be_bytes(),
     )?;
     let text = format!(
         "Payment of {} {} booked",
@@ -249,8 +242,7 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<
     let payment = load(txn.as_read(), ctx.account_id, kind, id)?;
     let inv = documents::load(txn.as_read(), ctx.account_id, kind, payment.document_id)?;
     let coll = collection(kind);
-    txn.delete(&store::child_key(ctx.account_id, coll, inv.id, id))?;
-    txn.delete(&store::parent_key(ctx.account_id, coll, id))?;
+    store::delete_child(txn, ctx.account_id, coll, inv.id, id)?;
     let text = format!(
         "Payment of {} {} deleted",
         payment.amount.normalize(),
@@ -270,8 +262,7 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<
 pub fn delete_all(txn: &mut dyn Write, account: u64, kind: DocKind, doc: u64) -> Result<(), Error> {
     let coll = collection(kind);
     for p in list(txn.as_read(), account, kind, doc)? {
-        txn.delete(&store::child_key(account, coll, doc, p.id))?;
-        txn.delete(&store::parent_key(account, coll, p.id))?;
+        store::delete_child(txn, account, coll, doc, p.id)?;
     }
     Ok(())
 }

@@ -59,15 +59,8 @@ pub fn list(txn: &dyn Read, account: u64, kind: DocKind, doc: u64) -> Result<Vec
 }
 
 pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Tag, Error> {
-    let not_found = || Error::NotFound(format!("tag {id} does not exist"));
-    let coll = collection(kind);
-    let parent = txn
-        .get(&store::parent_key(account, coll, id))?
-        .and_then(|b| b.try_into().ok().map(u64::from_be_bytes))
-        .ok_or_else(not_found)?;
-    let bytes = txn
-        .get(&store::child_key(account, coll, parent, id))?
-        .ok_or_else(not_found)?;
+    let bytes = store::get_child(txn, account, collection(kind), id)?
+        .ok_or_else(|| Error::NotFound(format!("tag {id} does not exist")))?;
     Ok(store::decode(&bytes)?)
 }
 
@@ -117,14 +110,7 @@ pub fn create(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, c: &Changes) -> Res
         document_id: doc,
         name,
     };
-    txn.put(
-        &store::child_key(ctx.account_id, coll, doc, tag.id),
-        &store::encode(&tag),
-    )?;
-    txn.put(
-        &store::parent_key(ctx.account_id, coll, tag.id),
-        &doc.to_be_bytes(),
-    )?;
+    store::put_child(txn, ctx.account_id, coll, doc, tag.id, &store::encode(&tag))?;
     sync(ctx, txn, kind, doc)?;
     Ok(tag)
 }
@@ -132,16 +118,14 @@ pub fn create(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, c: &Changes) -> Res
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let tag = load(txn.as_read(), ctx.account_id, kind, id)?;
     let coll = collection(kind);
-    txn.delete(&store::child_key(ctx.account_id, coll, tag.document_id, id))?;
-    txn.delete(&store::parent_key(ctx.account_id, coll, id))?;
+    store::delete_child(txn, ctx.account_id, coll, tag.document_id, id)?;
     sync(ctx, txn, kind, tag.document_id)
 }
 
 pub fn delete_all(txn: &mut dyn Write, account: u64, kind: DocKind, doc: u64) -> Result<(), Error> {
     let coll = collection(kind);
     for t in list(txn.as_read(), account, kind, doc)? {
-        txn.delete(&store::child_key(account, coll, doc, t.id))?;
-        txn.delete(&store::parent_key(account, coll, t.id))?;
+        store::delete_child(txn, account, coll, doc, t.id)?;
     }
     Ok(())
 }

@@ -122,6 +122,53 @@ pub fn parent_key(account: u64, collection: &str, id: u64) -> Vec<u8> {
     k
 }
 
+/// A child record found by its own id (the parent key leads to the child's key).
+pub fn get_child(
+    txn: &dyn Read,
+    account: u64,
+    collection: &str,
+    id: u64,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let Some(parent) = txn.get(&parent_key(account, collection, id))? else {
+        return Ok(None);
+    };
+    let parent: [u8; 8] = parent
+        .as_slice()
+        .try_into()
+        .map_err(|_| StoreError::Backend(format!("corrupt parent key of {collection} {id}")))?;
+    txn.get(&child_key(
+        account,
+        collection,
+        u64::from_be_bytes(parent),
+        id,
+    ))
+}
+
+/// Writes a child record and its parent key.
+pub fn put_child(
+    txn: &mut dyn Write,
+    account: u64,
+    collection: &str,
+    parent: u64,
+    id: u64,
+    value: &[u8],
+) -> Result<(), StoreError> {
+    txn.put(&child_key(account, collection, parent, id), value)?;
+    txn.put(&parent_key(account, collection, id), &parent.to_be_bytes())
+}
+
+/// Deletes a child record and its parent key.
+pub fn delete_child(
+    txn: &mut dyn Write,
+    account: u64,
+    collection: &str,
+    parent: u64,
+    id: u64,
+) -> Result<(), StoreError> {
+    txn.delete(&child_key(account, collection, parent, id))?;
+    txn.delete(&parent_key(account, collection, id))
+}
+
 /// Prefix of a secondary index of a collection.
 pub fn index_prefix(account: u64, collection: &str, index: &str) -> Vec<u8> {
     let mut k = account_prefix(account);
