@@ -8,7 +8,7 @@ TEST_WASM   := target/faktura-test.wasm
 LISTEN      ?= 127.0.0.1:8080
 DATA        ?= ./data
 
-.PHONY: all build run test lint fmt fuzz wasm-target component test-component clean
+.PHONY: all build run test test-deps lint fmt fuzz wasm-target component test-component clean
 
 all: build
 
@@ -32,7 +32,14 @@ build: component
 run: build
 	target/release/faktura serve --listen $(LISTEN) --data $(DATA)
 
-test: test-component build
+# Tools the tests use: qpdf and pdftotext check PDFs, aiosmtpd is a real SMTP server.
+test-deps:
+	@if ! command -v qpdf >/dev/null || ! command -v pdftotext >/dev/null; then \
+	  apt-get update -qq && apt-get install -y -qq qpdf poppler-utils; \
+	fi
+	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
+
+test: test-deps test-component build
 	$(CARGO) test --release --workspace
 
 lint: wasm-target
