@@ -1462,21 +1462,7 @@ pub fn sort(invoices: &mut [Document], order: &[(&'static str, bool)], today: Da
         .iter()
         .map(|i| (to_record(i, today), i.clone()))
         .collect();
-    keyed.sort_by(|(a, _), (b, _)| {
-        for (field, desc) in order {
-            let ord = match (a.get(field), b.get(field)) {
-                (Some(x), Some(y)) => x.compare(y),
-                (None, Some(_)) => std::cmp::Ordering::Less,
-                (Some(_), None) => std::cmp::Ordering::Greater,
-                (None, None) => std::cmp::Ordering::Equal,
-            };
-            let ord = if *desc { ord.reverse() } else { ord };
-            if ord.is_ne() {
-                return ord;
-            }
-        }
-        std::cmp::Ordering::Equal
-    });
+    keyed.sort_by(|(a, _), (b, _)| records::compare_by(order, a, b));
     for (slot, (_, inv)) in invoices.iter_mut().zip(keyed) {
         *slot = inv;
     }

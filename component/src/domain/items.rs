@@ -56,49 +56,34 @@ impl Item {
     }
 }
 
-pub static INVOICE_ITEM_FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("updated", Kind::DateTime).read_only(),
-    Field::new("article_id", Kind::Integer),
-    Field::new("invoice_id", Kind::Integer).mandatory(),
-    Field::new("position", Kind::Integer),
-    Field::new("unit", Kind::Text),
-    Field::new("quantity", Kind::Decimal),
-    Field::new("unit_price", Kind::Decimal),
-    Field::new("tax_name", Kind::Text),
-    Field::new("tax_rate", Kind::Decimal),
-    Field::new("title", Kind::Text),
-    Field::new("description", Kind::Text),
-    Field::new("reduction", Kind::Text),
-    Field::new("type", Kind::Enum(&["PRODUCT", "SERVICE"])),
-    Field::new("total_net", Kind::Decimal).read_only(),
-    Field::new("total_gross", Kind::Decimal).read_only(),
-    Field::new("total_net_unreduced", Kind::Decimal).read_only(),
-    Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
-];
+macro_rules! item_fields {
+    ($parent:literal) => {
+        &[
+            Field::new("id", Kind::Integer).read_only(),
+            Field::new("created", Kind::DateTime).read_only(),
+            Field::new("updated", Kind::DateTime).read_only(),
+            Field::new("article_id", Kind::Integer),
+            Field::new($parent, Kind::Integer).mandatory(),
+            Field::new("position", Kind::Integer),
+            Field::new("unit", Kind::Text),
+            Field::new("quantity", Kind::Decimal),
+            Field::new("unit_price", Kind::Decimal),
+            Field::new("tax_name", Kind::Text),
+            Field::new("tax_rate", Kind::Decimal),
+            Field::new("title", Kind::Text),
+            Field::new("description", Kind::Text),
+            Field::new("reduction", Kind::Text),
+            Field::new("type", Kind::Enum(&["PRODUCT", "SERVICE"])),
+            Field::new("total_net", Kind::Decimal).read_only(),
+            Field::new("total_gross", Kind::Decimal).read_only(),
+            Field::new("total_net_unreduced", Kind::Decimal).read_only(),
+            Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
+        ]
+    };
+}
 
-pub static CREDIT_NOTE_ITEM_FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("updated", Kind::DateTime).read_only(),
-    Field::new("article_id", Kind::Integer),
-    Field::new("credit_note_id", Kind::Integer).mandatory(),
-    Field::new("position", Kind::Integer),
-    Field::new("unit", Kind::Text),
-    Field::new("quantity", Kind::Decimal),
-    Field::new("unit_price", Kind::Decimal),
-    Field::new("tax_name", Kind::Text),
-    Field::new("tax_rate", Kind::Decimal),
-    Field::new("title", Kind::Text),
-    Field::new("description", Kind::Text),
-    Field::new("reduction", Kind::Text),
-    Field::new("type", Kind::Enum(&["PRODUCT", "SERVICE"])),
-    Field::new("total_net", Kind::Decimal).read_only(),
-    Field::new("total_gross", Kind::Decimal).read_only(),
-    Field::new("total_net_unreduced", Kind::Decimal).read_only(),
-    Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
-];
+pub static INVOICE_ITEM_FIELDS: &[Field] = item_fields!("invoice_id");
+pub static CREDIT_NOTE_ITEM_FIELDS: &[Field] = item_fields!("credit_note_id");
 
 pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {

@@ -233,21 +233,7 @@ pub fn list(txn: &dyn Read, res: &Resource, account: u64, q: &ListQuery) -> Resu
     });
     if !q.order.is_empty() {
         // Stable sort keeps id order among equal keys.
-        records.sort_by(|a, b| {
-            for (field, desc) in &q.order {
-                let ord = match (a.get(field), b.get(field)) {
-                    (Some(x), Some(y)) => x.compare(y),
-                    (None, Some(_)) => std::cmp::Ordering::Less,
-                    (Some(_), None) => std::cmp::Ordering::Greater,
-                    (None, None) => std::cmp::Ordering::Equal,
-                };
-                let ord = if *desc { ord.reverse() } else { ord };
-                if ord.is_ne() {
-                    return ord;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
+        records.sort_by(|a, b| compare_by(&q.order, a, b));
     }
     let total = records.len();
     let start = (q.page.saturating_sub(1) as usize).saturating_mul(q.per_page as usize);
@@ -257,6 +243,23 @@ pub fn list(txn: &dyn Read, res: &Resource, account: u64, q: &ListQuery) -> Resu
         .take(q.per_page as usize)
         .collect();
     Ok(Page { records, total })
+}
+
+/// The `order_by` order of two records: field by field, empty values first.
+pub fn compare_by(order: &[(&'static str, bool)], a: &Record, b: &Record) -> std::cmp::Ordering {
+    for (field, desc) in order {
+        let ord = match (a.get(field), b.get(field)) {
+            (Some(x), Some(y)) => x.compare(y),
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        };
+        let ord = if *desc { ord.reverse() } else { ord };
+        if ord.is_ne() {
+            return ord;
+        }
+    }
+    std::cmp::Ordering::Equal
 }
 
 /// Makes `record` the only one with `flag` set among those where `same_group` holds.
