@@ -11,7 +11,7 @@ use super::clients::{self, CLIENTS};
 use super::date::Date;
 use super::money::{self, Line, PriceBasis, Reduction};
 use super::records;
-use super::schema::{Changes, Field, Kind, Record, Scalar, parse_decimal};
+use super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::settings::{self, parse_payment_types};
 use super::{Ctx, Error, comments, country_taxes, items, numbering, taxes};
 use crate::caps::{Read, Write};
@@ -964,13 +964,18 @@ pub fn apply_totals(inv: &mut Document, items: &[items::Item]) {
         .collect();
 }
 
-/// Reloads the items and client terms and saves the invoice with fresh totals.
-pub fn refresh_totals(ctx: &Ctx, txn: &mut dyn Write, inv: &mut Document) -> Result<(), Error> {
+/// Recomputes the cached totals from the items and the client's tax situation as they are
+/// now; returns both for callers that need them too.
+pub fn refresh_totals(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    inv: &mut Document,
+) -> Result<(Vec<items::Item>, Record), Error> {
     let items = items::load_all(txn.as_read(), ctx.account_id, inv.kind, inv.id)?;
     let client = load_client(txn.as_read(), ctx.account_id, inv.client_id as i64)?;
     inv.tax_free = is_tax_free(txn.as_read(), ctx.account_id, &client)?;
     apply_totals(inv, &items);
-    Ok(())
+    Ok((items, client))
 }
 
 /// Loads a document for a change and checks the lifecycle allows `event`.
@@ -1050,16 +1055,28 @@ fn change_status(
     actionkey: &str,
 ) -> Result<Document, Error> {
     let (old, next) = load_for(txn.as_read(), ctx.account_id, kind, id, event)?;
-    let mut inv = old.clone();
+    save_transition(ctx, txn, &old, old.clone(), next, actionkey)
+}
+
+/// Saves `inv` (a changed copy of `old`) in state `next` and writes the comment of the
+/// change.
+fn save_transition(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    old: &Document,
+    mut inv: Document,
+    next: Status,
+    actionkey: &str,
+) -> Result<Document, Error> {
     inv.status = next;
     inv.updated = ctx.now;
-    save(txn, ctx.account_id, Some(&old), &inv)?;
+    save(txn, ctx.account_id, Some(old), &inv)?;
     let shown = inv.shown(today(ctx)).as_str();
     comments::system(
         ctx,
         txn,
-        kind.collection(),
-        id,
+        inv.kind.collection(),
+        inv.id,
         actionkey,
         &format!("Status changed to {shown}"),
     )?;
@@ -1078,8 +1095,8 @@ pub fn complete(
     id: u64,
     template_id: Option<u64>,
 ) -> Result<Document, Error> {
-    let (mut inv, _) = load_for(txn.as_read(), ctx.account_id, kind, id, Event::Complete)?;
-    let own = inv.template_id.map(|t| t as u64);
+    let (old, next) = load_for(txn.as_read(), ctx.account_id, kind, id, Event::Complete)?;
+    let own = old.template_id.map(|t| t as u64);
     let asked = match kind {
         DocKind::Invoice => template_id.or(own),
         DocKind::CreditNote => own.or(template_id),
@@ -1087,12 +1104,9 @@ pub fn complete(
     let template =
         super::templates::for_document(txn.as_read(), ctx.account_id, kind.template_type(), asked)?;
     // Totals are final: compute them once more from the items as they are now.
-    refresh_totals(ctx, txn, &mut inv)?;
-    let stored = load(txn.as_read(), ctx.account_id, kind, id)?;
-    save(txn, ctx.account_id, Some(&stored), &inv)?;
-    let inv = change_status(ctx, txn, kind, id, Event::Complete, "STATUS")?;
-    let items = items::load_all(txn.as_read(), ctx.account_id, kind, id)?;
-    let client = load_client(txn.as_read(), ctx.account_id, inv.client_id as i64)?;
+    let mut inv = old.clone();
+    let (items, client) = refresh_totals(ctx, txn, &mut inv)?;
+    let inv = save_transition(ctx, txn, &old, inv, next, "STATUS")?;
     let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
     let template_text = match &template {
         Some(t) => super::templates::text_of(txn.as_read(), ctx.account_id, t)?,
@@ -1564,16 +1578,6 @@ pub fn group(invoices: &[Document], keys: &[GroupKey], today: Date) -> Vec<(Stri
     }
     by_currency.sort_by(|a, b| a.0.cmp(&b.0));
     by_currency
-}
-
-/// Reads a reduction the client or the invoice holds; empty on garbage.
-pub fn reduction_of(s: &str) -> Option<Reduction> {
-    Reduction::parse(s).ok().flatten()
-}
-
-/// A money value as written in requests (kept for the items and payments modules).
-pub fn parse_amount(s: &str) -> Option<Decimal> {
-    parse_decimal(s.trim())
 }
 
 #[cfg(test)]

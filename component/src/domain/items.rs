@@ -6,7 +6,6 @@
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::date::Date;
 use super::documents::{self, DocKind, Document, Event};
 use super::money::{self, Line, Reduction};
 use super::schema::{Changes, Field, Kind, Record, Scalar};
@@ -273,14 +272,14 @@ pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Item
 }
 
 /// The parent document, which must be a DRAFT for its items to change.
-fn draft(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Document, Error> {
-    let doc = documents::load(txn, account, kind, id)?;
+fn draft(ctx: &Ctx, txn: &dyn Read, kind: DocKind, id: u64) -> Result<Document, Error> {
+    let doc = documents::load(txn, ctx.account_id, kind, id)?;
     documents::transition(doc.status, Event::Edit).map_err(|_| {
         documents::refusal(
             kind,
             format!(
                 "items change only while the {{doc}} is a DRAFT; this {{doc}} is {}",
-                doc.shown(Date::from_unix(0)).as_str()
+                doc.shown(documents::today(ctx)).as_str()
             ),
         )
     })?;
@@ -313,7 +312,7 @@ pub fn create(
             return Err(Error::Invalid(errors));
         }
     };
-    let inv = match draft(txn.as_read(), ctx.account_id, kind, document_id) {
+    let inv = match draft(ctx, txn.as_read(), kind, document_id) {
         Err(Error::NotFound(_)) => {
             return Err(Error::invalid(format!(
                 "{parent_field} {document_id} does not exist"
@@ -345,7 +344,7 @@ pub fn update(
     c: &Changes,
 ) -> Result<(Item, Document), Error> {
     let mut item = load(txn.as_read(), ctx.account_id, kind, id)?;
-    let inv = draft(txn.as_read(), ctx.account_id, kind, item.document_id)?;
+    let inv = draft(ctx, txn.as_read(), kind, item.document_id)?;
     let mut errors = c.errors();
     apply(&mut item, c, &mut errors);
     if !errors.is_empty() {
@@ -359,7 +358,7 @@ pub fn update(
 
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let item = load(txn.as_read(), ctx.account_id, kind, id)?;
-    let inv = draft(txn.as_read(), ctx.account_id, kind, item.document_id)?;
+    let inv = draft(ctx, txn.as_read(), kind, item.document_id)?;
     let coll = collection(kind);
     store::delete_child(txn, ctx.account_id, coll, item.document_id, id)?;
     refresh(ctx, txn, &inv)?;

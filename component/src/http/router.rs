@@ -195,12 +195,12 @@ fn document_route(
         ([id, action @ ("complete" | "cancel" | "uncancel")], Method::Put) => {
             documents::action(caps, ctx, kind, id, action, req)
         }
-        ([_, "complete" | "cancel" | "uncancel" | "upload-signature"], _) => match (rest, m) {
-            ([id, "upload-signature"], Method::Put) => {
-                documents::upload_signature(caps, ctx, kind, id, req)
-            }
-            _ => Err(ApiError::MethodNotAllowed(ACTION)),
-        },
+        ([id, "upload-signature"], Method::Put) => {
+            documents::upload_signature(caps, ctx, kind, id, req)
+        }
+        ([_, "complete" | "cancel" | "uncancel" | "upload-signature"], _) => {
+            Err(ApiError::MethodNotAllowed(ACTION))
+        }
         ([id, "pdf"], Method::Get | Method::Head) => {
             documents::pdf(caps, ctx, kind, id, req, query)
         }

@@ -8,6 +8,12 @@
 //! - `A {account}{collection}/{id}`: a record
 //! - `A {account}file/{collection}/{field}/{id}`: a file field's bytes, outside the record
 //! - `A {account}one/{name}`: a per-account singleton (settings)
+//! - `A {account}{collection}/{parent}{id}` and `A {account}parent/{collection}/{id}`: a child
+//!   record (item, payment, comment, tag) under its document, and the way back to it
+//! - `A {account}ix/{collection}/{index}/{value}{id}`: secondary indexes of documents
+//! - `A {account}idx/number/{range}/{prefix}\0{number}`: number claims;
+//!   `A {account}idx/client-docs/{client}{kind}{id}`: a client's documents
+//! - `A {account}pdf/{collection}/{id}{variant}`: stored PDFs of a document
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
