@@ -892,3 +892,50 @@ async fn invoices_of_one_account_are_invisible_to_another() {
         .await
         .assert_error(400, "has documents");
 }
+
+#[tokio::test]
+async fn invoice_tags_are_added_listed_filtered_and_removed() {
+    let app = App::spawn().await;
+    let c = client(&app, "<name>A</name>").await;
+    let a = invoice(&app, &format!("<client_id>{c}</client_id>"))
+        .await
+        .id();
+    invoice(&app, &format!("<client_id>{c}</client_id>")).await;
+    let tag = app
+        .post(
+            "/api/invoice-tags",
+            &format!("<invoice-tag><invoice_id>{a}</invoice_id><name>urgent</name></invoice-tag>"),
+        )
+        .await;
+    assert_eq!(tag.status, 201, "{}", tag.body);
+    assert_eq!(
+        app.get(&format!("/api/invoice-tags?invoice_id={a}"))
+            .await
+            .fields("name"),
+        vec!["urgent"]
+    );
+    assert_eq!(
+        app.get("/api/invoices?tags=URGENT")
+            .await
+            .header("x-total-count"),
+        Some("1")
+    );
+    app.post(
+        "/api/invoice-tags",
+        "<invoice-tag><invoice_id>999</invoice_id><name>x</name></invoice-tag>",
+    )
+    .await
+    .assert_error(400, "invoice_id 999 does not exist");
+    assert_eq!(
+        app.delete(&format!("/api/invoice-tags/{}", tag.id()))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        app.get("/api/invoices?tags=urgent")
+            .await
+            .header("x-total-count"),
+        Some("0")
+    );
+}
