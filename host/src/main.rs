@@ -72,6 +72,13 @@ enum AccountCommand {
 enum OutboxCommand {
     /// List queued, sent and failed messages with their delivery state.
     List,
+    /// Try every due queued message once over SMTP, then list the outbox. For outboxes no
+    /// running `faktura serve --smtp` delivers, e.g. one written by the standalone component.
+    Deliver {
+        /// SMTP server, e.g. smtp://127.0.0.1:2525 or smtps://user:pass@mail.example.com.
+        #[arg(long, env = "FAKTURA_SMTP", hide_env_values = true)]
+        smtp: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -130,13 +137,10 @@ async fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let component = cli.component.unwrap_or_else(default_component);
     let mut options = Options::new(&cli.data, component.clone());
-    if let Command::Outbox {
-        command: OutboxCommand::List,
-    } = cli.command
-    {
-        return print_outbox(&options);
+    // The outbox commands need neither the component nor the database.
+    if !matches!(cli.command, Command::Outbox { .. }) {
+        faktura_host::engine_check_component(&component)?;
     }
-    faktura_host::engine_check_component(&component)?;
     match cli.command {
         Command::Serve {
             listen,
@@ -173,7 +177,12 @@ async fn run() -> anyhow::Result<()> {
             );
             faktura_host::serve(runtime, listener, shutdown_signal()).await
         }
-        Command::Outbox { .. } => print_outbox(&options),
+        Command::Outbox { command } => {
+            if let OutboxCommand::Deliver { smtp } = command {
+                faktura_host::deliver_outbox(&options.outbox_dir(), &smtp).await?;
+            }
+            print_outbox(&options)
+        }
         Command::Account {
             command: AccountCommand::Create { name, email },
         } => {

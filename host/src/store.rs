@@ -9,18 +9,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use faktura_backend::kv::{self, TABLE};
+use redb::{ReadableDatabase, ReadableTable};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 use wasmtime::component::Resource;
 
 use crate::State;
 use crate::bindings::faktura::service::store::{self as wit, Entry, Error};
-
-const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
-
-/// Largest key and value the store accepts.
-const KEY_BYTES_MAX: usize = 4 * 1024;
-const VALUE_BYTES_MAX: usize = 64 * 1024 * 1024;
 
 /// The database and the gate writers queue on.
 pub struct Db {
@@ -34,7 +29,7 @@ impl Db {
             .with_context(|| format!("opening the database {}", path.display()))?;
         // Make sure the table exists so that read transactions can always open it.
         let txn = db.begin_write()?;
-        txn.open_table(TABLE)?;
+        kv::ensure_table(&txn)?;
         txn.commit()?;
         Ok(Db {
             db,
@@ -54,61 +49,22 @@ fn backend(e: impl std::fmt::Display) -> Error {
     Error::Backend(e.to_string())
 }
 
-/// The smallest key greater than every key that starts with `prefix`, if any.
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
+fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
+    list.into_iter()
+        .map(|(key, value)| Entry { key, value })
+        .collect()
 }
 
-fn scan_table(
+fn scan(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     prefix: &[u8],
     after: Option<&[u8]>,
     limit: u32,
     reverse: bool,
 ) -> Result<Vec<Entry>, Error> {
-    use std::ops::Bound::{Excluded, Included, Unbounded};
-    let end = prefix_end(prefix);
-    // Clamp a resume key to the prefix range: the range must never run backwards.
-    let lo = match after {
-        Some(a) if !reverse && a >= prefix => Excluded(a),
-        _ => Included(prefix),
-    };
-    let hi = match (after, end.as_deref()) {
-        (Some(a), Some(e)) if reverse && a < e => Excluded(a),
-        (Some(a), None) if reverse => Excluded(a),
-        (_, Some(e)) => Excluded(e),
-        (_, None) => Unbounded,
-    };
-    let empty = match (&lo, &hi) {
-        (Included(l), Excluded(h)) => l >= h,
-        (Excluded(l), Excluded(h)) => l >= h,
-        _ => false,
-    };
-    if empty {
-        return Ok(Vec::new());
-    }
-    let range = table.range::<&[u8]>((lo, hi)).map_err(backend)?;
-    let items: Box<dyn Iterator<Item = _>> = if reverse {
-        Box::new(range.rev())
-    } else {
-        Box::new(range)
-    };
-    let mut out = Vec::new();
-    for item in items.take(limit as usize) {
-        let (k, v) = item.map_err(backend)?;
-        out.push(Entry {
-            key: k.value().to_vec(),
-            value: v.value().to_vec(),
-        });
-    }
-    Ok(out)
+    kv::scan(table, prefix, after, limit, reverse)
+        .map(entries)
+        .map_err(backend)
 }
 
 impl wit::Host for State {
@@ -156,7 +112,7 @@ impl wit::HostReadTxn for State {
         let txn = &self.table.get(&txn)?.0;
         let result = (|| {
             let table = txn.open_table(TABLE).map_err(backend)?;
-            scan_table(&table, &prefix, after.as_deref(), limit, reverse)
+            scan(&table, &prefix, after.as_deref(), limit, reverse)
         })();
         Ok(result)
     }
@@ -193,7 +149,7 @@ impl wit::HostWriteTxn for State {
         let txn = &self.table.get(&txn)?.txn;
         let result = (|| {
             let table = txn.open_table(TABLE).map_err(backend)?;
-            scan_table(&table, &prefix, after.as_deref(), limit, reverse)
+            scan(&table, &prefix, after.as_deref(), limit, reverse)
         })();
         Ok(result)
     }
@@ -204,7 +160,7 @@ impl wit::HostWriteTxn for State {
         key: Vec<u8>,
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), Error>> {
-        if key.len() > KEY_BYTES_MAX || value.len() > VALUE_BYTES_MAX {
+        if !kv::fits(&key, &value) {
             return Ok(Err(Error::TooLarge));
         }
         let txn = &self.table.get(&txn)?.txn;
@@ -248,52 +204,5 @@ impl wit::HostWriteTxn for State {
         // Dropping an uncommitted redb transaction aborts it.
         self.table.delete(txn)?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefix_end_is_the_next_key_after_the_prefix_range() {
-        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
-        assert_eq!(prefix_end(&[1, 0xff]), Some(vec![2]));
-        assert_eq!(prefix_end(&[0xff, 0xff]), None);
-        assert_eq!(prefix_end(b""), None);
-    }
-
-    #[test]
-    fn scans_respect_prefix_resume_key_limit_and_direction() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&dir.path().join("t.redb")).unwrap();
-        let w = db.db.begin_write().unwrap();
-        {
-            let mut t = w.open_table(TABLE).unwrap();
-            for k in [&b"a1"[..], b"b1", b"b2", b"b3", b"c1"] {
-                t.insert(k, &b"v"[..]).unwrap();
-            }
-        }
-        w.commit().unwrap();
-        let r = db.db.begin_read().unwrap();
-        let t = r.open_table(TABLE).unwrap();
-        let keys = |v: Vec<Entry>| v.into_iter().map(|e| e.key).collect::<Vec<_>>();
-        assert_eq!(
-            keys(scan_table(&t, b"b", None, 10, false).unwrap()),
-            vec![b"b1".to_vec(), b"b2".to_vec(), b"b3".to_vec()]
-        );
-        assert_eq!(
-            keys(scan_table(&t, b"b", Some(b"b1"), 1, false).unwrap()),
-            vec![b"b2".to_vec()]
-        );
-        assert_eq!(
-            keys(scan_table(&t, b"b", None, 2, true).unwrap()),
-            vec![b"b3".to_vec(), b"b2".to_vec()]
-        );
-        assert_eq!(
-            keys(scan_table(&t, b"b", Some(b"b2"), 5, true).unwrap()),
-            vec![b"b1".to_vec()]
-        );
-        assert!(scan_table(&t, b"d", None, 5, false).unwrap().is_empty());
     }
 }

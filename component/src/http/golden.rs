@@ -7,32 +7,9 @@ use std::cell::Cell;
 use std::path::PathBuf;
 
 use super::{Body, Method, Request, handle};
-use crate::caps::mem::{CountingRandom, FixedClock, MemStore, TextPdf};
-use crate::caps::{Caps, Mail, MailError, Message, RateLimit, RateWindow};
+use crate::caps::Caps;
+use crate::caps::mem::{CountingRandom, FixedClock, MemStore, NoMail, TextPdf, Unlimited, Vars};
 use crate::domain::accounts;
-
-struct NoMail;
-impl Mail for NoMail {
-    fn send(&self, _msg: &Message) -> Result<String, MailError> {
-        Ok("queued".into())
-    }
-
-    fn post(&self, _letter: &crate::caps::Letter) -> Result<String, MailError> {
-        Ok("queued".into())
-    }
-}
-
-struct Unlimited;
-impl RateLimit for Unlimited {
-    fn hit(&self, _bucket: &str) -> RateWindow {
-        RateWindow {
-            limit: None,
-            remaining: u32::MAX,
-            reset: 1_795_000_500,
-            allowed: true,
-        }
-    }
-}
 
 const KEY: &str = "golden-key-0123456789";
 
@@ -71,6 +48,7 @@ impl World {
             pdf: &TextPdf,
             mail: &NoMail,
             rate: &Unlimited,
+            env: &Vars::default(),
         };
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
         let req = Request {

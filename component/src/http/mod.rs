@@ -311,8 +311,50 @@ fn authenticate(
         .header("x-serviceapikey")
         .or_else(|| query.get("api_key"))
         .ok_or(ApiError::Unauthorized)?;
+    let found = {
+        let txn = caps.store.begin_read()?;
+        accounts::authenticate(txn.as_ref(), key)?
+    };
+    match found {
+        Some(principal) => Ok(principal),
+        None => bootstrap_from_environment(caps, key)?.ok_or(ApiError::Unauthorized),
+    }
+}
+
+/// The variable naming the first admin's key where the runtime cannot call the `admin`
+/// export (`wasmtime serve`, Spin).
+const BOOTSTRAP_KEY_VAR: &str = "FAKTURA_BOOTSTRAP_KEY";
+
+/// Creates the default account and its admin user on the first request carrying the key
+/// that `FAKTURA_BOOTSTRAP_KEY` names, when the store has no account yet; once one exists
+/// the variable changes nothing. Runs only for keys that matched no user.
+fn bootstrap_from_environment(
+    caps: &Caps,
+    key: &str,
+) -> Result<Option<accounts::Principal>, ApiError> {
+    let Some(configured) = caps.env.var(BOOTSTRAP_KEY_VAR) else {
+        return Ok(None);
+    };
+    if !accounts::same_key(key, &configured) {
+        return Ok(None);
+    }
+    let issued = in_write(caps, |txn| {
+        Ok(accounts::bootstrap(
+            txn,
+            caps.clock.now_unix(),
+            caps.random,
+            Some(key),
+        )?)
+    })?;
+    let Some(issued) = issued else {
+        return Ok(None);
+    };
+    eprintln!(
+        "faktura: created the default account {} with an admin user from {BOOTSTRAP_KEY_VAR}",
+        issued.account_id
+    );
     let txn = caps.store.begin_read()?;
-    accounts::authenticate(txn.as_ref(), key)?.ok_or(ApiError::Unauthorized)
+    Ok(accounts::authenticate(txn.as_ref(), key)?)
 }
 
 /// Exercises the query-string parser the way a list request does (for the fuzz target):
@@ -336,4 +378,71 @@ pub fn in_write<T>(
     let out = f(txn.as_mut())?;
     txn.commit()?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::caps::mem::{
+        CountingRandom, FixedClock, MemStore, NoMail, TextPdf, Unlimited, Vars,
+    };
+
+    const KEY: &str = "bootstrap-key-0123456789";
+
+    /// Asks for the settings with `key` in a store whose environment holds `vars`.
+    fn settings_status(store: &MemStore, vars: &[(&str, &str)], key: &str) -> u16 {
+        let vars = Vars(
+            vars.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        let caps = Caps {
+            store,
+            clock: &FixedClock(Cell::new(1_795_000_000)),
+            random: &CountingRandom::default(),
+            pdf: &TextPdf,
+            mail: &NoMail,
+            rate: &Unlimited,
+            env: &vars,
+        };
+        let req = Request {
+            method: Method::Get,
+            path: "/api/settings".into(),
+            query: String::new(),
+            headers: vec![("x-serviceapikey".into(), key.into())],
+            body: Body::Bytes(Vec::new()),
+        };
+        handle(&caps, &req).status
+    }
+
+    #[test]
+    fn the_environment_key_bootstraps_an_empty_store_once() {
+        let store = MemStore::default();
+        // Without the variable, an empty store knows no key.
+        assert_eq!(settings_status(&store, &[], KEY), 401);
+        let env = [(BOOTSTRAP_KEY_VAR, KEY)];
+        // Another key does not bootstrap.
+        assert_eq!(
+            settings_status(&store, &env, "some-other-key-0123456789"),
+            401
+        );
+        assert_eq!(settings_status(&store, &env, KEY), 200);
+        assert_eq!(settings_status(&store, &[], KEY), 200);
+        // Once an account exists, a changed variable creates nothing.
+        let later = [(BOOTSTRAP_KEY_VAR, "a-later-key-0123456789")];
+        assert_eq!(
+            settings_status(&store, &later, "a-later-key-0123456789"),
+            401
+        );
+    }
+
+    #[test]
+    fn a_weak_environment_key_is_refused_with_the_reason() {
+        let store = MemStore::default();
+        let caps_status = settings_status(&store, &[(BOOTSTRAP_KEY_VAR, "short")], "short");
+        assert_eq!(caps_status, 400);
+        assert_eq!(settings_status(&store, &[], "short"), 401);
+    }
 }

@@ -1,0 +1,292 @@
+//! The WIT side of the plug: `generate!` for the `plug` world and the exported interfaces
+//! mapped onto `store`, `faktura_backend::render` and `faktura_backend::outbox`.
+
+#![expect(
+    unsafe_code,
+    reason = "wit-bindgen's generated glue exports and calls raw ABI functions"
+)]
+
+use std::cell::RefCell;
+
+use faktura_backend::{kv, outbox, render};
+use redb::ReadableTable;
+
+use crate::Config;
+use crate::store::{self, StoreError};
+
+wit_bindgen::generate!({
+    path: "../../wit",
+    world: "faktura:service/plug",
+    generate_all,
+});
+
+use self::exports::faktura::service::mail::{self as wmail, MailError};
+use self::exports::faktura::service::pdf::{self as wpdf};
+use self::exports::faktura::service::ratelimit::{self as wrate, Window};
+use self::exports::faktura::service::store::{self as wstore, Entry, Error};
+
+struct Plug;
+
+fn error(e: StoreError) -> Error {
+    match e {
+        StoreError::TooLarge => Error::TooLarge,
+        StoreError::Backend(m) => Error::Backend(m),
+    }
+}
+
+fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
+    list.into_iter()
+        .map(|(key, value)| Entry { key, value })
+        .collect()
+}
+
+fn backend(e: impl std::fmt::Display) -> Error {
+    Error::Backend(e.to_string())
+}
+
+/// A read transaction; dropping it ends it.
+struct ReadTxn(Option<redb::ReadTransaction>);
+
+/// The write transaction; dropped without `commit` it rolls back.
+struct WriteTxn(RefCell<Option<redb::WriteTransaction>>);
+
+impl Drop for ReadTxn {
+    fn drop(&mut self) {
+        drop(self.0.take());
+        store::end(false);
+    }
+}
+
+impl Drop for WriteTxn {
+    fn drop(&mut self) {
+        drop(self.0.take());
+        store::end(true);
+    }
+}
+
+impl ReadTxn {
+    fn txn(&self) -> Result<&redb::ReadTransaction, Error> {
+        store::confirm().map_err(error)?;
+        self.0
+            .as_ref()
+            .ok_or_else(|| backend("the transaction has ended"))
+    }
+}
+
+impl WriteTxn {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&redb::WriteTransaction) -> Result<T, StoreError>,
+    ) -> Result<T, Error> {
+        store::confirm().map_err(error)?;
+        let txn = self.0.borrow();
+        let txn = txn
+            .as_ref()
+            .ok_or_else(|| backend("the transaction has ended"))?;
+        f(txn).map_err(error)
+    }
+}
+
+fn scan_in(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    prefix: &[u8],
+    after: Option<&[u8]>,
+    limit: u32,
+    reverse: bool,
+) -> Result<Vec<Entry>, Error> {
+    kv::scan(table, prefix, after, limit, reverse)
+        .map(entries)
+        .map_err(backend)
+}
+
+impl wstore::GuestReadTxn for ReadTxn {
+    fn get(&self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
+        let table = self.txn()?.open_table(kv::TABLE).map_err(backend)?;
+        store::get(&table, &key).map_err(error)
+    }
+
+    fn scan(
+        &self,
+        prefix: Vec<u8>,
+        after: Option<Vec<u8>>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, Error> {
+        let table = self.txn()?.open_table(kv::TABLE).map_err(backend)?;
+        scan_in(&table, &prefix, after.as_deref(), limit, reverse)
+    }
+}
+
+impl wstore::GuestWriteTxn for WriteTxn {
+    fn get(&self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
+        self.with(|txn| {
+            let table = txn
+                .open_table(kv::TABLE)
+                .map_err(|e| StoreError::Backend(e.to_string()))?;
+            store::get(&table, &key)
+        })
+    }
+
+    fn scan(
+        &self,
+        prefix: Vec<u8>,
+        after: Option<Vec<u8>>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, Error> {
+        self.with(|txn| {
+            let table = txn
+                .open_table(kv::TABLE)
+                .map_err(|e| StoreError::Backend(e.to_string()))?;
+            kv::scan(&table, &prefix, after.as_deref(), limit, reverse)
+                .map_err(|e| StoreError::Backend(e.to_string()))
+        })
+        .map(entries)
+    }
+
+    fn put(&self, key: Vec<u8>, value: Vec<u8>) -> Result<(), Error> {
+        self.with(|txn| store::put(txn, &key, &value))
+    }
+
+    fn delete(&self, key: Vec<u8>) -> Result<(), Error> {
+        self.with(|txn| store::delete(txn, &key))
+    }
+
+    fn commit(txn: wstore::WriteTxn) -> Result<(), Error> {
+        let txn: WriteTxn = txn.into_inner();
+        store::confirm().map_err(error)?;
+        let inner = txn.0.borrow_mut().take();
+        let result = match inner {
+            Some(t) => t.commit().map_err(backend),
+            None => Err(backend("the transaction has ended")),
+        };
+        // Dropping `txn` ends the session when it was the last transaction.
+        drop(txn);
+        result
+    }
+}
+
+impl wstore::Guest for Plug {
+    type ReadTxn = ReadTxn;
+    type WriteTxn = WriteTxn;
+
+    fn begin_read() -> Result<wstore::ReadTxn, Error> {
+        let txn = store::begin_read(&Config::get().store()).map_err(error)?;
+        Ok(wstore::ReadTxn::new(ReadTxn(Some(txn))))
+    }
+
+    fn begin_write() -> Result<wstore::WriteTxn, Error> {
+        let txn = store::begin_write(&Config::get().store()).map_err(error)?;
+        Ok(wstore::WriteTxn::new(WriteTxn(RefCell::new(Some(txn)))))
+    }
+}
+
+fn rows(rows: Vec<wpdf::MetaRow>) -> Vec<render::MetaRow> {
+    rows.into_iter()
+        .map(|r| render::MetaRow {
+            label: r.label,
+            value: r.value,
+        })
+        .collect()
+}
+
+impl wpdf::Guest for Plug {
+    fn render(doc: wpdf::Document) -> Result<Vec<u8>, String> {
+        render::render(&render::Document {
+            title: doc.title,
+            sender: doc.sender,
+            recipient: doc.recipient,
+            meta: rows(doc.meta),
+            preamble: doc.preamble,
+            items: render::Table {
+                header: doc.items.header,
+                rows: doc.items.rows,
+                right_aligned: doc.items.right_aligned,
+            },
+            totals: rows(doc.totals),
+            closing: doc.closing,
+            footer: doc.footer,
+            print: doc.print,
+        })
+    }
+
+    fn thumbnail(page: wpdf::PageText, format: wpdf::ImageFormat) -> Result<Vec<u8>, String> {
+        let format = match format {
+            wpdf::ImageFormat::Png => render::ImageFormat::Png,
+            wpdf::ImageFormat::Gif => render::ImageFormat::Gif,
+            wpdf::ImageFormat::Jpg => render::ImageFormat::Jpg,
+        };
+        render::thumbnail(&page.paragraphs, format)
+    }
+}
+
+fn attachments(list: Vec<wmail::Attachment>) -> Vec<outbox::Attachment> {
+    list.into_iter()
+        .map(|a| outbox::Attachment {
+            filename: a.filename,
+            mimetype: a.mimetype,
+            content: a.content,
+        })
+        .collect()
+}
+
+fn mail_error(e: outbox::MailError) -> MailError {
+    match e {
+        outbox::MailError::Rejected(m) => MailError::Rejected(m),
+        outbox::MailError::Unavailable(m) => MailError::Unavailable(m),
+    }
+}
+
+/// Tells this instance's outbox entries from those of instances writing at the same time.
+fn origin() -> u64 {
+    wasi::random::random::get_random_u64()
+}
+
+impl wmail::Guest for Plug {
+    fn send(msg: wmail::Message) -> Result<String, MailError> {
+        let msg = outbox::Message {
+            from: msg.from,
+            to: msg.to,
+            cc: msg.cc,
+            bcc: msg.bcc,
+            subject: msg.subject,
+            body: msg.body,
+            attachments: attachments(msg.attachments),
+        };
+        outbox::write_outbox(&Config::get().data.join("outbox"), &msg, origin()).map_err(mail_error)
+    }
+
+    fn post(letter: wmail::Letter) -> Result<String, MailError> {
+        let Some(queue) = &Config::get().postal else {
+            return Err(MailError::NotConfigured(
+                "postal dispatch is not configured (set FAKTURA_POSTAL)".into(),
+            ));
+        };
+        let letter = outbox::Letter {
+            address: letter.address,
+            documents: attachments(letter.documents),
+            color: letter.color,
+            duplex: letter.duplex,
+            paper_weight: letter.paper_weight,
+        };
+        outbox::write_letter(queue, &letter, origin()).map_err(mail_error)
+    }
+}
+
+/// Length of a rate-limit window, as the host counts them.
+const WINDOW_SECS: u64 = 15 * 60;
+
+impl wrate::Guest for Plug {
+    /// No limit applies: every request is allowed and the window only feeds the headers.
+    fn hit(_bucket: String) -> Window {
+        let now = outbox::now_unix();
+        Window {
+            limit: None,
+            remaining: u32::MAX,
+            reset: now - now % WINDOW_SECS + WINDOW_SECS,
+            allowed: true,
+        }
+    }
+}
+
+export!(Plug);

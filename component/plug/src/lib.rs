@@ -1,0 +1,44 @@
+//! The plug: Faktura's imports (`store`, `pdf`, `mail`, `ratelimit`) implemented inside
+//! WebAssembly on WASI alone, so that the service component, composed with it, runs under
+//! runtimes that know only WASI (`wasmtime serve`, Spin).
+//!
+//! The data directory is a preopened directory, `/data` unless `FAKTURA_DATA` names
+//! another: the store keeps `faktura.redb` there (`store`, taking turns with other
+//! instances through `lease`), mail goes to `outbox/` in the host's format, letters to
+//! `FAKTURA_POSTAL` when set. The PDF renderer is the host's (`faktura_backend::render`).
+//! No rate limit applies. This file and `bindings` are the only ones naming WIT.
+
+pub mod lease;
+pub mod store;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The plug's settings, read once per instance from `wasi:cli/environment`.
+#[derive(Debug)]
+pub struct Config {
+    pub data: PathBuf,
+    pub postal: Option<PathBuf>,
+}
+
+impl Config {
+    fn from_env() -> Config {
+        let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+        Config {
+            data: var("FAKTURA_DATA").map_or_else(|| PathBuf::from("/data"), PathBuf::from),
+            postal: var("FAKTURA_POSTAL").map(PathBuf::from),
+        }
+    }
+
+    pub fn get() -> &'static Config {
+        static CONFIG: OnceLock<Config> = OnceLock::new();
+        CONFIG.get_or_init(Config::from_env)
+    }
+
+    pub fn store(&self) -> store::Place {
+        store::Place::in_dir(&self.data)
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod bindings;

@@ -1,0 +1,641 @@
+//! The PDF renderer: lays a layout-neutral document out on A4 pages with pdf-writer, and
+//! draws page-sized thumbnails of a template's text with ab_glyph and the image crate.
+//!
+//! Text is set in DejaVu Sans (regular and bold), embedded as subsets with a ToUnicode map,
+//! so any Latin, Greek or Cyrillic text prints and `pdftotext` reads it back. Long tables
+//! break across pages with the header repeated; every page carries its number. The output
+//! depends only on the document: no dates or random ids, so equal documents render to
+//! equal bytes.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use pdf_writer::types::{CidFontType, FontFlags, SystemInfo, UnicodeCmap};
+use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
+use sha2::{Digest, Sha256};
+
+const PAGE_W: f32 = 595.0;
+const PAGE_H: f32 = 842.0;
+const MARGIN: f32 = 56.0;
+const BODY_SIZE: f32 = 9.5;
+const LINE: f32 = 13.0;
+/// Width of every table column but the first (which takes the rest).
+const COLUMN_W: f32 = 72.0;
+
+/// One labelled value of the meta block or the totals (e.g. "Number", "RE-0001").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetaRow {
+    pub label: String,
+    pub value: String,
+}
+
+/// A table: a header row and body rows with the same number of cells. Columns whose index
+/// is listed in `right_aligned` are aligned right (amounts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub right_aligned: Vec<u32>,
+}
+
+/// A layout-neutral document: what the `pdf` interface's `document` record carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    /// File metadata title; also shown as the document heading.
+    pub title: String,
+    /// Sender line(s), shown above the recipient address.
+    pub sender: Vec<String>,
+    /// Recipient address lines.
+    pub recipient: Vec<String>,
+    pub meta: Vec<MetaRow>,
+    /// Paragraphs above the table.
+    pub preamble: Vec<String>,
+    pub items: Table,
+    /// Summary rows below the table.
+    pub totals: Vec<MetaRow>,
+    /// Paragraphs below the totals.
+    pub closing: Vec<String>,
+    /// Footer text on every page beside the page number.
+    pub footer: String,
+    /// Print version: no background decoration.
+    pub print: bool,
+}
+
+/// The encodings of a thumbnail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Png,
+    Gif,
+    Jpg,
+}
+
+/// A font file and what layout needs of it.
+struct FontFile {
+    data: &'static [u8],
+    postscript_name: &'static str,
+    units_per_em: f32,
+    ascender: f32,
+    descender: f32,
+    cap_height: f32,
+    bbox: Rect,
+}
+
+impl FontFile {
+    fn load(data: &'static [u8], postscript_name: &'static str) -> FontFile {
+        let face = ttf_parser::Face::parse(data, 0).expect("the bundled font parses");
+        let bbox = face.global_bounding_box();
+        let upem = face.units_per_em() as f32;
+        let scale = |v: i16| v as f32 * 1000.0 / upem;
+        FontFile {
+            data,
+            postscript_name,
+            units_per_em: upem,
+            ascender: scale(face.ascender()),
+            descender: scale(face.descender()),
+            cap_height: scale(face.capital_height().unwrap_or(face.ascender())),
+            bbox: Rect::new(
+                scale(bbox.x_min),
+                scale(bbox.y_min),
+                scale(bbox.x_max),
+                scale(bbox.y_max),
+            ),
+        }
+    }
+
+    fn face(&self) -> ttf_parser::Face<'static> {
+        ttf_parser::Face::parse(self.data, 0).expect("the bundled font parses")
+    }
+}
+
+static REGULAR: LazyLock<FontFile> =
+    LazyLock::new(|| FontFile::load(include_bytes!("../fonts/DejaVuSans.ttf"), "DejaVuSans"));
+static BOLD: LazyLock<FontFile> = LazyLock::new(|| {
+    FontFile::load(
+        include_bytes!("../fonts/DejaVuSans-Bold.ttf"),
+        "DejaVuSans-Bold",
+    )
+});
+
+/// The glyphs one document uses of one font: old glyph ids remapped to a dense subset.
+struct FontUse {
+    file: &'static FontFile,
+    face: ttf_parser::Face<'static>,
+    remapper: subsetter::GlyphRemapper,
+    /// New glyph id → the text it stands for, and its advance in 1/1000 em.
+    glyphs: BTreeMap<u16, (char, f32)>,
+    resource: &'static [u8],
+}
+
+impl FontUse {
+    fn new(file: &'static FontFile, resource: &'static [u8]) -> FontUse {
+        FontUse {
+            file,
+            face: file.face(),
+            remapper: subsetter::GlyphRemapper::new(),
+            glyphs: BTreeMap::new(),
+            resource,
+        }
+    }
+
+    fn advance(&self, c: char) -> f32 {
+        let gid = self.face.glyph_index(c).unwrap_or(ttf_parser::GlyphId(0));
+        self.face.glyph_hor_advance(gid).unwrap_or(0) as f32 * 1000.0 / self.file.units_per_em
+    }
+
+    fn width(&self, text: &str, size: f32) -> f32 {
+        text.chars().map(|c| self.advance(c)).sum::<f32>() * size / 1000.0
+    }
+
+    /// The text as two-byte subset glyph ids (Identity-H), recording each glyph used.
+    fn encode(&mut self, text: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len() * 2);
+        for c in text.chars().filter(|c| !c.is_control()) {
+            let old = self.face.glyph_index(c).map_or(0, |g| g.0);
+            let new = self.remapper.remap(old);
+            let advance = self.advance(c);
+            self.glyphs.entry(new).or_insert((c, advance));
+            out.extend_from_slice(&new.to_be_bytes());
+        }
+        out
+    }
+}
+
+/// Content streams of the pages, written top to bottom.
+struct Layout {
+    regular: FontUse,
+    bold: FontUse,
+    done: Vec<Content>,
+    current: Content,
+    y: f32,
+}
+
+#[derive(Clone, Copy)]
+enum Weight {
+    Regular,
+    Bold,
+}
+
+impl Layout {
+    fn font(&mut self, weight: Weight) -> &mut FontUse {
+        match weight {
+            Weight::Regular => &mut self.regular,
+            Weight::Bold => &mut self.bold,
+        }
+    }
+
+    fn width(&self, weight: Weight, text: &str, size: f32) -> f32 {
+        match weight {
+            Weight::Regular => self.regular.width(text, size),
+            Weight::Bold => self.bold.width(text, size),
+        }
+    }
+
+    fn text(&mut self, x: f32, weight: Weight, size: f32, text: &str) {
+        let font = self.font(weight);
+        let resource = font.resource;
+        let encoded = font.encode(text);
+        let y = self.y;
+        self.current
+            .begin_text()
+            .set_font(Name(resource), size)
+            .next_line(x, y)
+            .show(Str(&encoded))
+            .end_text();
+    }
+
+    fn text_right(&mut self, right: f32, weight: Weight, size: f32, text: &str) {
+        let w = self.width(weight, text, size);
+        self.text(right - w, weight, size, text);
+    }
+
+    /// Moves down; returns true when that started a new page.
+    fn advance(&mut self, dy: f32) -> bool {
+        self.y -= dy;
+        if self.y < MARGIN + LINE * 2.0 {
+            self.done
+                .push(std::mem::replace(&mut self.current, Content::new()));
+            self.y = PAGE_H - MARGIN;
+            return true;
+        }
+        false
+    }
+
+    fn rule(&mut self) {
+        self.current
+            .set_line_width(0.5)
+            .move_to(MARGIN, self.y + LINE - 3.0)
+            .line_to(PAGE_W - MARGIN, self.y + LINE - 3.0)
+            .stroke();
+    }
+
+    /// Splits a paragraph into lines no wider than `max` points.
+    fn wrap(&self, weight: Weight, text: &str, size: f32, max: f32) -> Vec<String> {
+        let mut lines = Vec::new();
+        for raw in text.lines() {
+            let mut line = String::new();
+            for word in raw.split_whitespace() {
+                let candidate = if line.is_empty() {
+                    word.to_owned()
+                } else {
+                    format!("{line} {word}")
+                };
+                if self.width(weight, &candidate, size) > max && !line.is_empty() {
+                    lines.push(std::mem::take(&mut line));
+                    line = word.to_owned();
+                } else {
+                    line = candidate;
+                }
+            }
+            lines.push(line);
+        }
+        lines
+    }
+
+    fn paragraph(&mut self, text: &str) {
+        for line in self.wrap(Weight::Regular, text, BODY_SIZE, PAGE_W - 2.0 * MARGIN) {
+            self.text(MARGIN, Weight::Regular, BODY_SIZE, &line);
+            self.advance(LINE);
+        }
+        self.advance(LINE / 2.0);
+    }
+}
+
+/// Column left edges and widths: the first column takes what the others leave.
+fn columns(count: usize) -> Vec<(f32, f32)> {
+    let usable = PAGE_W - 2.0 * MARGIN;
+    let others = COLUMN_W * count.saturating_sub(1) as f32;
+    let first = (usable - others).max(COLUMN_W);
+    let mut out = vec![(MARGIN, first)];
+    for i in 1..count {
+        out.push((MARGIN + first + COLUMN_W * (i - 1) as f32, COLUMN_W));
+    }
+    out
+}
+
+fn table_row(l: &mut Layout, doc: &Document, cells: &[String], weight: Weight) {
+    let cols = columns(doc.items.header.len());
+    // The first column wraps; the row is as tall as its wrapped text.
+    let first = l.wrap(weight, &cells[0], BODY_SIZE, cols[0].1 - 6.0);
+    let top = l.y;
+    for (i, cell) in cells.iter().enumerate().skip(1) {
+        let (left, width) = cols[i];
+        if doc.items.right_aligned.contains(&(i as u32)) {
+            l.text_right(left + width - 2.0, weight, BODY_SIZE, cell);
+        } else {
+            l.text(left + 2.0, weight, BODY_SIZE, cell);
+        }
+    }
+    for (n, line) in first.iter().enumerate() {
+        l.y = top - LINE * n as f32;
+        l.text(MARGIN, weight, BODY_SIZE, line);
+    }
+    l.y = top - LINE * (first.len().max(1) - 1) as f32;
+}
+
+pub fn render(doc: &Document) -> Result<Vec<u8>, String> {
+    let columns_n = doc.items.header.len();
+    if let Some(bad) = doc.items.rows.iter().find(|r| r.len() != columns_n) {
+        return Err(format!(
+            "a table row has {} cells, the header {columns_n}",
+            bad.len()
+        ));
+    }
+    let mut l = Layout {
+        regular: FontUse::new(&REGULAR, b"F1"),
+        bold: FontUse::new(&BOLD, b"F2"),
+        done: Vec::new(),
+        current: Content::new(),
+        y: PAGE_H - MARGIN,
+    };
+    for line in &doc.sender {
+        l.text(MARGIN, Weight::Regular, 7.5, line);
+        l.advance(10.0);
+    }
+    l.advance(8.0);
+    for line in &doc.recipient {
+        l.text(MARGIN, Weight::Regular, 10.0, line);
+        l.advance(LINE);
+    }
+    l.advance(LINE * 1.5);
+    l.text(MARGIN, Weight::Bold, 16.0, &doc.title);
+    l.advance(LINE * 1.8);
+    for row in &doc.meta {
+        l.text(MARGIN, Weight::Regular, BODY_SIZE, &row.label);
+        l.text(MARGIN + 130.0, Weight::Regular, BODY_SIZE, &row.value);
+        l.advance(LINE);
+    }
+    l.advance(LINE / 2.0);
+    for para in &doc.preamble {
+        l.paragraph(para);
+    }
+    if columns_n > 0 {
+        table_row(&mut l, doc, &doc.items.header, Weight::Bold);
+        l.advance(LINE);
+        l.rule();
+        for row in &doc.items.rows {
+            table_row(&mut l, doc, row, Weight::Regular);
+            if l.advance(LINE) {
+                table_row(&mut l, doc, &doc.items.header, Weight::Bold);
+                l.advance(LINE);
+                l.rule();
+            }
+        }
+        l.rule();
+        l.advance(LINE / 2.0);
+    }
+    for row in &doc.totals {
+        l.text_right(
+            PAGE_W - MARGIN - 110.0,
+            Weight::Regular,
+            BODY_SIZE,
+            &row.label,
+        );
+        l.text_right(PAGE_W - MARGIN, Weight::Bold, BODY_SIZE, &row.value);
+        l.advance(LINE);
+    }
+    l.advance(LINE / 2.0);
+    for para in &doc.closing {
+        l.paragraph(para);
+    }
+    let mut contents = std::mem::take(&mut l.done);
+    contents.push(std::mem::replace(&mut l.current, Content::new()));
+    let count = contents.len();
+    // Footers last, once the page count is known.
+    for (i, content) in contents.iter_mut().enumerate() {
+        let footer = format!("{}   Page {} of {}", doc.footer, i + 1, count);
+        let encoded = l.regular.encode(footer.trim_start());
+        if !doc.print {
+            // The decoration the print version leaves out (pre-printed paper has its own).
+            content
+                .save_state()
+                .set_fill_rgb(0.93, 0.94, 0.96)
+                .rect(0.0, PAGE_H - 22.0, PAGE_W, 22.0)
+                .fill_nonzero()
+                .restore_state();
+        }
+        content
+            .begin_text()
+            .set_font(Name(b"F1"), 7.5)
+            .next_line(MARGIN, MARGIN / 2.0)
+            .show(Str(&encoded))
+            .end_text();
+    }
+    write_pdf(doc, contents, &l)
+}
+
+/// Object ids: fixed ones first, then two per page and five per font.
+fn write_pdf(doc: &Document, contents: Vec<Content>, l: &Layout) -> Result<Vec<u8>, String> {
+    let mut pdf = Pdf::new();
+    let mut next = 1;
+    let mut alloc = || {
+        let r = Ref::new(next);
+        next += 1;
+        r
+    };
+    let catalog = alloc();
+    let tree = alloc();
+    let info = alloc();
+    let fonts = [(&l.regular, alloc()), (&l.bold, alloc())];
+    let font_parts: Vec<[Ref; 4]> = fonts
+        .iter()
+        .map(|_| [alloc(), alloc(), alloc(), alloc()])
+        .collect();
+    let pages: Vec<(Ref, Ref)> = contents.iter().map(|_| (alloc(), alloc())).collect();
+
+    pdf.catalog(catalog).pages(tree);
+    pdf.document_info(info)
+        .title(TextStr(&doc.title))
+        .producer(TextStr("Faktura"));
+    pdf.pages(tree)
+        .kids(pages.iter().map(|(p, _)| *p))
+        .count(pages.len() as i32);
+    for ((font, type0), [cid, descriptor, file, cmap]) in fonts.iter().zip(&font_parts) {
+        write_font(&mut pdf, font, *type0, *cid, *descriptor, *file, *cmap)?;
+    }
+    for ((page_id, content_id), content) in pages.iter().zip(contents) {
+        let mut page = pdf.page(*page_id);
+        page.media_box(Rect::new(0.0, 0.0, PAGE_W, PAGE_H));
+        page.parent(tree);
+        page.contents(*content_id);
+        let mut resources = page.resources();
+        resources
+            .fonts()
+            .pair(Name(b"F1"), fonts[0].1)
+            .pair(Name(b"F2"), fonts[1].1);
+        resources.finish();
+        page.finish();
+        pdf.stream(*content_id, &content.finish());
+    }
+    Ok(pdf.finish())
+}
+
+fn write_font(
+    pdf: &mut Pdf,
+    font: &FontUse,
+    type0: Ref,
+    cid: Ref,
+    descriptor: Ref,
+    file: Ref,
+    cmap: Ref,
+) -> Result<(), String> {
+    let subset = subsetter::subset(font.file.data, 0, &font.remapper)
+        .map_err(|e| format!("subsetting {}: {e}", font.file.postscript_name))?;
+    // A subset's name carries a tag derived from its glyphs, so equal documents agree.
+    let digest = Sha256::digest(&subset);
+    let tag: String = digest[..6]
+        .iter()
+        .map(|b| (b'A' + b % 26) as char)
+        .collect();
+    let base_font = format!("{tag}+{}", font.file.postscript_name);
+    let system_info = SystemInfo {
+        registry: Str(b"Adobe"),
+        ordering: Str(b"Identity"),
+        supplement: 0,
+    };
+    pdf.type0_font(type0)
+        .base_font(Name(base_font.as_bytes()))
+        .encoding_predefined(Name(b"Identity-H"))
+        .descendant_font(cid)
+        .to_unicode(cmap);
+    let mut cid_font = pdf.cid_font(cid);
+    cid_font
+        .subtype(CidFontType::Type2)
+        .base_font(Name(base_font.as_bytes()))
+        .system_info(system_info)
+        .font_descriptor(descriptor)
+        .default_width(0.0)
+        .cid_to_gid_map_predefined(Name(b"Identity"));
+    {
+        let mut widths = cid_font.widths();
+        for (gid, (_, advance)) in &font.glyphs {
+            widths.consecutive(*gid, [*advance]);
+        }
+    }
+    cid_font.finish();
+    pdf.font_descriptor(descriptor)
+        .name(Name(base_font.as_bytes()))
+        .flags(FontFlags::NON_SYMBOLIC)
+        .bbox(font.file.bbox)
+        .italic_angle(0.0)
+        .ascent(font.file.ascender)
+        .descent(font.file.descender)
+        .cap_height(font.file.cap_height)
+        .stem_v(80.0)
+        .font_file2(file);
+    let compressed = compress(&subset);
+    pdf.stream(file, &compressed)
+        .filter(Filter::FlateDecode)
+        .pair(Name(b"Length1"), subset.len() as i32);
+    let mut unicode = UnicodeCmap::new(Name(b"Custom"), system_info);
+    for (gid, (c, _)) in &font.glyphs {
+        unicode.pair(*gid, *c);
+    }
+    pdf.cmap(cmap, &unicode.finish());
+    Ok(())
+}
+
+fn compress(data: &[u8]) -> Vec<u8> {
+    miniz_oxide::deflate::compress_to_vec_zlib(data, 6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(rows: usize) -> Document {
+        Document {
+            title: "Invoice INV-00001".into(),
+            sender: vec!["Faktura GmbH · Street 1 · 10115 Berlin".into()],
+            recipient: vec!["Müller AG".into(), "Hauptstraße 5".into()],
+            meta: vec![MetaRow {
+                label: "Date".into(),
+                value: "2026-11-21".into(),
+            }],
+            preamble: vec!["Thank you for your order.".into()],
+            items: Table {
+                header: vec!["Item".into(), "Amount".into()],
+                rows: (0..rows)
+                    .map(|i| vec![format!("Line {i} Счёт Ελληνικά zażółć"), "10,00 €".into()])
+                    .collect(),
+                right_aligned: vec![1],
+            },
+            totals: vec![MetaRow {
+                label: "Total".into(),
+                value: "10,00 €".into(),
+            }],
+            closing: vec!["Payable within 14 days.".into()],
+            footer: "Faktura".into(),
+            print: false,
+        }
+    }
+
+    #[test]
+    fn renders_deterministically_with_page_breaks() {
+        let one = render(&doc(3)).unwrap();
+        assert!(one.starts_with(b"%PDF-"));
+        assert_eq!(one, render(&doc(3)).unwrap());
+        let long = render(&doc(150)).unwrap();
+        let pages = long.windows(11).filter(|w| w == b"/Type /Page").count();
+        // "/Type /Pages" once plus one "/Type /Page" per page.
+        assert!(pages >= 4, "{pages}");
+    }
+
+    #[test]
+    fn rows_must_match_the_header() {
+        let mut d = doc(1);
+        d.items.rows[0].pop();
+        assert!(render(&d).is_err());
+    }
+}
+
+/// A page-sized image (A4 at one pixel per point) of paragraphs laid out as the PDF lays
+/// out a template's text: same font, size, margins and line breaks.
+pub fn thumbnail(paragraphs: &[String], format: ImageFormat) -> Result<Vec<u8>, String> {
+    use ab_glyph::{Font, FontRef, PxScale, ScaleFont, point};
+
+    let font = FontRef::try_from_slice(REGULAR.data).map_err(|e| e.to_string())?;
+    let (w, h) = (PAGE_W as u32, PAGE_H as u32);
+    let mut img = image::RgbImage::from_pixel(w, h, image::Rgb([255, 255, 255]));
+    for y in 0..22 {
+        for x in 0..w {
+            img.put_pixel(x, y, image::Rgb([237, 240, 245]));
+        }
+    }
+    let upem = font.units_per_em().unwrap_or(1000.0);
+    let height = font.height_unscaled();
+    let scale = PxScale::from(BODY_SIZE * height / upem);
+    let scaled = font.as_scaled(scale);
+    let usable = PAGE_W - 2.0 * MARGIN;
+    let mut baseline = MARGIN + BODY_SIZE;
+    let layout = Layout {
+        regular: FontUse::new(&REGULAR, b"F1"),
+        bold: FontUse::new(&BOLD, b"F2"),
+        done: Vec::new(),
+        current: Content::new(),
+        y: 0.0,
+    };
+    'page: for para in paragraphs {
+        for line in layout.wrap(Weight::Regular, para, BODY_SIZE, usable) {
+            if baseline > PAGE_H - MARGIN {
+                break 'page;
+            }
+            let mut x = MARGIN;
+            for c in line.chars() {
+                let id = font.glyph_id(c);
+                let glyph = id.with_scale_and_position(scale, point(x, baseline));
+                if let Some(outlined) = font.outline_glyph(glyph) {
+                    let bounds = outlined.px_bounds();
+                    outlined.draw(|gx, gy, coverage| {
+                        let px = bounds.min.x as i64 + gx as i64;
+                        let py = bounds.min.y as i64 + gy as i64;
+                        if (0..w as i64).contains(&px) && (0..h as i64).contains(&py) {
+                            let p = img.get_pixel_mut(px as u32, py as u32);
+                            for channel in p.0.iter_mut() {
+                                *channel = (*channel as f32 * (1.0 - coverage)) as u8;
+                            }
+                        }
+                    });
+                }
+                x += scaled.h_advance(id);
+            }
+            baseline += LINE;
+        }
+        baseline += LINE / 2.0;
+    }
+    let mut out = std::io::Cursor::new(Vec::new());
+    let result = match format {
+        ImageFormat::Png => img.write_to(&mut out, image::ImageFormat::Png),
+        ImageFormat::Jpg => img.write_to(&mut out, image::ImageFormat::Jpeg),
+        ImageFormat::Gif => image::DynamicImage::ImageRgb8(img)
+            .to_rgba8()
+            .write_to(&mut out, image::ImageFormat::Gif),
+    };
+    result.map_err(|e| e.to_string())?;
+    Ok(out.into_inner())
+}
+
+#[cfg(test)]
+mod thumbnail_tests {
+    use super::*;
+
+    #[test]
+    fn thumbnails_decode_at_page_size_in_every_format() {
+        let text = vec![
+            "Rechnung [Invoice.invoice_number]".to_owned(),
+            "Счёт".to_owned(),
+        ];
+        for (format, expected) in [
+            (ImageFormat::Png, image::ImageFormat::Png),
+            (ImageFormat::Gif, image::ImageFormat::Gif),
+            (ImageFormat::Jpg, image::ImageFormat::Jpeg),
+        ] {
+            let bytes = thumbnail(&text, format).unwrap();
+            assert_eq!(image::guess_format(&bytes).unwrap(), expected);
+            let decoded = image::load_from_memory(&bytes).unwrap();
+            assert_eq!((decoded.width(), decoded.height()), (595, 842));
+            // Text left dark pixels in the text area.
+            let dark = decoded.to_luma8().pixels().filter(|p| p.0[0] < 100).count();
+            assert!(dark > 50, "{format:?}: {dark} dark pixels");
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! The standalone component (the service with the plug composed in) under `wasmtime serve`:
+//! the API end to end on a real data directory, across restarts and concurrent requests;
+//! the same data directory in the faktura host; and the static checks that it is the
+//! shipped component byte for byte and imports only WASI that Spin provides.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use faktura_tests::{
+    App, Reply, SmtpSink, WasmtimeServe, check_pdf, free_port, host_binary, shipped_component,
+    standalone_component, test_component, wit_dir,
+};
+
+const KEY: &str = "standalone-key-0123456789";
+
+const CLIENT: &str = "<client><name>Müller AG</name><street>Hauptstr. 1</street>\
+    <zip>10115</zip><city>Berlin</city><country_code>DE</country_code></client>";
+
+fn invoice(client: u64) -> String {
+    format!(
+        "<invoice><client_id>{client}</client_id><invoice-items>\
+         <invoice-item><name>Beratung</name><quantity>3</quantity><unit_price>100</unit_price></invoice-item>\
+         <invoice-item><name>Reise</name><quantity>1</quantity><unit_price>50.5</unit_price></invoice-item>\
+         </invoice-items></invoice>"
+    )
+}
+
+#[track_caller]
+fn ok(reply: &Reply) -> &Reply {
+    assert!(reply.status < 300, "{} {}", reply.status, reply.body);
+    reply
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_standalone_component_serves_the_api_and_keeps_data_across_restarts() {
+    let data = Arc::new(tempfile::tempdir().unwrap());
+    let serve = WasmtimeServe::start(data.path(), KEY).await;
+
+    // Only the configured key bootstraps the empty data directory.
+    let stranger = serve
+        .call("someone-else-0123456789", "GET", "/api/clients", None)
+        .await;
+    stranger.assert_error(401, "");
+    let client = ok(&serve.call(KEY, "POST", "/api/clients", Some(CLIENT)).await).id();
+    let created = serve
+        .call(KEY, "POST", "/api/invoices", Some(&invoice(client)))
+        .await;
+    let id = ok(&created).id();
+    assert_eq!(created.field("total_gross").as_deref(), Some("350.5"));
+    ok(&serve
+        .call(KEY, "PUT", &format!("/api/invoices/{id}/complete"), None)
+        .await);
+    let pdf = serve
+        .call(
+            KEY,
+            "GET",
+            &format!("/api/invoices/{id}/pdf?format=pdf"),
+            None,
+        )
+        .await;
+    ok(&pdf);
+    assert_eq!(pdf.header("content-type"), Some("application/pdf"));
+    let text = check_pdf(&pdf.bytes);
+    assert!(
+        text.contains("INV-00001") && text.contains("Müller AG"),
+        "{text}"
+    );
+    ok(&serve
+        .call(
+            KEY,
+            "POST",
+            &format!("/api/invoices/{id}/email"),
+            Some("<email><recipients><to>client@example.org</to></recipients></email>"),
+        )
+        .await);
+    let list = serve.call(KEY, "GET", "/api/invoices", None).await;
+    assert_eq!(list.header("x-total-count"), Some("1"));
+    assert_eq!(list.fields("status"), vec!["OPEN"]);
+
+    // A killed server loses nothing.
+    serve.kill();
+    let serve = WasmtimeServe::start(data.path(), KEY).await;
+    let list = serve.call(KEY, "GET", "/api/invoices", None).await;
+    assert_eq!(list.fields("invoice_number"), vec!["INV-00001"]);
+    let again = serve
+        .call(
+            KEY,
+            "GET",
+            &format!("/api/invoices/{id}/pdf?format=pdf"),
+            None,
+        )
+        .await;
+    assert_eq!(again.bytes, pdf.bytes, "the stored PDF is the same file");
+    let second = serve
+        .call(KEY, "POST", "/api/invoices", Some(&invoice(client)))
+        .await;
+    ok(&second);
+    serve.kill();
+
+    // The mail went to the outbox in the host's format, and `faktura outbox deliver`
+    // hands it to a real SMTP server.
+    let outbox = data.path().join("outbox");
+    let queued = faktura_host::list_outbox(&outbox).unwrap();
+    assert_eq!(queued.len(), 1);
+    assert_eq!(queued[0].status, "queued");
+    assert_eq!(queued[0].recipients, vec!["client@example.org"]);
+    let smtp = SmtpSink::start(free_port()).await;
+    let delivered = std::process::Command::new(host_binary())
+        .args(["outbox", "deliver", "--data"])
+        .arg(data.path())
+        .args(["--smtp", &smtp.url()])
+        .output()
+        .unwrap();
+    assert!(delivered.status.success(), "{delivered:?}");
+    let stdout = String::from_utf8_lossy(&delivered.stdout);
+    assert!(stdout.starts_with("sent"), "{stdout}");
+    let messages = smtp.wait_for(1, 10).await;
+    assert!(messages[0].contains("invoice_1.pdf"), "{}", messages[0]);
+
+    // The faktura host opens the same data directory: same file, same records.
+    let app = App::spawn_with(data.clone(), test_component()).await;
+    let list = app.call_as(KEY, "GET", "/api/invoices", None).await;
+    assert_eq!(
+        list.fields("invoice_number"),
+        vec!["INV-00001", "INV-00002"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sixteen_concurrent_creates_all_survive_a_restart() {
+    let data = tempfile::tempdir().unwrap();
+    let serve = Arc::new(WasmtimeServe::start(data.path(), KEY).await);
+    let client = ok(&serve.call(KEY, "POST", "/api/clients", Some(CLIENT)).await).id();
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let serve = serve.clone();
+            tokio::spawn(async move {
+                let reply = serve
+                    .call(KEY, "POST", "/api/invoices", Some(&invoice(client)))
+                    .await;
+                ok(&reply);
+                (reply.id(), reply.field("invoice_number").unwrap())
+            })
+        })
+        .collect();
+    let mut created = BTreeSet::new();
+    let mut numbers = BTreeSet::new();
+    for t in tasks {
+        let (id, number) = t.await.unwrap();
+        created.insert(id);
+        numbers.insert(number);
+    }
+    assert_eq!(created.len(), 16);
+    let expected: BTreeSet<String> = (1..=16).map(|n| format!("INV-{n:05}")).collect();
+    assert_eq!(numbers, expected);
+
+    Arc::try_unwrap(serve).ok().unwrap().kill();
+    let serve = WasmtimeServe::start(data.path(), KEY).await;
+    let list = serve
+        .call(KEY, "GET", "/api/invoices?per_page=100", None)
+        .await;
+    let listed: BTreeSet<u64> = list
+        .fields("id")
+        .iter()
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    assert!(created.is_subset(&listed), "{created:?} {listed:?}");
+    assert_eq!(list.header("x-total-count"), Some("16"));
+}
+
+#[test]
+fn the_standalone_component_carries_the_shipped_component_byte_for_byte() {
+    let shipped = std::fs::read(shipped_component()).unwrap();
+    let standalone = std::fs::read(standalone_component()).unwrap();
+    let head = &shipped[..64];
+    let found = standalone
+        .windows(head.len())
+        .enumerate()
+        .filter(|(_, w)| *w == head)
+        .any(|(at, _)| standalone[at..].starts_with(&shipped));
+    assert!(
+        found,
+        "the standalone component embeds another service component"
+    );
+}
+
+/// Every function and resource the standalone component imports must be WASI 0.2.0 or older:
+/// Spin (3.0 and newer) provides WASI 0.2 and matches a newer 0.2.x import to the 0.2.x
+/// it has, but it cannot supply what a later 0.2 release added.
+#[test]
+fn every_import_of_the_standalone_component_is_wasi_that_spin_provides() {
+    use wit_parser::{Stability, WorldItem};
+
+    let bytes = std::fs::read(standalone_component()).unwrap();
+    let wit_component::DecodedWasm::Component(used, world) = wit_component::decode(&bytes).unwrap()
+    else {
+        panic!("not a component");
+    };
+    let mut wasi = wit_parser::Resolve::default();
+    wasi.push_dir(wit_dir()).unwrap();
+    let baseline = semver::Version::new(0, 2, 0);
+    let provided = [
+        "wasi:io",
+        "wasi:clocks",
+        "wasi:random",
+        "wasi:cli",
+        "wasi:filesystem",
+        "wasi:http",
+        "wasi:sockets",
+    ];
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    for (key, item) in &used.worlds[world].imports {
+        let WorldItem::Interface { id, .. } = item else {
+            problems.push(format!("{}: not an interface", used.name_world_key(key)));
+            continue;
+        };
+        let iface = &used.interfaces[*id];
+        let package = &used.packages[iface.package.unwrap()].name;
+        let name = iface.name.clone().unwrap();
+        let family = format!("{}:{}", package.namespace, package.name);
+        if !provided.contains(&family.as_str())
+            || package.version.as_ref().map(|v| (v.major, v.minor)) != Some((0, 2))
+        {
+            problems.push(format!("{}: not WASI 0.2", used.name_world_key(key)));
+            continue;
+        }
+        let reference = wasi
+            .interfaces
+            .iter()
+            .find(|(_, i)| {
+                i.name.as_deref() == Some(name.as_str())
+                    && i.package.is_some_and(|p| {
+                        let n = &wasi.packages[p].name;
+                        n.namespace == package.namespace && n.name == package.name
+                    })
+            })
+            .map(|(_, i)| i)
+            .unwrap_or_else(|| panic!("{family}/{name} is not in wit/deps"));
+        let since = |s: &Stability| match s {
+            Stability::Stable { since, .. } => Some(since.clone()),
+            _ => None,
+        };
+        for f in iface.functions.keys() {
+            checked += 1;
+            match reference.functions.get(f).map(|r| since(&r.stability)) {
+                Some(Some(v)) if v <= baseline => {}
+                other => problems.push(format!("{family}/{name}#{f}: {other:?}")),
+            }
+        }
+        // Runtimes match other types by structure, not by name (a later release may name an
+        // old type anew); resources they match by name, so those must be old enough.
+        for t in iface.types.keys() {
+            let Some(&ty) = reference.types.get(t) else {
+                problems.push(format!("{family}/{name}#{t}: not in wit/deps"));
+                continue;
+            };
+            if !matches!(wasi.types[ty].kind, wit_parser::TypeDefKind::Resource) {
+                continue;
+            }
+            checked += 1;
+            match Some(since(&wasi.types[ty].stability)) {
+                Some(Some(v)) if v <= baseline => {}
+                other => problems.push(format!("{family}/{name}#{t}: {other:?}")),
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "imports Spin may not provide: {problems:#?}"
+    );
+    assert!(checked > 30, "only {checked} imported items were checked");
+    let exports: Vec<String> = used.worlds[world]
+        .exports
+        .keys()
+        .map(|k| used.name_world_key(k))
+        .collect();
+    assert!(
+        exports
+            .iter()
+            .any(|e| e.starts_with("wasi:http/incoming-handler@0.2")),
+        "{exports:?}"
+    );
+}
