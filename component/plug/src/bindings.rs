@@ -9,7 +9,6 @@
 use std::cell::RefCell;
 
 use faktura_backend::{kv, outbox, render};
-use redb::ReadableTable;
 
 use crate::Config;
 use crate::store::{self, StoreError};
@@ -64,12 +63,22 @@ impl Drop for WriteTxn {
     }
 }
 
+/// Runs `f` on the transaction once the lease is confirmed.
+fn confirmed<Txn, T>(
+    txn: Option<&Txn>,
+    f: impl FnOnce(&Txn) -> Result<T, StoreError>,
+) -> Result<T, Error> {
+    store::confirm().map_err(error)?;
+    let txn = txn.ok_or_else(|| backend("the transaction has ended"))?;
+    f(txn).map_err(error)
+}
+
 impl ReadTxn {
-    fn txn(&self) -> Result<&redb::ReadTransaction, Error> {
-        store::confirm().map_err(error)?;
-        self.0
-            .as_ref()
-            .ok_or_else(|| backend("the transaction has ended"))
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&redb::ReadTransaction) -> Result<T, StoreError>,
+    ) -> Result<T, Error> {
+        confirmed(self.0.as_ref(), f)
     }
 }
 
@@ -78,31 +87,13 @@ impl WriteTxn {
         &self,
         f: impl FnOnce(&redb::WriteTransaction) -> Result<T, StoreError>,
     ) -> Result<T, Error> {
-        store::confirm().map_err(error)?;
-        let txn = self.0.borrow();
-        let txn = txn
-            .as_ref()
-            .ok_or_else(|| backend("the transaction has ended"))?;
-        f(txn).map_err(error)
+        confirmed(self.0.borrow().as_ref(), f)
     }
-}
-
-fn scan_in(
-    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
-    prefix: &[u8],
-    after: Option<&[u8]>,
-    limit: u32,
-    reverse: bool,
-) -> Result<Vec<Entry>, Error> {
-    kv::scan(table, prefix, after, limit, reverse)
-        .map(entries)
-        .map_err(backend)
 }
 
 impl wstore::GuestReadTxn for ReadTxn {
     fn get(&self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
-        let table = self.txn()?.open_table(kv::TABLE).map_err(backend)?;
-        store::get(&table, &key).map_err(error)
+        self.with(|txn| store::get(&store::read_table(txn)?, &key))
     }
 
     fn scan(
@@ -112,19 +103,22 @@ impl wstore::GuestReadTxn for ReadTxn {
         limit: u32,
         reverse: bool,
     ) -> Result<Vec<Entry>, Error> {
-        let table = self.txn()?.open_table(kv::TABLE).map_err(backend)?;
-        scan_in(&table, &prefix, after.as_deref(), limit, reverse)
+        self.with(|txn| {
+            store::scan(
+                &store::read_table(txn)?,
+                &prefix,
+                after.as_deref(),
+                limit,
+                reverse,
+            )
+        })
+        .map(entries)
     }
 }
 
 impl wstore::GuestWriteTxn for WriteTxn {
     fn get(&self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
-        self.with(|txn| {
-            let table = txn
-                .open_table(kv::TABLE)
-                .map_err(|e| StoreError::Backend(e.to_string()))?;
-            store::get(&table, &key)
-        })
+        self.with(|txn| store::get(&store::write_table(txn)?, &key))
     }
 
     fn scan(
@@ -135,11 +129,13 @@ impl wstore::GuestWriteTxn for WriteTxn {
         reverse: bool,
     ) -> Result<Vec<Entry>, Error> {
         self.with(|txn| {
-            let table = txn
-                .open_table(kv::TABLE)
-                .map_err(|e| StoreError::Backend(e.to_string()))?;
-            kv::scan(&table, &prefix, after.as_deref(), limit, reverse)
-                .map_err(|e| StoreError::Backend(e.to_string()))
+            store::scan(
+                &store::write_table(txn)?,
+                &prefix,
+                after.as_deref(),
+                limit,
+                reverse,
+            )
         })
         .map(entries)
     }
@@ -171,12 +167,12 @@ impl wstore::Guest for Plug {
     type WriteTxn = WriteTxn;
 
     fn begin_read() -> Result<wstore::ReadTxn, Error> {
-        let txn = store::begin_read(&Config::get().store()).map_err(error)?;
+        let txn = store::begin_read(&Config::get().store).map_err(error)?;
         Ok(wstore::ReadTxn::new(ReadTxn(Some(txn))))
     }
 
     fn begin_write() -> Result<wstore::WriteTxn, Error> {
-        let txn = store::begin_write(&Config::get().store()).map_err(error)?;
+        let txn = store::begin_write(&Config::get().store).map_err(error)?;
         Ok(wstore::WriteTxn::new(WriteTxn(RefCell::new(Some(txn)))))
     }
 }

@@ -6,7 +6,7 @@
 //! another: the store keeps `faktura.redb` there (`store`, taking turns with other
 //! instances through `lease`), mail goes to `outbox/` in the host's format, letters to
 //! `FAKTURA_POSTAL` when set. The PDF renderer is the host's (`faktura_backend::render`).
-//! No rate limit applies. This file and `bindings` are the only ones naming WIT.
+//! No rate limit applies. Only `bindings` names WIT.
 
 pub mod lease;
 pub mod store;
@@ -19,24 +19,24 @@ use std::sync::OnceLock;
 pub struct Config {
     pub data: PathBuf,
     pub postal: Option<PathBuf>,
+    /// Where the store keeps its files in `data`.
+    pub store: store::Place,
 }
 
 impl Config {
     fn from_env() -> Config {
         let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+        let data = var("FAKTURA_DATA").map_or_else(|| PathBuf::from("/data"), PathBuf::from);
         Config {
-            data: var("FAKTURA_DATA").map_or_else(|| PathBuf::from("/data"), PathBuf::from),
+            store: store::Place::in_dir(&data),
             postal: var("FAKTURA_POSTAL").map(PathBuf::from),
+            data,
         }
     }
 
     pub fn get() -> &'static Config {
         static CONFIG: OnceLock<Config> = OnceLock::new();
         CONFIG.get_or_init(Config::from_env)
-    }
-
-    pub fn store(&self) -> store::Place {
-        store::Place::in_dir(&self.data)
     }
 }
 

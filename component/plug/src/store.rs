@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use faktura_backend::kv::{self, TABLE};
 use redb::backends::FileBackend;
 use redb::{
-    Database, DatabaseError, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, StorageBackend,
-    WriteTransaction,
+    Database, DatabaseError, ReadOnlyDatabase, ReadOnlyTable, ReadTransaction, ReadableDatabase,
+    ReadableTable, StorageBackend, Table, WriteTransaction,
 };
 
 use crate::lease::Lease;
@@ -270,25 +270,47 @@ pub fn confirm() -> Result<(), StoreError> {
     })
 }
 
+/// The key-value table as a read transaction sees it.
+pub fn read_table(
+    txn: &ReadTransaction,
+) -> Result<ReadOnlyTable<&'static [u8], &'static [u8]>, StoreError> {
+    txn.open_table(TABLE).map_err(backend)
+}
+
+/// The key-value table as the write transaction sees it.
+pub fn write_table(
+    txn: &WriteTransaction,
+) -> Result<Table<'_, &'static [u8], &'static [u8]>, StoreError> {
+    txn.open_table(TABLE).map_err(backend)
+}
+
 pub fn get(
-    table: &impl redb::ReadableTable<&'static [u8], &'static [u8]>,
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     key: &[u8],
 ) -> Result<Option<Vec<u8>>, StoreError> {
     Ok(table.get(key).map_err(backend)?.map(|v| v.value().to_vec()))
+}
+
+pub fn scan(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    prefix: &[u8],
+    after: Option<&[u8]>,
+    limit: u32,
+    reverse: bool,
+) -> Result<Vec<kv::Entry>, StoreError> {
+    kv::scan(table, prefix, after, limit, reverse).map_err(backend)
 }
 
 pub fn put(txn: &WriteTransaction, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
     if !kv::fits(key, value) {
         return Err(StoreError::TooLarge);
     }
-    let mut table = txn.open_table(TABLE).map_err(backend)?;
-    table.insert(key, value).map_err(backend)?;
+    write_table(txn)?.insert(key, value).map_err(backend)?;
     Ok(())
 }
 
 pub fn delete(txn: &WriteTransaction, key: &[u8]) -> Result<(), StoreError> {
-    let mut table = txn.open_table(TABLE).map_err(backend)?;
-    table.remove(key).map_err(backend)?;
+    write_table(txn)?.remove(key).map_err(backend)?;
     Ok(())
 }
 
@@ -300,10 +322,7 @@ mod tests {
 
     fn read(place: &Place, key: &[u8]) -> Option<Vec<u8>> {
         let txn = begin_read(place).unwrap();
-        let value = {
-            let table = txn.open_table(TABLE).unwrap();
-            get(&table, key).unwrap()
-        };
+        let value = get(&read_table(&txn).unwrap(), key).unwrap();
         drop(txn);
         end(false);
         value
@@ -357,12 +376,9 @@ mod tests {
                     let place = Place::in_dir(dir.path());
                     for _ in 0..10 {
                         let txn = begin_write(&place).unwrap();
-                        let n = {
-                            let table = txn.open_table(TABLE).unwrap();
-                            get(&table, b"n")
-                                .unwrap()
-                                .map_or(0, |v| u64::from_be_bytes(v.try_into().unwrap()))
-                        };
+                        let n = get(&write_table(&txn).unwrap(), b"n")
+                            .unwrap()
+                            .map_or(0, |v| u64::from_be_bytes(v.try_into().unwrap()));
                         put(&txn, b"n", &(n + 1).to_be_bytes()).unwrap();
                         txn.commit().unwrap();
                         end(true);
@@ -411,6 +427,22 @@ mod tests {
         assert_eq!(before, Some(b"1".to_vec()));
         assert_eq!(acknowledged, Some(b"2".to_vec()));
         assert_eq!(never, None);
+    }
+
+    #[test]
+    fn a_holder_whose_lease_was_taken_over_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = Place::in_dir(dir.path());
+        write(&place, b"k", b"1");
+        let txn = begin_write(&place).unwrap();
+        put(&txn, b"k", b"2").unwrap();
+        // The instance stalls past the lease's TTL and another takes the store over.
+        SESSION.with_borrow(|s| s.as_ref().unwrap().lease.lock().unwrap().expire());
+        let mut next = Lease::acquire(&place.lease_dir).unwrap();
+        assert!(txn.commit().is_err(), "the displaced holder committed");
+        end(true);
+        next.release().unwrap();
+        assert_eq!(read(&place, b"k"), Some(b"1".to_vec()));
     }
 
     #[test]

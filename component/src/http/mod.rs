@@ -392,7 +392,7 @@ mod tests {
     const KEY: &str = "bootstrap-key-0123456789";
 
     /// Asks for the settings with `key` in a store whose environment holds `vars`.
-    fn settings_status(store: &MemStore, vars: &[(&str, &str)], key: &str) -> u16 {
+    fn settings(store: &MemStore, vars: &[(&str, &str)], key: &str) -> Encoded {
         let vars = Vars(
             vars.iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -414,7 +414,11 @@ mod tests {
             headers: vec![("x-serviceapikey".into(), key.into())],
             body: Body::Bytes(Vec::new()),
         };
-        handle(&caps, &req).status
+        handle(&caps, &req)
+    }
+
+    fn settings_status(store: &MemStore, vars: &[(&str, &str)], key: &str) -> u16 {
+        settings(store, vars, key).status
     }
 
     #[test]
@@ -441,8 +445,13 @@ mod tests {
     #[test]
     fn a_weak_environment_key_is_refused_with_the_reason() {
         let store = MemStore::default();
-        let caps_status = settings_status(&store, &[(BOOTSTRAP_KEY_VAR, "short")], "short");
-        assert_eq!(caps_status, 400);
+        let refused = settings(&store, &[(BOOTSTRAP_KEY_VAR, "short")], "short");
+        assert_eq!(refused.status, 400);
+        let body = String::from_utf8(refused.body).unwrap();
+        assert!(
+            body.contains("<errors>") && body.contains("16 to 256"),
+            "{body}"
+        );
         assert_eq!(settings_status(&store, &[], "short"), 401);
     }
 }
