@@ -57,15 +57,21 @@ impl Runtime {
         let out = store.data_mut().http().new_response_outparam(sender)?;
         let pre = self.pre.clone();
         let task = tokio::spawn(async move {
-            let _slot = slot;
-            let service = pre.instantiate_async(&mut store).await?;
-            let result = service
-                .wasi_http_incoming_handler()
-                .call_handle(&mut store, req, out)
-                .await;
+            let result = async {
+                let service = pre.instantiate_async(&mut store).await?;
+                service
+                    .wasi_http_incoming_handler()
+                    .call_handle(&mut store, req, out)
+                    .await
+            }
+            .await;
             if let Err(e) = &result {
                 tracing::error!(request_id = id, "guest failed: {e:?}");
             }
+            // The pooled instance is freed with its store; only then may the next request
+            // take the slot, or the pool can be full while a permit is free.
+            drop(store);
+            drop(slot);
             result
         });
         match receiver.await {

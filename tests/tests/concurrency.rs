@@ -129,3 +129,27 @@ async fn parallel_edits_of_a_draft_never_interleave_fields() {
     assert_eq!(inv.field("intro"), Some(label.clone()));
     assert_eq!(inv.field("note"), Some(label));
 }
+
+/// Regression: a request's instance slot was handed on before its pooled instance was
+/// freed, so a burst beyond the pool answered 500 now and then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_beyond_the_instance_pool_waits_for_slots() {
+    let data = Arc::new(tempfile::tempdir().unwrap());
+    let app = Arc::new(
+        App::spawn_configured(data, faktura_tests::test_component(), |o| {
+            o.limits.instances_max = 2;
+        })
+        .await,
+    );
+    for _ in 0..5 {
+        let tasks: Vec<_> = (0..64)
+            .map(|_| {
+                let app = app.clone();
+                tokio::spawn(async move { app.get("/api/clients").await.status })
+            })
+            .collect();
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), 200);
+        }
+    }
+}
