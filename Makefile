@@ -15,7 +15,7 @@ WASMTIME     = $$($(PYTHON) -c 'import os, wasmtime_cli; print(os.path.join(os.p
 BOOTSTRAP_KEY ?= change-me-0123456789abcdef
 
 .PHONY: all build run test test-deps lint fmt fuzz wasm-target component test-component \
-        plug standalone serve-standalone wasmtime-cli wac clean
+        plug standalone serve-standalone wasmtime-cli wac bench bench-deps clean
 
 all: build
 
@@ -77,6 +77,17 @@ test-deps: wasmtime-cli
 
 test: test-deps test-component build standalone
 	FAKTURA_WASMTIME="$(WASMTIME)" $(CARGO) test --release --workspace
+
+# Benchmarks (not part of `make test`): every workload and the anchors side by side, the
+# table printed and written to target/bench/report.md. BENCH_INVOICES (default 100000),
+# BENCH_SECONDS (default 10), BENCH_SMOKE=1 for a few seconds on a small data set.
+bench: build bench-deps
+	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-bench-hello
+	$(CARGO) build --release -p faktura-bench
+	FAKTURA_WASMTIME="$(WASMTIME)" target/release/faktura-bench
+
+bench-deps: wasmtime-cli
+	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 
 lint: wasm-target
 	$(CARGO) fmt --all --check

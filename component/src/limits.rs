@@ -22,6 +22,9 @@ pub const TEXT_CHARS_MAX: usize = 10_000;
 pub const INDEX_SCAN_BATCH: u32 = 4096;
 /// Entries fetched from the store per scan call.
 pub const SCAN_BATCH: u32 = 512;
+/// Unfiltered pages starting at most this far in are read straight from the records;
+/// deeper ones collect ids from an index first.
+pub const DIRECT_PAGE_START_MAX: usize = 5_000;
 /// Keys of one order_by parameter.
 pub const ORDER_KEYS_MAX: usize = 4;
 /// Items of one document.

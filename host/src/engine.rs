@@ -64,6 +64,11 @@ fn engine(limits: &Limits) -> anyhow::Result<Engine> {
     config
         .epoch_interruption(true)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    // `FAKTURA_PROFILE=perfmap` names the guest's compiled functions for `perf`
+    // (/tmp/perf-PID.map).
+    if std::env::var("FAKTURA_PROFILE").is_ok_and(|v| v == "perfmap") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     Ok(Engine::new(&config)?)
 }
 

@@ -82,6 +82,9 @@ pub(crate) struct State {
     limits: StoreLimits,
     hooks: NoOutgoingHttp,
     shared: Arc<Shared>,
+    /// The last commit this request's reads could see: its answer waits until that commit
+    /// is durable.
+    seen: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl WasiView for State {
@@ -119,6 +122,7 @@ impl State {
                 .build(),
             hooks: NoOutgoingHttp,
             shared,
+            seen: Arc::default(),
         }
     }
 }

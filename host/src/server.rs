@@ -55,6 +55,7 @@ impl Runtime {
             .http()
             .new_incoming_request(Scheme::Http, req)?;
         let out = store.data_mut().http().new_response_outparam(sender)?;
+        let seen = store.data().seen.clone();
         let pre = self.pre.clone();
         let task = tokio::spawn(async move {
             let result = async {
@@ -75,7 +76,16 @@ impl Runtime {
             result
         });
         match receiver.await {
-            Ok(Ok(response)) => Ok(response),
+            Ok(Ok(response)) => {
+                // Never show a client a commit that a crash could still take back.
+                let seen = seen.load(Ordering::SeqCst);
+                self.shared
+                    .db
+                    .durable(seen)
+                    .await
+                    .map_err(|e| anyhow!("{e:?}"))?;
+                Ok(response)
+            }
             Ok(Err(code)) => Err(anyhow!("guest answered with error code {code:?}")),
             Err(_) => match task.await {
                 Ok(Ok(())) => Err(anyhow!("guest never set a response")),

@@ -55,6 +55,10 @@ impl Date {
         self.to_time().month() as u8
     }
 
+    pub fn day(self) -> u8 {
+        self.to_time().day()
+    }
+
     /// The ISO 8601 week (weeks start on Monday): its year and number.
     pub fn iso_week(self) -> (i32, u8) {
         let (year, week, _) = self.to_time().to_iso_week_date();

@@ -13,7 +13,7 @@ use super::money::{self, Line, PriceBasis, Reduction};
 use super::records;
 use super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::settings::{self, parse_payment_types};
-use super::{Ctx, Error, comments, country_taxes, items, numbering, taxes};
+use super::{Ctx, Error, comments, country_taxes, grouping, items, numbering, taxes};
 use crate::caps::{Read, Write};
 use crate::limits;
 use crate::store::{self, decimal_bytes};
@@ -498,14 +498,34 @@ fn key(account: u64, kind: DocKind, id: u64) -> Vec<u8> {
 }
 
 /// Index entries of a document; lists read candidates from them instead of scanning.
-fn index_keys(account: u64, inv: &Document) -> Vec<Vec<u8>> {
-    let coll = inv.kind.collection();
-    let status = [match inv.status {
+/// A stored status as one key byte.
+pub fn status_byte(status: Status) -> u8 {
+    match status {
         Status::Draft => b'D',
         Status::Open => b'O',
         Status::Paid => b'P',
         Status::Canceled => b'C',
-    }];
+    }
+}
+
+pub fn status_of_byte(byte: u8) -> Option<Status> {
+    Some(match byte {
+        b'D' => Status::Draft,
+        b'O' => Status::Open,
+        b'P' => Status::Paid,
+        b'C' => Status::Canceled,
+        _ => return None,
+    })
+}
+
+/// Prefix of every document of a kind of one account.
+pub fn collection_prefix(account: u64, kind: DocKind) -> Vec<u8> {
+    store::collection_prefix(account, kind.collection())
+}
+
+fn index_keys(account: u64, inv: &Document) -> Vec<Vec<u8>> {
+    let coll = inv.kind.collection();
+    let status = [status_byte(inv.status)];
     let mut keys = vec![
         store::index_key(account, coll, "status", &status, inv.id),
         store::index_key(
@@ -587,6 +607,7 @@ pub fn save(
     for k in index_keys(account, new) {
         txn.put(&k, &[])?;
     }
+    grouping::update(txn, account, new.kind, old, Some(new))?;
     txn.put(&key(account, new.kind, new.id), &store::encode(new))?;
     Ok(())
 }
@@ -1034,6 +1055,7 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<
     for k in index_keys(ctx.account_id, &inv) {
         txn.delete(&k)?;
     }
+    grouping::update(txn, ctx.account_id, kind, Some(&inv), None)?;
     let pre = numbering::resolve_prefix(&inv.number_pre, inv.date);
     numbering::release(txn, ctx.account_id, kind.range(), &pre, inv.number)?;
     items::delete_all(txn, ctx.account_id, kind, id)?;
@@ -1267,6 +1289,15 @@ impl Filter {
         no_text && indexed.iter().filter(|used| **used).count() <= 1
     }
 
+    /// Whether the filter matches every document of its kind.
+    pub fn is_empty(&self) -> bool {
+        self.index_exact()
+            && self.client_id.is_none()
+            && self.statuses.is_empty()
+            && self.from.is_none()
+            && self.to.is_none()
+    }
+
     pub fn matches(&self, inv: &Document, today: Date) -> bool {
         self.client_id.is_none_or(|c| inv.client_id == c)
             && self
@@ -1332,6 +1363,25 @@ fn ids_from_index(
             return Ok(ids);
         }
     }
+}
+
+/// Ids of the open documents due from `first` to `last`, in id order.
+pub fn open_due_between(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    first: Date,
+    last: Date,
+) -> Result<Vec<u64>, Error> {
+    let prefix = store::index_prefix(account, kind.collection(), "open-due");
+    let mut ids = ids_from_index(
+        txn,
+        &prefix,
+        Some(&store::sortable_i32(first.julian())),
+        Some(&store::sortable_i32(last.julian())),
+    )?;
+    ids.sort_unstable();
+    Ok(ids)
 }
 
 /// Candidate ids for a filter, from the most selective index the filter allows; the
@@ -1406,6 +1456,34 @@ pub fn page(
     today: Date,
 ) -> Result<(Vec<Document>, usize), Error> {
     let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
+    if order.is_empty()
+        && f.is_empty()
+        && start <= limits::DIRECT_PAGE_START_MAX
+        && let Some(total) = grouping::count_all(txn, account, f.kind)?
+    {
+        // Records are keyed by id: the first pages are the first records.
+        let prefix = collection_prefix(account, f.kind);
+        let mut invoices = Vec::with_capacity(per_page as usize);
+        let mut skip = start;
+        let mut after: Option<Vec<u8>> = None;
+        while invoices.len() < per_page as usize {
+            let want = (skip + per_page as usize - invoices.len()).min(limits::SCAN_BATCH as usize);
+            let batch = txn.scan(&prefix, after.as_deref(), want as u32, false)?;
+            let done = batch.len() < want;
+            for (_, v) in &batch {
+                if skip > 0 {
+                    skip -= 1;
+                } else if invoices.len() < per_page as usize {
+                    invoices.push(store::decode(v)?);
+                }
+            }
+            after = batch.last().map(|(k, _)| k.clone());
+            if done {
+                break;
+            }
+        }
+        return Ok((invoices, total as usize));
+    }
     if order.is_empty() && f.index_exact() {
         let mut ids = match candidates(txn, account, f, today)? {
             Some(ids) => ids,
@@ -1438,6 +1516,23 @@ pub fn page(
             .collect(),
         total,
     ))
+}
+
+/// The number of documents matching the filter, loading as few as the filter allows.
+pub fn count(txn: &dyn Read, account: u64, f: &Filter, today: Date) -> Result<usize, Error> {
+    if f.is_empty()
+        && let Some(n) = grouping::count_all(txn, account, f.kind)?
+    {
+        return Ok(n as usize);
+    }
+    if f.index_exact()
+        && let Some(mut ids) = candidates(txn, account, f, today)?
+    {
+        ids.sort_unstable();
+        ids.dedup();
+        return Ok(ids.len());
+    }
+    Ok(find(txn, account, f, today)?.len())
 }
 
 /// Every invoice matching the filter, in id order.
@@ -1480,104 +1575,6 @@ pub fn sort(invoices: &mut [Document], order: &[(&'static str, bool)], today: Da
     for (slot, (_, inv)) in invoices.iter_mut().zip(keyed) {
         *slot = inv;
     }
-}
-
-/// A `group_by` key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GroupKey {
-    Client,
-    Status,
-    Day,
-    Week,
-    Month,
-    Year,
-}
-
-impl GroupKey {
-    pub fn parse(s: &str) -> Option<GroupKey> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "client" => GroupKey::Client,
-            "status" => GroupKey::Status,
-            "day" => GroupKey::Day,
-            "week" => GroupKey::Week,
-            "month" => GroupKey::Month,
-            "year" => GroupKey::Year,
-            _ => return None,
-        })
-    }
-
-    /// The element name and value of this key for an invoice.
-    pub fn value(self, inv: &Document, today: Date) -> (&'static str, Scalar) {
-        let d = inv.date;
-        match self {
-            GroupKey::Client => ("client_id", Scalar::Int(inv.client_id as i64)),
-            GroupKey::Status => ("status", Scalar::Text(inv.shown(today).as_str().into())),
-            GroupKey::Day => ("day", Scalar::Date(d)),
-            GroupKey::Week => {
-                let (y, w) = d.iso_week();
-                ("week", Scalar::Text(format!("{y}-W{w:02}")))
-            }
-            GroupKey::Month => (
-                "month",
-                Scalar::Text(format!("{:04}-{:02}", d.year(), d.month())),
-            ),
-            GroupKey::Year => ("year", Scalar::Int(d.year() as i64)),
-        }
-    }
-}
-
-/// One group: its key values and sums.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    pub keys: Vec<(&'static str, Scalar)>,
-    pub total_net: Decimal,
-    pub total_gross: Decimal,
-    pub count: u64,
-}
-
-/// Groups per currency, each list ordered by its key values.
-pub fn group(invoices: &[Document], keys: &[GroupKey], today: Date) -> Vec<(String, Vec<Group>)> {
-    let mut by_currency: Vec<(String, Vec<Group>)> = Vec::new();
-    for inv in invoices {
-        let values: Vec<(&'static str, Scalar)> =
-            keys.iter().map(|k| k.value(inv, today)).collect();
-        let list = match by_currency
-            .iter_mut()
-            .find(|(c, _)| *c == inv.currency_code)
-        {
-            Some((_, l)) => l,
-            None => {
-                by_currency.push((inv.currency_code.clone(), Vec::new()));
-                &mut by_currency.last_mut().expect("just pushed").1
-            }
-        };
-        match list.iter_mut().find(|g| g.keys == values) {
-            Some(g) => {
-                g.total_net += inv.total_net;
-                g.total_gross += inv.total_gross;
-                g.count += 1;
-            }
-            None => list.push(Group {
-                keys: values,
-                total_net: inv.total_net,
-                total_gross: inv.total_gross,
-                count: 1,
-            }),
-        }
-    }
-    for (_, list) in &mut by_currency {
-        list.sort_by(|a, b| {
-            for (x, y) in a.keys.iter().zip(&b.keys) {
-                let ord = x.1.compare(&y.1);
-                if ord.is_ne() {
-                    return ord;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
-    }
-    by_currency.sort_by(|a, b| a.0.cmp(&b.0));
-    by_currency
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod date;
 pub mod documents;
 pub mod email_templates;
 pub mod emails;
+pub mod grouping;
 pub mod items;
 pub mod money;
 pub mod numbering;

@@ -12,11 +12,11 @@ use super::{Payload, Request, Response, in_write};
 use crate::caps::{Attachment, Caps};
 use crate::codec::{Element, ScalarType};
 use crate::domain::date::format_datetime;
-use crate::domain::documents::{self, DocKind, Document, Filter, GroupKey, Shown};
+use crate::domain::documents::{self, DocKind, Document, Filter, Shown};
 use crate::domain::emails::{self, EmailRequest, LetterRequest};
 use crate::domain::schema::{Field, Kind, Scalar, check_mandatory};
 use crate::domain::settings::PAYMENT_TYPES;
-use crate::domain::{Ctx, Error, comments, items, payments, pdfs, settings, tags};
+use crate::domain::{Ctx, Error, comments, grouping, items, payments, pdfs, settings, tags};
 
 /// Wire names of one kind.
 pub struct Names {
@@ -182,13 +182,21 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
     }
 }
 
-pub fn list(caps: &Caps, ctx: &Ctx, kind: DocKind, query: &Query) -> Result<Response, ApiError> {
+/// A list, a page of it, or its groups; `count_only` (HEAD) answers just the count header
+/// without loading a page.
+pub fn list(
+    caps: &Caps,
+    ctx: &Ctx,
+    kind: DocKind,
+    query: &Query,
+    count_only: bool,
+) -> Result<Response, ApiError> {
     let f = filter(kind, query)?;
     let today = documents::today(ctx);
     if let Some(raw) = query.get("group_by") {
         let mut keys = Vec::new();
         for k in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let key = GroupKey::parse(k).ok_or_else(|| {
+            let key = grouping::GroupKey::parse(k).ok_or_else(|| {
                 ApiError::bad(format!(
                     "group_by must list values of client, status, day, week, month, year, got \"{k}\""
                 ))
@@ -197,16 +205,25 @@ pub fn list(caps: &Caps, ctx: &Ctx, kind: DocKind, query: &Query) -> Result<Resp
                 keys.push(key);
             }
         }
+        if !grouping::sums_kept(caps.store.begin_read()?.as_ref(), ctx.account_id, kind)? {
+            // Documents from before sums were kept: sum them once, in their own transaction.
+            let mut txn = caps.store.begin_write()?;
+            grouping::rebuild(txn.as_mut(), ctx.account_id, kind)?;
+            txn.commit()?;
+        }
         let txn = caps.store.begin_read()?;
-        let found = documents::find(txn.as_ref(), ctx.account_id, &f, today)?;
-        return Ok(Response::doc(
-            200,
-            groups_element(kind, &documents::group(&found, &keys, today)),
-        ));
+        let groups = grouping::groups(txn.as_ref(), ctx.account_id, &f, &keys, today)?;
+        return Ok(Response::doc(200, groups_element(kind, &groups)));
     }
     let (page, per_page) = query.paging()?;
     let order = query.order(documents::fields(kind))?;
     let txn = caps.store.begin_read()?;
+    if count_only {
+        let total = documents::count(txn.as_ref(), ctx.account_id, &f, today)?;
+        let mut r = Response::doc(200, Element::list(names(kind).plural, Vec::new()));
+        r.headers.push(("x-total-count".into(), total.to_string()));
+        return Ok(r);
+    }
     let (found, total) = documents::page(
         txn.as_ref(),
         ctx.account_id,
@@ -226,7 +243,7 @@ pub fn list(caps: &Caps, ctx: &Ctx, kind: DocKind, query: &Query) -> Result<Resp
     Ok(r)
 }
 
-fn groups_element(kind: DocKind, by_currency: &[(String, Vec<documents::Group>)]) -> Element {
+fn groups_element(kind: DocKind, by_currency: &[(String, Vec<grouping::Group>)]) -> Element {
     let n = names(kind);
     let key_elements = |keys: &[(&'static str, Scalar)]| -> Vec<Element> {
         keys.iter()

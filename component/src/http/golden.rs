@@ -13,18 +13,20 @@ use crate::domain::accounts;
 
 const KEY: &str = "golden-key-0123456789";
 
-struct World {
-    store: MemStore,
+pub(super) struct World {
+    pub(super) store: MemStore,
     clock: FixedClock,
     random: CountingRandom,
+    env: Vars,
 }
 
 impl World {
-    fn new() -> World {
+    pub(super) fn new() -> World {
         let w = World {
             store: MemStore::default(),
             clock: FixedClock(Cell::new(1_795_000_000)),
             random: CountingRandom::default(),
+            env: Vars::default(),
         };
         let mut txn = crate::caps::Store::begin_write(&w.store).unwrap();
         accounts::create_account(
@@ -40,18 +42,28 @@ impl World {
         w
     }
 
-    fn call(&self, method: Method, path: &str, body: &str, accept: &str) -> (u16, String) {
-        let caps = Caps {
+    pub(super) fn caps(&self) -> Caps<'_> {
+        Caps {
             store: &self.store,
             clock: &self.clock,
             random: &self.random,
             pdf: &TextPdf,
             mail: &NoMail,
             rate: &Unlimited,
-            env: &Vars::default(),
-        };
+            env: &self.env,
+        }
+    }
+
+    /// A request with the world's key, answered in `accept`'s format.
+    pub(super) fn request_as(
+        &self,
+        method: Method,
+        path: &str,
+        body: &str,
+        accept: &str,
+    ) -> Request {
         let (path, query) = path.split_once('?').unwrap_or((path, ""));
-        let req = Request {
+        Request {
             method,
             path: path.into(),
             query: query.into(),
@@ -60,12 +72,25 @@ impl World {
                 ("accept".into(), accept.into()),
             ],
             body: Body::Bytes(body.as_bytes().to_vec()),
-        };
-        let r = handle(&caps, &req);
+        }
+    }
+
+    pub(super) fn request(&self, method: Method, path: &str) -> Request {
+        self.request_as(method, path, "", "application/xml")
+    }
+
+    pub(super) fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: &str,
+        accept: &str,
+    ) -> (u16, String) {
+        let r = handle(&self.caps(), &self.request_as(method, path, body, accept));
         (r.status, String::from_utf8(r.body).unwrap())
     }
 
-    fn ok(&self, method: Method, path: &str, body: &str) {
+    pub(super) fn ok(&self, method: Method, path: &str, body: &str) {
         let (status, text) = self.call(method, path, body, "application/xml");
         assert!(status < 300, "{path}: {status} {text}");
     }

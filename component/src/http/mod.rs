@@ -7,6 +7,8 @@ mod documents;
 mod error;
 #[cfg(test)]
 mod golden;
+#[cfg(test)]
+mod grouping_tests;
 mod query;
 mod records;
 mod router;

@@ -185,7 +185,8 @@ fn document_route(
 ) -> Result<Response, ApiError> {
     let m = &req.method;
     match (rest, m) {
-        ([], Method::Get | Method::Head) => documents::list(caps, ctx, kind, query),
+        ([], Method::Get) => documents::list(caps, ctx, kind, query, false),
+        ([], Method::Head) => documents::list(caps, ctx, kind, query, true),
         ([], Method::Post) => documents::create(caps, ctx, kind, req),
         ([], _) => Err(ApiError::MethodNotAllowed(COLLECTION)),
         ([id], Method::Get | Method::Head) => documents::get(caps, ctx, kind, id),

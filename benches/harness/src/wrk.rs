@@ -1,0 +1,121 @@
+//! Load from `wrk`: a fixed number of connections for a fixed time, and the figures of its
+//! report.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context as _, bail};
+
+/// What one measurement gave.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Figures {
+    pub per_sec: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub count: u64,
+    /// Answers other than 2xx/3xx, socket errors and timeouts.
+    pub errors: u64,
+}
+
+pub struct Load<'a> {
+    pub url: String,
+    pub seconds: u64,
+    pub connections: usize,
+    pub key: Option<&'a str>,
+    pub script: Option<&'a Path>,
+}
+
+impl Load<'_> {
+    pub fn run(&self) -> anyhow::Result<Figures> {
+        let mut cmd = Command::new("wrk");
+        cmd.arg("-t2")
+            .arg(format!("-c{}", self.connections))
+            .arg(format!("-d{}s", self.seconds))
+            .arg("--timeout")
+            .arg("30s")
+            .arg("--latency");
+        if let Some(key) = self.key {
+            cmd.arg("-H").arg(format!("X-ServiceApiKey: {key}"));
+        }
+        if let Some(script) = self.script {
+            cmd.arg("-s").arg(script);
+        }
+        cmd.arg(&self.url);
+        let out = cmd.output().context("running wrk (apt install wrk)")?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            bail!(
+                "wrk failed: {}{}",
+                text,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        parse(&text).with_context(|| format!("reading wrk's report:\n{text}"))
+    }
+}
+
+/// Milliseconds of a wrk duration such as `812.00us`, `1.25ms`, `2.01s` or `1.00m`.
+fn millis(text: &str) -> Option<f64> {
+    let split = text.find(|c: char| c.is_ascii_alphabetic())?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    Some(match unit {
+        "us" => number / 1000.0,
+        "ms" => number,
+        "s" => number * 1000.0,
+        "m" => number * 60_000.0,
+        "h" => number * 3_600_000.0,
+        _ => return None,
+    })
+}
+
+fn parse(text: &str) -> anyhow::Result<Figures> {
+    let mut f = Figures::default();
+    let mut saw_rate = false;
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["50%", v] => f.p50_ms = millis(v).context("p50")?,
+            ["99%", v] => f.p99_ms = millis(v).context("p99")?,
+            ["Requests/sec:", v] => {
+                f.per_sec = v.parse()?;
+                saw_rate = true;
+            }
+            [n, "requests", "in", ..] => f.count = n.parse()?,
+            ["Non-2xx", "or", "3xx", "responses:", n] => f.errors += n.parse::<u64>()?,
+            ["Socket", "errors:", rest @ ..] => {
+                for part in rest.chunks(2) {
+                    if let [_, n] = part {
+                        f.errors += n.trim_end_matches(',').parse::<u64>()?;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !saw_rate {
+        bail!("no Requests/sec line");
+    }
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_wrk_report() {
+        let report = "Running 1s test @ http://127.0.0.1:1/\n  2 threads and 32 connections\n  \
+            Thread Stats   Avg      Stdev     Max   +/- Stdev\n    Latency   812.00us  1.00ms  \
+            20.00ms   90.00%\n  Latency Distribution\n     50%  640.00us\n     75%    1.00ms\n     \
+            90%    1.50ms\n     99%    2.01s\n  12345 requests in 1.00s, 1.23MB read\n  \
+            Socket errors: connect 1, read 2, write 0, timeout 3\n  Non-2xx or 3xx responses: 4\n\
+            Requests/sec:  12345.67\nTransfer/sec:      1.23MB\n";
+        let f = parse(report).unwrap();
+        assert_eq!(f.count, 12345);
+        assert_eq!(f.errors, 10);
+        assert!((f.p50_ms - 0.64).abs() < 1e-9);
+        assert!((f.p99_ms - 2010.0).abs() < 1e-9);
+        assert!((f.per_sec - 12345.67).abs() < 1e-9);
+    }
+}

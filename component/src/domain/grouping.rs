@@ -1,0 +1,462 @@
+//! Grouped totals (`group_by`). Groups are summed from loaded documents, or, for the common
+//! case of grouping all of an account's documents by client, status, month or year, from
+//! the sums every save keeps per (month, client, stored status, currency): a few thousand
+//! entries instead of every document. Open documents are still loaded one by one, because
+//! whether one shows as OPEN or OVERDUE depends on today.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::Error;
+use super::date::Date;
+use super::documents::{self, DocKind, Document, Filter, Shown, Status};
+use super::schema::Scalar;
+use crate::caps::{Read, Write};
+use crate::limits;
+use crate::store::{self, decimal_bytes};
+
+/// A `group_by` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupKey {
+    Client,
+    Status,
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl GroupKey {
+    pub fn parse(s: &str) -> Option<GroupKey> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "client" => GroupKey::Client,
+            "status" => GroupKey::Status,
+            "day" => GroupKey::Day,
+            "week" => GroupKey::Week,
+            "month" => GroupKey::Month,
+            "year" => GroupKey::Year,
+            _ => return None,
+        })
+    }
+
+    /// The element name and value of this key for an invoice.
+    pub fn value(self, inv: &Document, today: Date) -> (&'static str, Scalar) {
+        let d = inv.date;
+        match self {
+            GroupKey::Client => ("client_id", Scalar::Int(inv.client_id as i64)),
+            GroupKey::Status => ("status", Scalar::Text(inv.shown(today).as_str().into())),
+            GroupKey::Day => ("day", Scalar::Date(d)),
+            GroupKey::Week => {
+                let (y, w) = d.iso_week();
+                ("week", Scalar::Text(format!("{y}-W{w:02}")))
+            }
+            GroupKey::Month => month_value(d.year(), d.month()),
+            GroupKey::Year => ("year", Scalar::Int(d.year() as i64)),
+        }
+    }
+}
+
+fn month_value(year: i32, month: u8) -> (&'static str, Scalar) {
+    ("month", Scalar::Text(format!("{year:04}-{month:02}")))
+}
+
+/// One group: its key values and sums.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub keys: Vec<(&'static str, Scalar)>,
+    pub total_net: Decimal,
+    pub total_gross: Decimal,
+    pub count: u64,
+}
+
+/// Groups per currency being summed.
+#[derive(Default)]
+struct Groups {
+    lists: BTreeMap<String, Vec<Group>>,
+    /// (currency, key values on the wire) → position in its list.
+    slots: HashMap<(String, String), usize>,
+}
+
+impl Groups {
+    fn add(&mut self, currency: &str, keys: Vec<(&'static str, Scalar)>, sums: &Sums) {
+        let wire = keys
+            .iter()
+            .map(|(_, v)| v.to_wire())
+            .collect::<Vec<_>>()
+            .join("\u{0}");
+        let list = self.lists.entry(currency.to_string()).or_default();
+        match self.slots.get(&(currency.to_string(), wire.clone())) {
+            Some(&i) => {
+                let g = &mut list[i];
+                g.total_net += sums.net;
+                g.total_gross += sums.gross;
+                g.count += sums.count;
+            }
+            None => {
+                self.slots.insert((currency.to_string(), wire), list.len());
+                list.push(Group {
+                    keys,
+                    total_net: sums.net,
+                    total_gross: sums.gross,
+                    count: sums.count,
+                });
+            }
+        }
+    }
+
+    fn add_document(&mut self, inv: &Document, keys: &[GroupKey], today: Date) {
+        let values = keys.iter().map(|k| k.value(inv, today)).collect();
+        self.add(&inv.currency_code, values, &Sums::of(inv));
+    }
+
+    /// Groups per currency (in currency order), each list ordered by its key values.
+    fn finish(self) -> Vec<(String, Vec<Group>)> {
+        let mut out: Vec<(String, Vec<Group>)> = self.lists.into_iter().collect();
+        for (_, list) in &mut out {
+            list.sort_by(|a, b| {
+                a.keys
+                    .iter()
+                    .zip(&b.keys)
+                    .map(|(x, y)| x.1.compare(&y.1))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+        }
+        out
+    }
+}
+
+/// Groups per currency, each list ordered by its key values.
+pub fn group(invoices: &[Document], keys: &[GroupKey], today: Date) -> Vec<(String, Vec<Group>)> {
+    let mut groups = Groups::default();
+    for inv in invoices {
+        groups.add_document(inv, keys, today);
+    }
+    groups.finish()
+}
+
+/// The groups of the documents matching `f`: from the kept sums when the filter and keys
+/// allow it, else from every matching document.
+pub fn groups(
+    txn: &dyn Read,
+    account: u64,
+    f: &Filter,
+    keys: &[GroupKey],
+    today: Date,
+) -> Result<Vec<(String, Vec<Group>)>, Error> {
+    let from_sums = sums_kept(txn, account, f.kind)?
+        && keys.iter().all(|k| {
+            matches!(
+                k,
+                GroupKey::Client | GroupKey::Status | GroupKey::Month | GroupKey::Year
+            )
+        })
+        && only_client_and_status(f);
+    if !from_sums {
+        let found = documents::find(txn, account, f, today)?;
+        return Ok(group(&found, keys, today));
+    }
+    let mut groups = Groups::default();
+    let this_month = month_number(today);
+    let wanted = |shown: Shown| f.statuses.is_empty() || f.statuses.contains(&shown);
+    let prefix = store::index_prefix(account, f.kind.collection(), SUMS);
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let batch = txn.scan(&prefix, after.as_deref(), limits::SCAN_BATCH, false)?;
+        let done = batch.len() < limits::SCAN_BATCH as usize;
+        for (k, v) in &batch {
+            let key = SumKey::read(&k[prefix.len()..])?;
+            let shown = match (key.status, key.due_month) {
+                (Status::Draft, _) => Shown::Draft,
+                (Status::Paid, _) => Shown::Paid,
+                (Status::Canceled, _) => Shown::Canceled,
+                (Status::Open, Some(due)) if due < this_month => Shown::Overdue,
+                (Status::Open, Some(due)) if due > this_month => Shown::Open,
+                // Due this month: OPEN or OVERDUE by the day, loaded below.
+                (Status::Open, _) => continue,
+            };
+            if !wanted(shown) || f.client_id.is_some_and(|c| c != key.client) {
+                continue;
+            }
+            let values = keys
+                .iter()
+                .map(|k| match k {
+                    GroupKey::Client => ("client_id", Scalar::Int(key.client as i64)),
+                    GroupKey::Status => ("status", Scalar::Text(shown.as_str().into())),
+                    GroupKey::Year => ("year", Scalar::Int(key.year() as i64)),
+                    _ => month_value(key.year(), key.month()),
+                })
+                .collect();
+            groups.add(&key.currency, values, &store::decode(v)?);
+        }
+        after = batch.last().map(|(k, _)| k.clone());
+        if done {
+            break;
+        }
+    }
+    if wanted(Shown::Open) || wanted(Shown::Overdue) {
+        let first = today.add_days(-(today.day() as i64 - 1));
+        let last = first.add_days(31);
+        let last = last.add_days(-(last.day() as i64));
+        for id in documents::open_due_between(txn, account, f.kind, first, last)? {
+            let inv = documents::load(txn, account, f.kind, id)?;
+            if f.matches(&inv, today) {
+                groups.add_document(&inv, keys, today);
+            }
+        }
+    }
+    Ok(groups.finish())
+}
+
+fn only_client_and_status(f: &Filter) -> bool {
+    let Filter {
+        kind: _,
+        client_id: _,
+        statuses: _,
+        contact_id,
+        number,
+        tags,
+        article_id,
+        payment_types,
+        from,
+        to,
+        label,
+        intro,
+        note,
+    } = f;
+    contact_id.is_none()
+        && number.is_none()
+        && tags.is_empty()
+        && article_id.is_none()
+        && payment_types.is_empty()
+        && from.is_none()
+        && to.is_none()
+        && label.is_none()
+        && intro.is_none()
+        && note.is_none()
+}
+
+// ---- kept sums ---------------------------------------------------------------------------
+
+/// Index name of the sums; the marker saying an account's sums are kept.
+const SUMS: &str = "sums";
+const SUMS_KEPT: &str = "sums-kept";
+/// Index name of the number of all documents of a kind, kept with the sums.
+const COUNT: &str = "count";
+
+/// Count and totals of the documents under one sum key.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Sums {
+    count: u64,
+    #[serde(with = "decimal_bytes")]
+    net: Decimal,
+    #[serde(with = "decimal_bytes")]
+    gross: Decimal,
+}
+
+impl Sums {
+    fn of(inv: &Document) -> Sums {
+        Sums {
+            count: 1,
+            net: inv.total_net,
+            gross: inv.total_gross,
+        }
+    }
+}
+
+/// year × 12 + month − 1 of a date.
+fn month_number(d: Date) -> i32 {
+    d.year() * 12 + d.month() as i32 - 1
+}
+
+/// What a document is summed under: month of its date, client, stored status (for open
+/// documents with the month they are due), currency.
+#[derive(Debug, Clone, PartialEq)]
+struct SumKey {
+    month: i32,
+    client: u64,
+    status: Status,
+    /// Open documents only: the month of the due date. Those due before this month show
+    /// as OVERDUE, those due after it as OPEN; those due in it are loaded one by one.
+    due_month: Option<i32>,
+    currency: String,
+}
+
+impl SumKey {
+    fn of(inv: &Document) -> SumKey {
+        SumKey {
+            month: month_number(inv.date),
+            client: inv.client_id,
+            status: inv.status,
+            due_month: (inv.status == Status::Open).then(|| month_number(inv.due_date)),
+            currency: inv.currency_code.clone(),
+        }
+    }
+
+    fn year(&self) -> i32 {
+        self.month.div_euclid(12)
+    }
+
+    fn month(&self) -> u8 {
+        self.month.rem_euclid(12) as u8 + 1
+    }
+
+    fn key(&self, account: u64, kind: DocKind) -> Vec<u8> {
+        let mut k = store::index_prefix(account, kind.collection(), SUMS);
+        k.extend_from_slice(&store::sortable_i32(self.month));
+        k.extend_from_slice(&self.client.to_be_bytes());
+        k.push(documents::status_byte(self.status));
+        if let Some(due) = self.due_month {
+            k.extend_from_slice(&store::sortable_i32(due));
+        }
+        k.extend_from_slice(self.currency.as_bytes());
+        k
+    }
+
+    /// Reads the part of a key after the sums prefix.
+    fn read(tail: &[u8]) -> Result<SumKey, Error> {
+        let corrupt = || Error::Store(crate::caps::StoreError::Backend("corrupt sums key".into()));
+        if tail.len() < 13 {
+            return Err(corrupt());
+        }
+        let i32_at = |at: usize| -> Result<i32, Error> {
+            let bytes = tail.get(at..at + 4).ok_or_else(corrupt)?;
+            Ok((u32::from_be_bytes(bytes.try_into().map_err(|_| corrupt())?) ^ 0x8000_0000) as i32)
+        };
+        let month = i32_at(0)?;
+        let client = u64::from_be_bytes(tail[4..12].try_into().map_err(|_| corrupt())?);
+        let status = documents::status_of_byte(tail[12]).ok_or_else(corrupt)?;
+        let (due_month, rest) = if status == Status::Open {
+            (Some(i32_at(13)?), 17)
+        } else {
+            (None, 13)
+        };
+        let currency = String::from_utf8(tail[rest..].to_vec()).map_err(|_| corrupt())?;
+        Ok(SumKey {
+            month,
+            client,
+            status,
+            due_month,
+            currency,
+        })
+    }
+}
+
+/// The number of all documents of a kind, kept with the sums; `None` while none are kept.
+pub fn count_all(txn: &dyn Read, account: u64, kind: DocKind) -> Result<Option<u64>, Error> {
+    if !sums_kept(txn, account, kind)? {
+        return Ok(None);
+    }
+    Ok(Some(read_count(txn, account, kind)?))
+}
+
+fn count_key(account: u64, kind: DocKind) -> Vec<u8> {
+    store::index_prefix(account, kind.collection(), COUNT)
+}
+
+fn read_count(txn: &dyn Read, account: u64, kind: DocKind) -> Result<u64, Error> {
+    match txn.get(&count_key(account, kind))? {
+        None => Ok(0),
+        Some(v) => Ok(u64::from_be_bytes(v.as_slice().try_into().map_err(
+            |_| {
+                Error::Store(crate::caps::StoreError::Backend(
+                    "corrupt document count".into(),
+                ))
+            },
+        )?)),
+    }
+}
+
+fn kept_key(account: u64, kind: DocKind) -> Vec<u8> {
+    store::index_prefix(account, kind.collection(), SUMS_KEPT)
+}
+
+/// Whether the account's sums of this kind are kept (always, for data written since sums
+/// exist; older data gets them from `rebuild`).
+pub fn sums_kept(txn: &dyn Read, account: u64, kind: DocKind) -> Result<bool, Error> {
+    Ok(txn.get(&kept_key(account, kind))?.is_some())
+}
+
+/// Moves a document's contribution to the sums: `old` out, `new` in. The first document
+/// of an account starts keeping them.
+pub fn update(
+    txn: &mut dyn Write,
+    account: u64,
+    kind: DocKind,
+    old: Option<&Document>,
+    new: Option<&Document>,
+) -> Result<(), Error> {
+    if !sums_kept(txn.as_read(), account, kind)? {
+        let any = txn.scan(&documents::collection_prefix(account, kind), None, 1, false)?;
+        if !any.is_empty() {
+            // Documents from before sums were kept: `rebuild` takes them all at once.
+            return Ok(());
+        }
+        txn.put(&kept_key(account, kind), &[])?;
+    }
+    if old.is_none() != new.is_none() {
+        let n = read_count(txn.as_read(), account, kind)?;
+        let n = if new.is_some() {
+            n + 1
+        } else {
+            n.saturating_sub(1)
+        };
+        txn.put(&count_key(account, kind), &n.to_be_bytes())?;
+    }
+    if let (Some(o), Some(n)) = (old, new)
+        && SumKey::of(o) == SumKey::of(n)
+        && Sums::of(o) == Sums::of(n)
+    {
+        return Ok(());
+    }
+    for (inv, sign) in old.map(|o| (o, -1)).into_iter().chain(new.map(|n| (n, 1))) {
+        let key = SumKey::of(inv).key(account, kind);
+        let mut sums: Sums = match txn.get(&key)? {
+            Some(v) => store::decode(&v)?,
+            None => Sums::default(),
+        };
+        let one = Sums::of(inv);
+        if sign > 0 {
+            sums.count += 1;
+            sums.net += one.net;
+            sums.gross += one.gross;
+        } else {
+            sums.count = sums.count.saturating_sub(1);
+            sums.net -= one.net;
+            sums.gross -= one.gross;
+        }
+        if sums.count == 0 {
+            txn.delete(&key)?;
+        } else {
+            txn.put(&key, &store::encode(&sums))?;
+        }
+    }
+    Ok(())
+}
+
+/// Sums every document of the account once and keeps the sums from then on; for data
+/// written before sums were kept. Does nothing when they are kept already.
+pub fn rebuild(txn: &mut dyn Write, account: u64, kind: DocKind) -> Result<(), Error> {
+    if sums_kept(txn.as_read(), account, kind)? {
+        return Ok(());
+    }
+    let mut all: BTreeMap<Vec<u8>, Sums> = BTreeMap::new();
+    let mut count = 0u64;
+    for (_, v) in store::scan_all(txn.as_read(), &documents::collection_prefix(account, kind))? {
+        count += 1;
+        let inv: Document = store::decode(&v)?;
+        let one = Sums::of(&inv);
+        let sums = all.entry(SumKey::of(&inv).key(account, kind)).or_default();
+        sums.count += 1;
+        sums.net += one.net;
+        sums.gross += one.gross;
+    }
+    for (k, sums) in all {
+        txn.put(&k, &store::encode(&sums))?;
+    }
+    txn.put(&count_key(account, kind), &count.to_be_bytes())?;
+    txn.put(&kept_key(account, kind), &[])?;
+    Ok(())
+}
