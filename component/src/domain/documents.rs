@@ -1273,25 +1273,29 @@ impl Filter {
     /// Whether the candidates of one index are exactly the matches, so that a page needs to
     /// load only its own records.
     fn index_exact(&self) -> bool {
-        let no_text = self.number.is_none()
+        let indexed = [
+            self.client_id.is_some(),
+            !self.statuses.is_empty(),
+            self.from.is_some() || self.to.is_some(),
+        ];
+        self.only_indexed_fields() && indexed.iter().filter(|used| **used).count() <= 1
+    }
+
+    /// Whether the filter uses only client, status and dates, the fields with an index.
+    pub fn only_indexed_fields(&self) -> bool {
+        self.number.is_none()
             && self.contact_id.is_none()
             && self.tags.is_empty()
             && self.article_id.is_none()
             && self.label.is_none()
             && self.intro.is_none()
             && self.note.is_none()
-            && self.payment_types.is_empty();
-        let indexed = [
-            self.client_id.is_some(),
-            !self.statuses.is_empty(),
-            self.from.is_some() || self.to.is_some(),
-        ];
-        no_text && indexed.iter().filter(|used| **used).count() <= 1
+            && self.payment_types.is_empty()
     }
 
     /// Whether the filter matches every document of its kind.
     pub fn is_empty(&self) -> bool {
-        self.index_exact()
+        self.only_indexed_fields()
             && self.client_id.is_none()
             && self.statuses.is_empty()
             && self.from.is_none()
@@ -1407,13 +1411,13 @@ fn candidates(
         for st in &f.statuses {
             match st {
                 Shown::Draft | Shown::Paid | Shown::Canceled => {
-                    let byte = match st {
-                        Shown::Draft => b'D',
-                        Shown::Paid => b'P',
-                        _ => b'C',
+                    let stored = match st {
+                        Shown::Draft => Status::Draft,
+                        Shown::Paid => Status::Paid,
+                        _ => Status::Canceled,
                     };
                     let mut prefix = store::index_prefix(account, f.kind.collection(), "status");
-                    prefix.push(byte);
+                    prefix.push(status_byte(stored));
                     ids.extend(ids_from_index(txn, &prefix, None, None)?);
                 }
                 Shown::Open | Shown::Overdue => {

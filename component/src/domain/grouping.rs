@@ -14,7 +14,6 @@ use super::date::Date;
 use super::documents::{self, DocKind, Document, Filter, Shown, Status};
 use super::schema::Scalar;
 use crate::caps::{Read, Write};
-use crate::limits;
 use crate::store::{self, decimal_bytes};
 
 /// A `group_by` key.
@@ -153,7 +152,9 @@ pub fn groups(
                 GroupKey::Client | GroupKey::Status | GroupKey::Month | GroupKey::Year
             )
         })
-        && only_client_and_status(f);
+        && f.only_indexed_fields()
+        && f.from.is_none()
+        && f.to.is_none();
     if !from_sums {
         let found = documents::find(txn, account, f, today)?;
         return Ok(group(&found, keys, today));
@@ -162,39 +163,30 @@ pub fn groups(
     let this_month = month_number(today);
     let wanted = |shown: Shown| f.statuses.is_empty() || f.statuses.contains(&shown);
     let prefix = store::index_prefix(account, f.kind.collection(), SUMS);
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        let batch = txn.scan(&prefix, after.as_deref(), limits::SCAN_BATCH, false)?;
-        let done = batch.len() < limits::SCAN_BATCH as usize;
-        for (k, v) in &batch {
-            let key = SumKey::read(&k[prefix.len()..])?;
-            let shown = match (key.status, key.due_month) {
-                (Status::Draft, _) => Shown::Draft,
-                (Status::Paid, _) => Shown::Paid,
-                (Status::Canceled, _) => Shown::Canceled,
-                (Status::Open, Some(due)) if due < this_month => Shown::Overdue,
-                (Status::Open, Some(due)) if due > this_month => Shown::Open,
-                // Due this month: OPEN or OVERDUE by the day, loaded below.
-                (Status::Open, _) => continue,
-            };
-            if !wanted(shown) || f.client_id.is_some_and(|c| c != key.client) {
-                continue;
-            }
-            let values = keys
-                .iter()
-                .map(|k| match k {
-                    GroupKey::Client => ("client_id", Scalar::Int(key.client as i64)),
-                    GroupKey::Status => ("status", Scalar::Text(shown.as_str().into())),
-                    GroupKey::Year => ("year", Scalar::Int(key.year() as i64)),
-                    _ => month_value(key.year(), key.month()),
-                })
-                .collect();
-            groups.add(&key.currency, values, &store::decode(v)?);
+    for (k, v) in store::scan_all(txn, &prefix)? {
+        let key = SumKey::read(&k[prefix.len()..])?;
+        let shown = match (key.status, key.due_month) {
+            (Status::Draft, _) => Shown::Draft,
+            (Status::Paid, _) => Shown::Paid,
+            (Status::Canceled, _) => Shown::Canceled,
+            (Status::Open, Some(due)) if due < this_month => Shown::Overdue,
+            (Status::Open, Some(due)) if due > this_month => Shown::Open,
+            // Due this month: OPEN or OVERDUE by the day, loaded below.
+            (Status::Open, _) => continue,
+        };
+        if !wanted(shown) || f.client_id.is_some_and(|c| c != key.client) {
+            continue;
         }
-        after = batch.last().map(|(k, _)| k.clone());
-        if done {
-            break;
-        }
+        let values = keys
+            .iter()
+            .map(|k| match k {
+                GroupKey::Client => ("client_id", Scalar::Int(key.client as i64)),
+                GroupKey::Status => ("status", Scalar::Text(shown.as_str().into())),
+                GroupKey::Year => ("year", Scalar::Int(key.year() as i64)),
+                _ => month_value(key.year(), key.month()),
+            })
+            .collect();
+        groups.add(&key.currency, values, &store::decode(&v)?);
     }
     if wanted(Shown::Open) || wanted(Shown::Overdue) {
         let first = today.add_days(-(today.day() as i64 - 1));
@@ -208,34 +200,6 @@ pub fn groups(
         }
     }
     Ok(groups.finish())
-}
-
-fn only_client_and_status(f: &Filter) -> bool {
-    let Filter {
-        kind: _,
-        client_id: _,
-        statuses: _,
-        contact_id,
-        number,
-        tags,
-        article_id,
-        payment_types,
-        from,
-        to,
-        label,
-        intro,
-        note,
-    } = f;
-    contact_id.is_none()
-        && number.is_none()
-        && tags.is_empty()
-        && article_id.is_none()
-        && payment_types.is_empty()
-        && from.is_none()
-        && to.is_none()
-        && label.is_none()
-        && intro.is_none()
-        && note.is_none()
 }
 
 // ---- kept sums ---------------------------------------------------------------------------
@@ -262,6 +226,20 @@ impl Sums {
             count: 1,
             net: inv.total_net,
             gross: inv.total_gross,
+        }
+    }
+
+    /// Adds a document's contribution, or takes it away.
+    fn add(&mut self, inv: &Document, take_away: bool) {
+        let one = Sums::of(inv);
+        if take_away {
+            self.count = self.count.saturating_sub(one.count);
+            self.net -= one.net;
+            self.gross -= one.gross;
+        } else {
+            self.count += one.count;
+            self.net += one.net;
+            self.gross += one.gross;
         }
     }
 }
@@ -317,7 +295,7 @@ impl SumKey {
 
     /// Reads the part of a key after the sums prefix.
     fn read(tail: &[u8]) -> Result<SumKey, Error> {
-        let corrupt = || Error::Store(crate::caps::StoreError::Backend("corrupt sums key".into()));
+        let corrupt = || corrupt("sums key");
         if tail.len() < 13 {
             return Err(corrupt());
         }
@@ -352,6 +330,12 @@ pub fn count_all(txn: &dyn Read, account: u64, kind: DocKind) -> Result<Option<u
     Ok(Some(read_count(txn, account, kind)?))
 }
 
+fn corrupt(what: &str) -> Error {
+    Error::Store(crate::caps::StoreError::Backend(format!("corrupt {what}")))
+}
+
+/// The document count is also the sum of the sums' counts; kept on its own so that a
+/// count reads one key.
 fn count_key(account: u64, kind: DocKind) -> Vec<u8> {
     store::index_prefix(account, kind.collection(), COUNT)
 }
@@ -359,13 +343,11 @@ fn count_key(account: u64, kind: DocKind) -> Vec<u8> {
 fn read_count(txn: &dyn Read, account: u64, kind: DocKind) -> Result<u64, Error> {
     match txn.get(&count_key(account, kind))? {
         None => Ok(0),
-        Some(v) => Ok(u64::from_be_bytes(v.as_slice().try_into().map_err(
-            |_| {
-                Error::Store(crate::caps::StoreError::Backend(
-                    "corrupt document count".into(),
-                ))
-            },
-        )?)),
+        Some(v) => Ok(u64::from_be_bytes(
+            v.as_slice()
+                .try_into()
+                .map_err(|_| corrupt("document count"))?,
+        )),
     }
 }
 
@@ -411,22 +393,17 @@ pub fn update(
     {
         return Ok(());
     }
-    for (inv, sign) in old.map(|o| (o, -1)).into_iter().chain(new.map(|n| (n, 1))) {
+    for (inv, take_away) in old
+        .map(|o| (o, true))
+        .into_iter()
+        .chain(new.map(|n| (n, false)))
+    {
         let key = SumKey::of(inv).key(account, kind);
         let mut sums: Sums = match txn.get(&key)? {
             Some(v) => store::decode(&v)?,
             None => Sums::default(),
         };
-        let one = Sums::of(inv);
-        if sign > 0 {
-            sums.count += 1;
-            sums.net += one.net;
-            sums.gross += one.gross;
-        } else {
-            sums.count = sums.count.saturating_sub(1);
-            sums.net -= one.net;
-            sums.gross -= one.gross;
-        }
+        sums.add(inv, take_away);
         if sums.count == 0 {
             txn.delete(&key)?;
         } else {
@@ -447,11 +424,9 @@ pub fn rebuild(txn: &mut dyn Write, account: u64, kind: DocKind) -> Result<(), E
     for (_, v) in store::scan_all(txn.as_read(), &documents::collection_prefix(account, kind))? {
         count += 1;
         let inv: Document = store::decode(&v)?;
-        let one = Sums::of(&inv);
-        let sums = all.entry(SumKey::of(&inv).key(account, kind)).or_default();
-        sums.count += 1;
-        sums.net += one.net;
-        sums.gross += one.gross;
+        all.entry(SumKey::of(&inv).key(account, kind))
+            .or_default()
+            .add(&inv, false);
     }
     for (k, sums) in all {
         txn.put(&k, &store::encode(&sums))?;

@@ -205,13 +205,15 @@ pub fn list(
                 keys.push(key);
             }
         }
-        if !grouping::sums_kept(caps.store.begin_read()?.as_ref(), ctx.account_id, kind)? {
+        let mut txn = caps.store.begin_read()?;
+        if !grouping::sums_kept(txn.as_ref(), ctx.account_id, kind)? {
             // Documents from before sums were kept: sum them once, in their own transaction.
-            let mut txn = caps.store.begin_write()?;
-            grouping::rebuild(txn.as_mut(), ctx.account_id, kind)?;
-            txn.commit()?;
+            drop(txn);
+            let mut write = caps.store.begin_write()?;
+            grouping::rebuild(write.as_mut(), ctx.account_id, kind)?;
+            write.commit()?;
+            txn = caps.store.begin_read()?;
         }
-        let txn = caps.store.begin_read()?;
         let groups = grouping::groups(txn.as_ref(), ctx.account_id, &f, &keys, today)?;
         return Ok(Response::doc(200, groups_element(kind, &groups)));
     }

@@ -10,7 +10,9 @@
 //! - `A {account}one/{name}`: a per-account singleton (settings)
 //! - `A {account}{collection}/{parent}{id}` and `A {account}parent/{collection}/{id}`: a child
 //!   record (item, payment, comment, tag) under its document, and the way back to it
-//! - `A {account}ix/{collection}/{index}/{value}{id}`: secondary indexes of documents
+//! - `A {account}ix/{collection}/{index}/{value}{id}`: secondary indexes of documents;
+//!   `A {account}ix/{collection}/sums/{month}{client}{status}[{due month}]{currency}`,
+//!   `.../count/` and `.../sums-kept/`: the kept sums of `domain::grouping`
 //! - `A {account}idx/number/{range}/{prefix}\0{number}`: number claims;
 //!   `A {account}idx/client-docs/{client}{kind}{id}`: a client's documents
 //! - `A {account}pdf/{collection}/{id}{variant}`: stored PDFs of a document
