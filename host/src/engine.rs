@@ -46,6 +46,8 @@ pub struct Runtime {
     pub(crate) limits: Limits,
     /// One permit per pooled instance slot.
     pub(crate) slots: Arc<Semaphore>,
+    /// Where the admin socket goes while serving.
+    pub(crate) data_dir: PathBuf,
 }
 
 /// Bytes of each pooled memory and table kept mapped between instances and cleared with
@@ -174,6 +176,7 @@ impl Runtime {
             shared,
             slots: Arc::new(Semaphore::new(options.limits.instances_max as usize)),
             limits: options.limits.clone(),
+            data_dir: options.data_dir.clone(),
         })
     }
 

@@ -3,6 +3,7 @@
 //! It knows HTTP, redb, PDF drawing and mail, and nothing of invoices: every business rule
 //! lives in the component. One fresh component instance serves each request.
 
+pub mod admin;
 mod bindings;
 mod engine;
 mod mail;

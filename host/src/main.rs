@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use faktura_host::{Options, Runtime};
+use faktura_host::{Options, Runtime, admin};
 
 #[derive(Parser)]
 #[command(name = "faktura", version, about = "Self-hosted invoicing service")]
@@ -45,12 +45,12 @@ enum Command {
         #[command(subcommand)]
         command: OutboxCommand,
     },
-    /// Manage accounts (run while the server is stopped).
+    /// Manage accounts (through the running server's admin socket, else on the data dir).
     Account {
         #[command(subcommand)]
         command: AccountCommand,
     },
-    /// Manage users (run while the server is stopped).
+    /// Manage users (through the running server's admin socket, else on the data dir).
     User {
         #[command(subcommand)]
         command: UserCommand,
@@ -90,7 +90,7 @@ enum UserCommand {
         #[arg(long)]
         email: String,
     },
-    /// Revoke a user's API key (run while the server is stopped).
+    /// Revoke a user's API key; a running server refuses it from the next request on.
     Revoke {
         #[arg(long)]
         user: u64,
@@ -185,31 +185,34 @@ async fn run() -> anyhow::Result<()> {
         }
         Command::Account {
             command: AccountCommand::Create { name, email },
-        } => {
-            let runtime = Runtime::new(&options)?;
-            let key = runtime.create_account(&name, &email).await?;
-            println!("account {} user {}", key.account_id, key.user_id);
-            println!("API key (shown once): {}", key.api_key);
-            Ok(())
-        }
-        Command::User {
-            command: UserCommand::Revoke { user },
-        } => {
-            let runtime = Runtime::new(&options)?;
-            runtime.revoke_user(user).await?;
-            println!("user {user}: API key revoked");
-            Ok(())
-        }
+        } => admin(&options, admin::Command::CreateAccount { name, email }).await,
         Command::User {
             command: UserCommand::Create { account, email },
-        } => {
-            let runtime = Runtime::new(&options)?;
-            let key = runtime.create_user(account, &email).await?;
+        } => admin(&options, admin::Command::CreateUser { account, email }).await,
+        Command::User {
+            command: UserCommand::Revoke { user },
+        } => admin(&options, admin::Command::RevokeUser { user }).await,
+    }
+}
+
+/// Runs an admin command through the running server's socket, or on the data directory
+/// when no server has it open.
+async fn admin(options: &Options, command: admin::Command) -> anyhow::Result<()> {
+    let issued = match admin::request(&options.data_dir, &command).await {
+        Some(answer) => answer?,
+        None => command.run(&Runtime::new(options)?).await?,
+    };
+    match (issued, &command) {
+        (Some(key), _) => {
             println!("account {} user {}", key.account_id, key.user_id);
             println!("API key (shown once): {}", key.api_key);
-            Ok(())
         }
+        (None, admin::Command::RevokeUser { user }) => {
+            println!("user {user}: API key revoked; it is refused from the next request on")
+        }
+        (None, _) => {}
     }
+    Ok(())
 }
 
 fn print_outbox(options: &Options) -> anyhow::Result<()> {

@@ -130,6 +130,13 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let graceful = GracefulShutdown::new();
     let delivery = runtime.start_mail_delivery();
+    let admin = crate::admin::listen(runtime.clone(), &runtime.data_dir)
+        .inspect_err(|e| {
+            tracing::warn!(
+                "no admin socket ({e:#}); `faktura user` commands need the server stopped"
+            )
+        })
+        .ok();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -160,6 +167,9 @@ pub async fn serve(
     }
     tracing::info!("shutting down: draining requests in flight");
     delivery.abort();
+    if let Some(admin) = admin {
+        admin.abort();
+    }
     if tokio::time::timeout(DRAIN_TIME_MAX, graceful.shutdown())
         .await
         .is_err()

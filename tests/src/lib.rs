@@ -343,6 +343,11 @@ impl SmtpSink {
         SmtpSink::start_with(port, class, false).await
     }
 
+    /// A server that keeps every message but answers the first only after an hour.
+    pub async fn stalling_first(port: u16) -> SmtpSink {
+        SmtpSink::start_with(port, "refusing_smtp.StallFirst", true).await
+    }
+
     async fn start_with(port: u16, class: &str, mailbox: bool) -> SmtpSink {
         let dir = tempfile::tempdir().unwrap();
         let mut command = std::process::Command::new("python3");

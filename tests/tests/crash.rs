@@ -7,13 +7,17 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use faktura_tests::{free_port, host_binary, test_component, try_send};
+use faktura_tests::{SmtpSink, free_port, host_binary, test_component, try_send};
 
 const KEY: &str = "crash-test-key-0123456789";
 const ROUNDS: usize = 20;
 const WORKERS: usize = 6;
 
 fn start(data: &std::path::Path, port: u16) -> Child {
+    start_with(data, port, &[])
+}
+
+fn start_with(data: &std::path::Path, port: u16, extra: &[&str]) -> Child {
     Command::new(host_binary())
         .args([
             "serve",
@@ -26,6 +30,7 @@ fn start(data: &std::path::Path, port: u16) -> Child {
         .arg(data)
         .arg("--component")
         .arg(test_component())
+        .args(extra)
         .env("FAKTURA_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -206,4 +211,104 @@ async fn verify(base: &str, acked: &Acknowledged, round: usize) {
         "round {round}: numbers have gaps or repeats"
     );
     assert!(n >= expected.len() as u64);
+}
+
+/// The sender crashes after the SMTP server took the message but before its acceptance
+/// arrived: after the restart the message goes out once more, and then never again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_during_delivery_sends_the_message_at_most_once_more() {
+    let sink = SmtpSink::stalling_first(free_port()).await;
+    let smtp = sink.url();
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut server = start_with(data.path(), port, &["--smtp", &smtp]);
+    wait_ready(&base).await;
+    let send = |method: &'static str, path: String, body: String| {
+        let base = base.clone();
+        async move {
+            try_send(&base, method, &path, Some(&body), KEY)
+                .await
+                .unwrap()
+        }
+    };
+    send(
+        "PUT",
+        "/api/settings".into(),
+        "<settings><default_email_sender>billing@faktura.example</default_email_sender></settings>"
+            .into(),
+    )
+    .await;
+    let client = send(
+        "POST",
+        "/api/clients".into(),
+        "<client><name>Mail AG</name></client>".into(),
+    )
+    .await
+    .id();
+    let id = send(
+        "POST",
+        "/api/invoices".into(),
+        format!("<invoice><client_id>{client}</client_id><invoice-items><invoice-item><unit_price>10</unit_price></invoice-item></invoice-items></invoice>"),
+    )
+    .await
+    .id();
+    assert_eq!(
+        send("PUT", format!("/api/invoices/{id}/complete"), String::new())
+            .await
+            .status,
+        200
+    );
+    let r = send(
+        "POST",
+        format!("/api/invoices/{id}/email"),
+        "<email><recipients><to>client@example.org</to></recipients></email>".into(),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    // The server has the message; the sender waits for its answer and dies.
+    sink.wait_for(1, 20).await;
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let outbox = data.path().join("outbox");
+    let listed = faktura_host::list_outbox(&outbox).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed[0].status, "queued",
+        "not known to be delivered: {:?}",
+        listed[0]
+    );
+    let mut server = start_with(data.path(), port, &["--smtp", &smtp]);
+    wait_ready(&base).await;
+    let got = sink.wait_for(2, 30).await;
+    let mut sent = false;
+    for _ in 0..100 {
+        if faktura_host::list_outbox(&outbox).unwrap()[0].status == "sent" {
+            sent = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(sent, "the resent message was not moved to sent/");
+    let id_of = |m: &str| {
+        m.lines()
+            .find(|l| l.to_ascii_lowercase().starts_with("message-id:"))
+            .map(str::to_owned)
+    };
+    assert!(
+        id_of(&got[0]).is_some(),
+        "{}",
+        &got[0][..got[0].len().min(800)]
+    );
+    assert_eq!(id_of(&got[0]), id_of(&got[1]), "the same message twice");
+    // Nothing more goes out, also after another restart.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let mut server = start_with(data.path(), port, &["--smtp", &smtp]);
+    wait_ready(&base).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(sink.messages().len(), 2, "sent once more, not again");
+    server.kill().unwrap();
+    server.wait().unwrap();
+    eprintln!("mail crash test: 1 message, killed mid-delivery, delivered 2 times in all");
 }

@@ -1,7 +1,7 @@
 //! The protocol around the resources: authentication, account isolation, errors and limits,
 //! HEAD, traps and persistence.
 
-use faktura_tests::{App, send_raw, shipped_component};
+use faktura_tests::{App, host_binary, send_raw, shipped_component, test_component};
 
 /// One valid create body per resource, with the path of its collection.
 const CREATES: &[(&str, &str)] = &[
@@ -85,34 +85,222 @@ async fn requests_without_a_valid_key_are_refused() {
     );
 }
 
-#[tokio::test]
-async fn records_of_one_account_are_invisible_to_another() {
-    let app = App::spawn().await;
-    let other = app.new_account("Other GmbH").await;
-    for (path, body) in CREATES {
+/// A record of account A in a collection whose ids some route takes.
+struct Made {
+    /// The collection's path segment, as in the route table.
+    collection: &'static str,
+    /// The request listing it (with its document for the parts of documents).
+    list: String,
+    id: u64,
+    /// A PUT body its owner could send.
+    update: String,
+    /// The POST body that made it.
+    create: String,
+}
+
+/// One record of account A in every collection whose ids a route takes.
+async fn records_of_every_collection(app: &App) -> Vec<Made> {
+    let mut made = Vec::new();
+    let creates = CREATES.iter().copied().chain([(
+        "/api/email-templates",
+        "<email-template><name>E</name><subject>S</subject><body>B</body></email-template>",
+    )]);
+    for (path, body) in creates {
         let created = app.post(path, body).await;
         assert_eq!(created.status, 201, "{path}: {}", created.body);
-        let member = format!("{path}/{}", created.id());
-        let root = body[1..body.find('>').unwrap()].to_owned();
-        let get = app.call_as(&other, "GET", &member, None).await;
-        get.assert_error(404, "does not exist");
-        let put = app
-            .call_as(
-                &other,
-                "PUT",
-                &member,
-                Some(&format!("<{root}><name>Stolen</name></{root}>")),
-            )
+        made.push(Made {
+            collection: &path[5..],
+            list: path.to_string(),
+            id: created.id(),
+            update: body.to_string(),
+            create: body.to_string(),
+        });
+    }
+    let client = made.iter().find(|m| m.collection == "clients").unwrap().id;
+    for (plural, singular, parent) in [
+        ("invoices", "invoice", "invoice_id"),
+        ("credit-notes", "credit-note", "credit_note_id"),
+    ] {
+        let create = format!(
+            "<{singular}><client_id>{client}</client_id><{singular}-items><{singular}-item>\
+             <name>A</name><unit_price>10</unit_price></{singular}-item></{singular}-items></{singular}>"
+        );
+        let draft = app.post(&format!("/api/{plural}"), &create).await;
+        assert_eq!(draft.status, 201, "{}", draft.body);
+        let draft = draft.id();
+        // A completed document, so that its owner has a PDF to fetch.
+        let open = app.post(&format!("/api/{plural}"), &create).await.id();
+        let done = app.put(&format!("/api/{plural}/{open}/complete"), "").await;
+        assert_eq!(done.status, 200, "{}", done.body);
+        made.push(Made {
+            collection: plural,
+            list: format!("/api/{plural}"),
+            id: open,
+            update: format!("<{singular}><label>Stolen</label></{singular}>"),
+            create: create.clone(),
+        });
+        for (part, body, on) in [
+            ("items", "<unit_price>5</unit_price>", draft),
+            ("payments", "<amount>1</amount>", open),
+            ("comments", "<comment>c</comment>", draft),
+            ("tags", "<name>t</name>", draft),
+        ] {
+            let collection: &'static str = format!("{singular}-{part}").leak();
+            let root = &collection[..collection.len() - 1];
+            let create = format!("<{root}><{parent}>{on}</{parent}>{body}</{root}>");
+            let r = app.post(&format!("/api/{collection}"), &create).await;
+            assert_eq!(r.status, 201, "{collection}: {}", r.body);
+            made.push(Made {
+                collection,
+                list: format!("/api/{collection}?{parent}={on}"),
+                id: r.id(),
+                update: format!("<{root}>{body}</{root}>"),
+                create,
+            });
+        }
+    }
+    made
+}
+
+/// The body of a request to a route's path: the record's update for a PUT on the record
+/// itself, what the action reads otherwise.
+fn body_for(path: &[&str], method: &str, record: &Made) -> Option<String> {
+    Some(match (method, path.get(2).copied()) {
+        ("GET" | "HEAD" | "DELETE", _) => return None,
+        (_, None) => record.update.clone(),
+        (_, Some("upload-signature")) => {
+            "<signature><base64file>JVBERi0xLjQK</base64file></signature>".into()
+        }
+        (_, Some("email")) => {
+            "<email><recipients><to>x@example.org</to></recipients></email>".into()
+        }
+        (_, Some(_)) => String::new(),
+    })
+}
+
+#[tokio::test]
+async fn every_route_with_an_id_answers_404_to_another_account() {
+    let app = App::spawn().await;
+    let other = app.new_account("Other GmbH").await;
+    let records = records_of_every_collection(&app).await;
+    // The underscore spelling names the same collection.
+    let record_of = |collection: &str| {
+        let collection = collection.replace('_', "-");
+        records
+            .iter()
+            .find(|r| r.collection == collection)
+            .unwrap_or_else(|| {
+                panic!("no record of /api/{collection}: make one in records_of_every_collection")
+            })
+    };
+    // What each record looks like to its owner before another account tries anything.
+    let mut before = Vec::new();
+    for m in &records {
+        let r = app.get(&format!("/api/{}/{}", m.collection, m.id)).await;
+        assert_eq!(r.status, 200, "{}/{}: {}", m.collection, m.id, r.body);
+        before.push(r.body);
+    }
+    let mut tried = 0;
+    for route in faktura_component::http::routes() {
+        let Some(collection) = route.id_of() else {
+            continue;
+        };
+        let record = record_of(collection);
+        let id = record.id;
+        let path: String = route
+            .path
+            .iter()
+            .map(|s| {
+                if *s == faktura_component::http::ID {
+                    id.to_string()
+                } else {
+                    s.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/");
+        let url = format!("/api/{path}");
+        for method in route.methods() {
+            let body = body_for(route.path, method, record);
+            let r = app.call_as(&other, method, &url, body.as_deref()).await;
+            assert_eq!(
+                r.status, 404,
+                "{method} {url} with another account's key: {}",
+                r.body
+            );
+            if method != "HEAD" {
+                // The record is missing, not the route.
+                assert!(
+                    r.body.contains("does not exist"),
+                    "{method} {url}: {}",
+                    r.body
+                );
+            }
+            tried += 1;
+        }
+        // The owner reaches the same record on the same path.
+        if route.methods().contains(&"GET") {
+            let own = app.get(&url).await;
+            assert_eq!(own.status, 200, "GET {url} as its owner: {}", own.body);
+        }
+    }
+    assert!(tried >= 80, "only {tried} requests tried");
+    // Lists of another account never show A's records, and A's children cannot be listed.
+    // Parts of A's documents cannot be listed or added to; references to A's records
+    // are refused.
+    for m in &records {
+        let theirs = app.call_as(&other, "GET", &m.list, None).await;
+        if m.list.contains('?') {
+            assert_eq!(theirs.status, 404, "GET {}: {}", m.list, theirs.body);
+            let collection = format!("/api/{}", m.collection);
+            let add = app
+                .call_as(&other, "POST", &collection, Some(&m.create))
+                .await;
+            // The document is named in the body: a reference that does not resolve.
+            assert!(
+                matches!(add.status, 400 | 404) && add.body.contains("does not exist"),
+                "POST {collection} {}: {} {}",
+                m.create,
+                add.status,
+                add.body
+            );
+        } else {
+            assert_eq!(theirs.header("x-total-count"), Some("0"), "GET {}", m.list);
+        }
+        tried += 1;
+    }
+    let client = record_of("clients").id;
+    let template = record_of("templates").id;
+    let tax = record_of("taxes").id;
+    for reference in [
+        format!("<client_id>{client}</client_id>"),
+        format!("<template_id>{template}</template_id>"),
+        format!(
+            "<invoice-items><invoice-item><unit_price>1</unit_price><tax_id>{tax}</tax_id></invoice-item></invoice-items>"
+        ),
+    ] {
+        let body = format!("<invoice>{reference}</invoice>");
+        let r = app
+            .call_as(&other, "POST", "/api/invoices", Some(&body))
             .await;
-        put.assert_error(404, "does not exist");
-        let delete = app.call_as(&other, "DELETE", &member, None).await;
-        assert_eq!(delete.status, 404, "{member}");
-        let list = app.call_as(&other, "GET", path, None).await;
-        assert_eq!(list.header("x-total-count"), Some("0"), "{path}");
-        // Still there, unchanged, for its owner.
-        let own = app.get(&member).await;
-        assert_eq!(own.status, 200);
-        assert!(!own.body.contains("Stolen"));
+        assert!(
+            matches!(r.status, 400 | 404),
+            "{body}: {} {}",
+            r.status,
+            r.body
+        );
+        tried += 1;
+    }
+    assert_eq!(
+        app.call_as(&other, "GET", "/api/invoices", None)
+            .await
+            .header("x-total-count"),
+        Some("0")
+    );
+    println!("{tried} requests with another account's key, each refused");
+    for (m, was) in records.iter().zip(&before) {
+        let now = app.get(&format!("/api/{}/{}", m.collection, m.id)).await;
+        assert_eq!(&now.body, was, "{}/{} changed", m.collection, m.id);
     }
     let their_settings = app
         .call_as(
@@ -130,6 +318,56 @@ async fn records_of_one_account_are_invisible_to_another() {
             .as_deref(),
         Some("")
     );
+}
+
+/// The median of some durations.
+fn median(mut d: Vec<std::time::Duration>) -> std::time::Duration {
+    d.sort();
+    d[d.len() / 2]
+}
+
+/// Keys are looked up by their SHA-256, never compared byte by byte: a key differing from
+/// a real one in its last character costs what an unrelated key costs, and a refused key
+/// what an accepted one costs before its handler runs.
+#[tokio::test]
+async fn a_wrong_key_costs_the_time_of_a_right_one() {
+    let app = App::spawn().await;
+    let near = format!("{}0", &app.key[..app.key.len() - 1]);
+    let near = if near == app.key {
+        format!("{}1", &app.key[..app.key.len() - 1])
+    } else {
+        near
+    };
+    let far = "f".repeat(app.key.len());
+    // The right key on a path no route serves: authentication, then an immediate 404.
+    let kinds = [
+        (app.key.as_str(), 404),
+        (near.as_str(), 401),
+        (far.as_str(), 401),
+    ];
+    let mut times = vec![Vec::new(); kinds.len()];
+    for round in 0..600 {
+        for (i, (key, status)) in kinds.iter().enumerate() {
+            let start = std::time::Instant::now();
+            let r = app.call_as(key, "GET", "/api/no-such-resource", None).await;
+            let took = start.elapsed();
+            assert_eq!(r.status, *status);
+            // The first rounds warm the instance pool and the caches.
+            if round >= 100 {
+                times[i].push(took);
+            }
+        }
+    }
+    let [right, near, far] = [0, 1, 2].map(|i| median(times[i].clone()));
+    eprintln!(
+        "median per request: right key {right:?}, wrong in the last character {near:?}, unrelated {far:?}"
+    );
+    let close = |a: std::time::Duration, b: std::time::Duration| {
+        let (lo, hi) = (a.min(b), a.max(b));
+        hi - lo <= lo / 5 + std::time::Duration::from_micros(100)
+    };
+    assert!(close(near, far), "near {near:?} vs unrelated {far:?}");
+    assert!(close(right, near), "right {right:?} vs wrong {near:?}");
 }
 
 #[tokio::test]
@@ -347,6 +585,93 @@ async fn a_revoked_key_stops_working_with_the_next_request() {
         "other keys keep working"
     );
     assert!(app.runtime.revoke_user(999).await.is_err());
+}
+
+/// Runs the `faktura` binary on `data`; its standard output.
+fn faktura_cli(data: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(host_binary())
+        .arg("--data")
+        .arg(data)
+        .arg("--component")
+        .arg(test_component())
+        .args(args)
+        .output()
+        .expect("the release host is built (make build)");
+    assert!(
+        out.status.success(),
+        "faktura {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_reaches_a_running_server_and_revocation_applies_to_the_next_request() {
+    let app = App::spawn().await;
+    let data = app.data.path().to_owned();
+    let created = tokio::task::spawn_blocking({
+        let data = data.clone();
+        move || {
+            faktura_cli(
+                &data,
+                &[
+                    "user",
+                    "create",
+                    "--account",
+                    "1",
+                    "--email",
+                    "temp@example.com",
+                ],
+            )
+        }
+    })
+    .await
+    .unwrap();
+    let key = created
+        .lines()
+        .find_map(|l| l.strip_prefix("API key (shown once): "))
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let user = created
+        .split_whitespace()
+        .skip_while(|w| *w != "user")
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        app.call_as(&key, "GET", "/api/clients", None).await.status,
+        200
+    );
+    let revoked = tokio::task::spawn_blocking({
+        let data = data.clone();
+        move || faktura_cli(&data, &["user", "revoke", "--user", &user])
+    })
+    .await
+    .unwrap();
+    assert!(revoked.contains("revoked"), "{revoked}");
+    app.call_as(&key, "GET", "/api/clients", None)
+        .await
+        .assert_error(401, "authentication required");
+    assert_eq!(
+        app.get("/api/clients").await.status,
+        200,
+        "other keys keep working"
+    );
+    // A failing command reports the server's reason and exits non-zero.
+    let out = std::process::Command::new(host_binary())
+        .arg("--data")
+        .arg(&data)
+        .arg("--component")
+        .arg(test_component())
+        .args(["user", "revoke", "--user", "999"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("999"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[tokio::test]

@@ -15,7 +15,7 @@ pub enum ApiError {
     /// 404: no such path, or no such record in the caller's account.
     NotFound(String),
     /// 405: the path exists but not with this method.
-    MethodNotAllowed(&'static [&'static str]),
+    MethodNotAllowed(Vec<&'static str>),
     /// 413: the body is over `limits::BODY_BYTES_MAX`.
     PayloadTooLarge,
     /// 415: a request body in a format the API does not read.

@@ -15,6 +15,7 @@ mod router;
 mod settings;
 
 pub use error::ApiError;
+pub use router::{ID, Route, routes};
 
 use crate::caps::{Caps, Write};
 use crate::codec::{Element, decode_json, decode_xml, encode_json, encode_xml};

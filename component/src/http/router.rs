@@ -1,4 +1,6 @@
-//! Which handler serves a method and path under `/api`.
+//! Which handler serves a method and path under `/api`: one table of routes, read by the
+//! router, by the `Allow` header of a 405, and by the isolation tests, which send another
+//! account's key to every route that takes an id.
 
 use super::error::ApiError;
 use super::query::Query;
@@ -50,219 +52,482 @@ static TAXES: Wire = Wire {
     res: &taxes::TAXES,
 };
 
-const COLLECTION: &[&str] = &["GET", "HEAD", "POST"];
-const MEMBER: &[&str] = &["GET", "HEAD", "PUT", "DELETE"];
-const READ_ONLY: &[&str] = &["GET", "HEAD"];
-const SINGLETON: &[&str] = &["GET", "HEAD", "PUT"];
-const ACTION: &[&str] = &["PUT"];
-const POST_ONLY: &[&str] = &["POST"];
-const NO_EDIT: &[&str] = &["GET", "HEAD", "DELETE"];
+/// Stands for a record id in a route's path: the id of a record of the collection named by
+/// the segment before it.
+pub const ID: &str = "{id}";
 
-pub fn route(
+/// One path under `/api` and the handler of each method it takes. HEAD is served by the
+/// GET handler unless the route names its own.
+pub struct Route {
+    pub path: &'static [&'static str],
+    handlers: &'static [(Verb, Handler)],
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Get,
+    Head,
+    Post,
+    Put,
+    Delete,
+}
+
+impl Verb {
+    fn of(m: &Method) -> Option<Verb> {
+        Some(match m {
+            Method::Get => Verb::Get,
+            Method::Head => Verb::Head,
+            Method::Post => Verb::Post,
+            Method::Put => Verb::Put,
+            Method::Delete => Verb::Delete,
+            Method::Other(_) => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Head => "HEAD",
+            Verb::Post => "POST",
+            Verb::Put => "PUT",
+            Verb::Delete => "DELETE",
+        }
+    }
+}
+
+type Answer = Result<Response, ApiError>;
+
+/// A handler with the value its routes share: the resource, or the kind of document.
+#[derive(Clone, Copy)]
+enum Handler {
+    Plain(fn(&Call<'_>) -> Answer),
+    Records(fn(&Call<'_>, &'static Wire) -> Answer, &'static Wire),
+    Doc(fn(&Call<'_>, DocKind) -> Answer, DocKind),
+}
+
+/// What a handler gets: the request, its caller, and the id from the path ("" if none).
+struct Call<'a> {
+    caps: &'a Caps<'a>,
+    ctx: &'a Ctx,
+    req: &'a Request,
+    query: &'a Query,
+    id: &'a str,
+}
+
+impl Route {
+    /// The methods of this route as an `Allow` header lists them.
+    pub fn methods(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for (verb, _) in self.handlers {
+            out.push(verb.name());
+            if *verb == Verb::Get && !self.handlers.iter().any(|(v, _)| *v == Verb::Head) {
+                out.push(Verb::Head.name());
+            }
+        }
+        out
+    }
+
+    /// The collection whose record id the path takes, if it takes one.
+    pub fn id_of(&self) -> Option<&'static str> {
+        let at = self.path.iter().position(|s| *s == ID)?;
+        at.checked_sub(1).map(|before| self.path[before])
+    }
+
+    /// The id in `segments` if they are this route's path.
+    fn matches<'s>(&self, segments: &[&'s str]) -> Option<&'s str> {
+        if self.path.len() != segments.len() {
+            return None;
+        }
+        let mut id = "";
+        for (want, got) in self.path.iter().zip(segments) {
+            if *want == ID {
+                id = got;
+            } else if want != got {
+                return None;
+            }
+        }
+        Some(id)
+    }
+
+    fn handler(&self, verb: Verb) -> Option<Handler> {
+        let find = |v: Verb| self.handlers.iter().find(|(w, _)| *w == v).map(|(_, h)| *h);
+        find(verb).or_else(|| (verb == Verb::Head).then(|| find(Verb::Get)).flatten())
+    }
+}
+
+/// Every route the API serves.
+pub fn routes() -> impl Iterator<Item = &'static Route> {
+    TABLE.iter().flat_map(|t| t.iter())
+}
+
+pub(super) fn route(
     caps: &Caps,
     ctx: &Ctx,
     req: &Request,
     query: &Query,
     segments: &[&str],
 ) -> Result<Response, ApiError> {
-    let wire = |name: &str| -> Option<&'static Wire> {
-        Some(match name {
-            "templates" => &TEMPLATES,
-            "user-properties" => &USER_PROPERTIES,
-            "incoming-properties" => &INCOMING_PROPERTIES,
-            "client-properties" => &CLIENT_PROPERTIES,
-            // The spec shows the underscore spelling for one operation; both work for all.
-            "country-taxes" | "country_taxes" => &COUNTRY_TAXES,
-            "clients" => &CLIENTS,
-            "taxes" => &TAXES,
-            "email-templates" => &EMAIL_TEMPLATES,
-            _ => return None,
-        })
+    let Some((route, id)) = routes().find_map(|r| Some((r, r.matches(segments)?))) else {
+        return Err(ApiError::NotFound(format!("no resource at {}", req.path)));
     };
-    if let Some((first, rest)) = segments.split_first() {
-        if let Some(kind) = document_kind(first) {
-            return document_route(caps, ctx, req, query, kind, rest);
-        }
-        if let Some((kind, part)) = child_kind(first) {
-            return child_route(caps, ctx, req, query, kind, part, rest);
-        }
+    let Some(handler) = Verb::of(&req.method).and_then(|v| route.handler(v)) else {
+        return Err(ApiError::MethodNotAllowed(route.methods()));
+    };
+    let call = Call {
+        caps,
+        ctx,
+        req,
+        query,
+        id,
+    };
+    match handler {
+        Handler::Plain(f) => f(&call),
+        Handler::Records(f, wire) => f(&call, wire),
+        Handler::Doc(f, kind) => f(&call, kind),
     }
-    match segments {
+}
+
+/// A resource of plain records: list and create, then get, update and delete by id.
+macro_rules! records {
+    ($plural:literal, $wire:expr) => {
+        &[
+            Route {
+                path: &[$plural],
+                handlers: &[
+                    (
+                        Verb::Get,
+                        Handler::Records(|c, w| records::list(c.caps, c.ctx, w, c.query), $wire),
+                    ),
+                    (
+                        Verb::Post,
+                        Handler::Records(|c, w| records::create(c.caps, c.ctx, w, c.req), $wire),
+                    ),
+                ],
+            },
+            Route {
+                path: &[$plural, ID],
+                handlers: &[
+                    (
+                        Verb::Get,
+                        Handler::Records(|c, w| records::get(c.caps, c.ctx, w, c.id), $wire),
+                    ),
+                    (
+                        Verb::Put,
+                        Handler::Records(
+                            |c, w| records::update(c.caps, c.ctx, w, c.id, c.req),
+                            $wire,
+                        ),
+                    ),
+                    (
+                        Verb::Delete,
+                        Handler::Records(|c, w| records::delete(c.caps, c.ctx, w, c.id), $wire),
+                    ),
+                ],
+            },
+        ]
+    };
+}
+
+/// A document kind: its collection, its members, their actions, PDF and e-mail.
+macro_rules! documents {
+    ($plural:literal, $kind:expr) => {
+        &[
+            Route {
+                path: &[$plural],
+                handlers: &[
+                    (
+                        Verb::Get,
+                        Handler::Doc(
+                            |c, k| documents::list(c.caps, c.ctx, k, c.query, false),
+                            $kind,
+                        ),
+                    ),
+                    (
+                        Verb::Head,
+                        Handler::Doc(
+                            |c, k| documents::list(c.caps, c.ctx, k, c.query, true),
+                            $kind,
+                        ),
+                    ),
+                    (
+                        Verb::Post,
+                        Handler::Doc(|c, k| documents::create(c.caps, c.ctx, k, c.req), $kind),
+                    ),
+                ],
+            },
+            Route {
+                path: &[$plural, ID],
+                handlers: &[
+                    (
+                        Verb::Get,
+                        Handler::Doc(|c, k| documents::get(c.caps, c.ctx, k, c.id), $kind),
+                    ),
+                    (
+                        Verb::Put,
+                        Handler::Doc(
+                            |c, k| documents::update(c.caps, c.ctx, k, c.id, c.req),
+                            $kind,
+                        ),
+                    ),
+                    (
+                        Verb::Delete,
+                        Handler::Doc(|c, k| documents::delete(c.caps, c.ctx, k, c.id), $kind),
+                    ),
+                ],
+            },
+            action!($plural, $kind, "complete"),
+            action!($plural, $kind, "cancel"),
+            action!($plural, $kind, "uncancel"),
+            Route {
+                path: &[$plural, ID, "upload-signature"],
+                handlers: &[(
+                    Verb::Put,
+                    Handler::Doc(
+                        |c, k| documents::upload_signature(c.caps, c.ctx, k, c.id, c.req),
+                        $kind,
+                    ),
+                )],
+            },
+            Route {
+                path: &[$plural, ID, "pdf"],
+                handlers: &[(
+                    Verb::Get,
+                    Handler::Doc(
+                        |c, k| documents::pdf(c.caps, c.ctx, k, c.id, c.req, c.query),
+                        $kind,
+                    ),
+                )],
+            },
+            Route {
+                path: &[$plural, ID, "email"],
+                handlers: &[(
+                    Verb::Post,
+                    Handler::Doc(
+                        |c, k| documents::email(c.caps, c.ctx, k, c.id, c.req),
+                        $kind,
+                    ),
+                )],
+            },
+        ]
+    };
+}
+
+macro_rules! action {
+    ($plural:literal, $kind:expr, $action:literal) => {
+        Route {
+            path: &[$plural, ID, $action],
+            handlers: &[(
+                Verb::Put,
+                Handler::Doc(
+                    |c, k| documents::action(c.caps, c.ctx, k, c.id, $action, c.req),
+                    $kind,
+                ),
+            )],
+        }
+    };
+}
+
+/// A part of a document with its own collection: list and create (the document named in
+/// the query or body), get and delete by id, and update where `$update` is given.
+macro_rules! part {
+    ($path:literal, $kind:expr, $list:ident, $create:ident, $get:ident, $delete:ident
+     $(, $update:ident)?) => {
+        &[
+            Route {
+                path: &[$path],
+                handlers: &[
+                    (
+                        Verb::Get,
+                        Handler::Doc(|c, k| documents::$list(c.caps, c.ctx, k, c.query), $kind),
+                    ),
+                    (
+                        Verb::Post,
+                        Handler::Doc(|c, k| documents::$create(c.caps, c.ctx, k, c.req), $kind),
+                    ),
+                ],
+            },
+            Route {
+                path: &[$path, ID],
+                handlers: &[
+                    (
+                        Verb::Get,
+                        Handler::Doc(|c, k| documents::$get(c.caps, c.ctx, k, c.id), $kind),
+                    ),
+                    $((
+                        Verb::Put,
+                        Handler::Doc(
+                            |c, k| documents::$update(c.caps, c.ctx, k, c.id, c.req),
+                            $kind,
+                        ),
+                    ),)?
+                    (
+                        Verb::Delete,
+                        Handler::Doc(|c, k| documents::$delete(c.caps, c.ctx, k, c.id), $kind),
+                    ),
+                ],
+            },
+        ]
+    };
+}
+
+const INVOICE: DocKind = DocKind::Invoice;
+const CREDIT_NOTE: DocKind = DocKind::CreditNote;
+
+static TABLE: &[&[Route]] = &[
+    documents!("invoices", INVOICE),
+    documents!("credit-notes", CREDIT_NOTE),
+    &[Route {
+        path: &["credit-notes", ID, "mail"],
+        handlers: &[(
+            Verb::Post,
+            Handler::Doc(
+                |c, k| documents::post(c.caps, c.ctx, k, c.id, c.req),
+                CREDIT_NOTE,
+            ),
+        )],
+    }],
+    part!(
+        "invoice-items",
+        INVOICE,
+        items_list,
+        item_create,
+        item_get,
+        item_delete,
+        item_update
+    ),
+    part!(
+        "invoice-payments",
+        INVOICE,
+        payments_list,
+        payment_create,
+        payment_get,
+        payment_delete
+    ),
+    part!(
+        "invoice-comments",
+        INVOICE,
+        comments_list,
+        comment_create,
+        comment_get,
+        comment_delete
+    ),
+    part!(
+        "invoice-tags",
+        INVOICE,
+        tags_list,
+        tag_create,
+        tag_get,
+        tag_delete
+    ),
+    part!(
+        "credit-note-items",
+        CREDIT_NOTE,
+        items_list,
+        item_create,
+        item_get,
+        item_delete,
+        item_update
+    ),
+    part!(
+        "credit-note-payments",
+        CREDIT_NOTE,
+        payments_list,
+        payment_create,
+        payment_get,
+        payment_delete
+    ),
+    part!(
+        "credit-note-comments",
+        CREDIT_NOTE,
+        comments_list,
+        comment_create,
+        comment_get,
+        comment_delete
+    ),
+    part!(
+        "credit-note-tags",
+        CREDIT_NOTE,
+        tags_list,
+        tag_create,
+        tag_get,
+        tag_delete
+    ),
+    records!("clients", &CLIENTS),
+    records!("templates", &TEMPLATES),
+    records!("taxes", &TAXES),
+    records!("user-properties", &USER_PROPERTIES),
+    records!("incoming-properties", &INCOMING_PROPERTIES),
+    records!("client-properties", &CLIENT_PROPERTIES),
+    records!("country-taxes", &COUNTRY_TAXES),
+    // The spec shows the underscore spelling for one operation; both work for all.
+    records!("country_taxes", &COUNTRY_TAXES),
+    records!("email-templates", &EMAIL_TEMPLATES),
+    &[
+        Route {
+            path: &["templates", ID, "thumb"],
+            handlers: &[(
+                Verb::Get,
+                Handler::Plain(|c| records::thumbnail(c.caps, c.ctx, c.id, c.query)),
+            )],
+        },
         // The singular path only filters: /api/template?type=INVOICE.
-        ["template"] => match req.method {
-            Method::Get | Method::Head => records::list(caps, ctx, &TEMPLATES, query),
-            _ => Err(ApiError::MethodNotAllowed(READ_ONLY)),
+        Route {
+            path: &["template"],
+            handlers: &[(
+                Verb::Get,
+                Handler::Plain(|c| records::list(c.caps, c.ctx, &TEMPLATES, c.query)),
+            )],
         },
-        ["settings"] => match req.method {
-            Method::Get | Method::Head => settings::get(caps, ctx),
-            Method::Put => settings::update(caps, ctx, req),
-            _ => Err(ApiError::MethodNotAllowed(SINGLETON)),
+        Route {
+            path: &["settings"],
+            handlers: &[
+                (Verb::Get, Handler::Plain(|c| settings::get(c.caps, c.ctx))),
+                (
+                    Verb::Put,
+                    Handler::Plain(|c| settings::update(c.caps, c.ctx, c.req)),
+                ),
+            ],
         },
-        ["templates", id, "thumb"] => match req.method {
-            Method::Get | Method::Head => records::thumbnail(caps, ctx, id, query),
-            _ => Err(ApiError::MethodNotAllowed(READ_ONLY)),
-        },
-        #[cfg(feature = "test-routes")]
-        ["_test", "panic"] => panic!("test route: deliberate panic"),
-        #[cfg(feature = "test-routes")]
-        ["_test", "loop"] => loop {
+    ],
+    TEST_ROUTES,
+];
+
+/// Routes of the test build only: a panic, an endless loop, unbounded allocation.
+#[cfg(feature = "test-routes")]
+const TEST_ROUTES: &[Route] = &[
+    Route {
+        path: &["_test", "panic"],
+        handlers: &[(
+            Verb::Get,
+            Handler::Plain(|_| panic!("test route: deliberate panic")),
+        )],
+    },
+    Route {
+        path: &["_test", "loop"],
+        handlers: &[(
+            Verb::Get,
             // Runs until the host's deadline stops it.
-            std::hint::black_box(0u64);
-        },
-        #[cfg(feature = "test-routes")]
-        ["_test", "alloc"] => {
+            Handler::Plain(|_| {
+                loop {
+                    std::hint::black_box(0u64);
+                }
+            }),
+        )],
+    },
+    Route {
+        path: &["_test", "alloc"],
+        handlers: &[(
+            Verb::Get,
             // Allocates until the instance's memory limit stops it.
-            let mut hoard: Vec<Vec<u8>> = Vec::new();
-            loop {
-                hoard.push(vec![1u8; 16 << 20]);
-                std::hint::black_box(&hoard);
-            }
-        }
-        [name, rest @ ..] if rest.len() <= 1 => {
-            let Some(w) = wire(name) else {
-                return Err(not_found(req));
-            };
-            match (rest, &req.method) {
-                ([], Method::Get | Method::Head) => records::list(caps, ctx, w, query),
-                ([], Method::Post) => records::create(caps, ctx, w, req),
-                ([], _) => Err(ApiError::MethodNotAllowed(COLLECTION)),
-                ([id], Method::Get | Method::Head) => records::get(caps, ctx, w, id),
-                ([id], Method::Put) => records::update(caps, ctx, w, id, req),
-                ([id], Method::Delete) => records::delete(caps, ctx, w, id),
-                (_, _) => Err(ApiError::MethodNotAllowed(MEMBER)),
-            }
-        }
-        _ => Err(not_found(req)),
-    }
-}
-
-fn not_found(req: &Request) -> ApiError {
-    ApiError::NotFound(format!("no resource at {}", req.path))
-}
-
-fn document_kind(segment: &str) -> Option<DocKind> {
-    match segment {
-        "invoices" => Some(DocKind::Invoice),
-        "credit-notes" => Some(DocKind::CreditNote),
-        _ => None,
-    }
-}
-
-/// The parts of a document that have their own collection.
-#[derive(Clone, Copy)]
-enum Part {
-    Items,
-    Payments,
-    Comments,
-    Tags,
-}
-
-fn child_kind(segment: &str) -> Option<(DocKind, Part)> {
-    let (prefix, part) = segment.rsplit_once('-')?;
-    let kind = match prefix {
-        "invoice" => DocKind::Invoice,
-        "credit-note" => DocKind::CreditNote,
-        _ => return None,
-    };
-    let part = match part {
-        "items" => Part::Items,
-        "payments" => Part::Payments,
-        "comments" => Part::Comments,
-        "tags" => Part::Tags,
-        _ => return None,
-    };
-    Some((kind, part))
-}
-
-/// `/api/invoices/...` and `/api/credit-notes/...`.
-fn document_route(
-    caps: &Caps,
-    ctx: &Ctx,
-    req: &Request,
-    query: &Query,
-    kind: DocKind,
-    rest: &[&str],
-) -> Result<Response, ApiError> {
-    let m = &req.method;
-    match (rest, m) {
-        ([], Method::Get) => documents::list(caps, ctx, kind, query, false),
-        ([], Method::Head) => documents::list(caps, ctx, kind, query, true),
-        ([], Method::Post) => documents::create(caps, ctx, kind, req),
-        ([], _) => Err(ApiError::MethodNotAllowed(COLLECTION)),
-        ([id], Method::Get | Method::Head) => documents::get(caps, ctx, kind, id),
-        ([id], Method::Put) => documents::update(caps, ctx, kind, id, req),
-        ([id], Method::Delete) => documents::delete(caps, ctx, kind, id),
-        ([_], _) => Err(ApiError::MethodNotAllowed(MEMBER)),
-        ([id, action @ ("complete" | "cancel" | "uncancel")], Method::Put) => {
-            documents::action(caps, ctx, kind, id, action, req)
-        }
-        ([id, "upload-signature"], Method::Put) => {
-            documents::upload_signature(caps, ctx, kind, id, req)
-        }
-        ([_, "complete" | "cancel" | "uncancel" | "upload-signature"], _) => {
-            Err(ApiError::MethodNotAllowed(ACTION))
-        }
-        ([id, "pdf"], Method::Get | Method::Head) => {
-            documents::pdf(caps, ctx, kind, id, req, query)
-        }
-        ([_, "pdf"], _) => Err(ApiError::MethodNotAllowed(READ_ONLY)),
-        ([id, "email"], Method::Post) => documents::email(caps, ctx, kind, id, req),
-        ([id, "mail"], Method::Post) if kind == DocKind::CreditNote => {
-            documents::post(caps, ctx, kind, id, req)
-        }
-        ([_, "email"], _) => Err(ApiError::MethodNotAllowed(POST_ONLY)),
-        ([_, "mail"], _) if kind == DocKind::CreditNote => {
-            Err(ApiError::MethodNotAllowed(POST_ONLY))
-        }
-        _ => Err(not_found(req)),
-    }
-}
-
-/// `/api/{invoice,credit-note}-{items,payments,comments,tags}[/{id}]`.
-fn child_route(
-    caps: &Caps,
-    ctx: &Ctx,
-    req: &Request,
-    query: &Query,
-    kind: DocKind,
-    part: Part,
-    rest: &[&str],
-) -> Result<Response, ApiError> {
-    let m = &req.method;
-    let get = matches!(m, Method::Get | Method::Head);
-    match (part, rest) {
-        (Part::Items, []) if get => documents::items_list(caps, ctx, kind, query),
-        (Part::Items, []) if *m == Method::Post => documents::item_create(caps, ctx, kind, req),
-        (Part::Items, [id]) if get => documents::item_get(caps, ctx, kind, id),
-        (Part::Items, [id]) if *m == Method::Put => {
-            documents::item_update(caps, ctx, kind, id, req)
-        }
-        (Part::Items, [id]) if *m == Method::Delete => documents::item_delete(caps, ctx, kind, id),
-        (Part::Payments, []) if get => documents::payments_list(caps, ctx, kind, query),
-        (Part::Payments, []) if *m == Method::Post => {
-            documents::payment_create(caps, ctx, kind, req)
-        }
-        (Part::Payments, [id]) if get => documents::payment_get(caps, ctx, kind, id),
-        (Part::Payments, [id]) if *m == Method::Delete => {
-            documents::payment_delete(caps, ctx, kind, id)
-        }
-        (Part::Comments, []) if get => documents::comments_list(caps, ctx, kind, query),
-        (Part::Comments, []) if *m == Method::Post => {
-            documents::comment_create(caps, ctx, kind, req)
-        }
-        (Part::Comments, [id]) if get => documents::comment_get(caps, ctx, kind, id),
-        (Part::Comments, [id]) if *m == Method::Delete => {
-            documents::comment_delete(caps, ctx, kind, id)
-        }
-        (Part::Tags, []) if get => documents::tags_list(caps, ctx, kind, query),
-        (Part::Tags, []) if *m == Method::Post => documents::tag_create(caps, ctx, kind, req),
-        (Part::Tags, [id]) if get => documents::tag_get(caps, ctx, kind, id),
-        (Part::Tags, [id]) if *m == Method::Delete => documents::tag_delete(caps, ctx, kind, id),
-        (_, []) => Err(ApiError::MethodNotAllowed(COLLECTION)),
-        (Part::Items, [_]) => Err(ApiError::MethodNotAllowed(MEMBER)),
-        (Part::Payments | Part::Comments | Part::Tags, [_]) => {
-            Err(ApiError::MethodNotAllowed(NO_EDIT))
-        }
-        _ => Err(not_found(req)),
-    }
-}
+            Handler::Plain(|_| {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 16 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }),
+        )],
+    },
+];
+#[cfg(not(feature = "test-routes"))]
+const TEST_ROUTES: &[Route] = &[];

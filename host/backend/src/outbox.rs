@@ -92,12 +92,17 @@ fn mailbox(field: &str, s: &str) -> Result<Mailbox, MailError> {
 }
 
 /// Builds the message; addresses and headers are checked by lettre (no header injection).
-pub fn build(msg: &Message) -> Result<(Vec<u8>, Vec<String>), MailError> {
+/// `id` (the outbox entry's) makes its Message-ID, so that a message sent once more after a
+/// crash is recognizably the same message to its recipients.
+pub fn build(msg: &Message, id: &str) -> Result<(Vec<u8>, Vec<String>), MailError> {
     if msg.subject.contains(['\r', '\n']) {
         return Err(MailError::Rejected("the subject must be one line".into()));
     }
+    let from = mailbox("from", &msg.from)?;
+    let message_id = format!("<{id}@{}>", from.email.domain());
     let mut builder = lettre::Message::builder()
-        .from(mailbox("from", &msg.from)?)
+        .from(from)
+        .message_id(Some(message_id))
         .subject(msg.subject.clone());
     let mut recipients = Vec::new();
     for to in &msg.to {
@@ -144,10 +149,10 @@ fn unavailable(e: std::io::Error) -> MailError {
 
 /// Queues a message durably; returns its outbox id.
 pub fn write_outbox(outbox: &Path, msg: &Message, origin: u64) -> Result<String, MailError> {
-    let (eml, recipients) = build(msg)?;
+    let id = entry_id(origin);
+    let (eml, recipients) = build(msg, &id)?;
     let queue = outbox.join(QUEUE);
     fs::create_dir_all(&queue).map_err(unavailable)?;
-    let id = entry_id(origin);
     let mut envelope = format!("from {}\n", msg.from.trim());
     for r in &recipients {
         envelope.push_str(&format!("to {r}\n"));
@@ -340,6 +345,11 @@ mod tests {
         assert!(eml.contains("invoice_1.pdf"));
         assert!(!eml.contains("archive@example.com"));
         assert!(envelope.contains("to archive@example.com"));
+        let from_domain = message().from.rsplit_once('@').unwrap().1.to_owned();
+        assert!(
+            eml.contains(&format!("Message-ID: <{id}@{from_domain}>")),
+            "{eml}"
+        );
         let listed = list(dir.path()).unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].status, "queued");
