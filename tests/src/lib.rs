@@ -271,6 +271,47 @@ pub async fn try_send(
     })
 }
 
+/// Starts the release host as its own process (to be killed, or measured as shipped) on
+/// `data`, serving the test component on 127.0.0.1:`port` with `key` as its admin key.
+pub fn start_release_host(
+    data: &Path,
+    port: u16,
+    key: &str,
+    extra: &[&str],
+) -> std::process::Child {
+    std::process::Command::new(host_binary())
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--bootstrap-key",
+            key,
+        ])
+        .arg("--data")
+        .arg(data)
+        .arg("--component")
+        .arg(test_component())
+        .args(extra)
+        .env("FAKTURA_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the release host is built (make build)")
+}
+
+/// Waits until the host on `base` answers an authenticated request.
+pub async fn wait_ready(base: &str, key: &str) {
+    for _ in 0..200 {
+        if let Some(r) = try_send(base, "GET", "/api/clients", None, key).await
+            && r.status == 200
+        {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the host did not come up on {base}");
+}
+
 /// The release `faktura` binary that `make test` builds.
 pub fn host_binary() -> PathBuf {
     workspace_root().join("target/release/faktura")
@@ -285,6 +326,9 @@ pub async fn send_raw(
     headers: &[(&str, &str)],
 ) -> Reply {
     let authority = base.trim_start_matches("http://").to_owned();
+    if let Some(body) = body.as_ref().filter(|b| b.len() > EARLY_ANSWER_BYTES) {
+        return send_large(&authority, method, path, body.clone(), headers).await;
+    }
     let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
@@ -310,6 +354,103 @@ pub async fn send_raw(
         body: String::from_utf8_lossy(&bytes).into_owned(),
         bytes: bytes.to_vec(),
     }
+}
+
+/// Bodies larger than this are sent the way curl sends them: the server may answer (413)
+/// before it has read them all, and hyper's client gives up on such an early answer.
+const EARLY_ANSWER_BYTES: usize = 1 << 20;
+
+/// Writes the request while reading the answer; stops writing once the server stops
+/// reading.
+async fn send_large(
+    authority: &str,
+    method: &str,
+    path: &str,
+    body: Vec<u8>,
+    headers: &[(&str, &str)],
+) -> Reply {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let stream = tokio::net::TcpStream::connect(authority).await.unwrap();
+    let (mut read, mut write) = stream.into_split();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {authority}\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let writer = tokio::spawn(async move {
+        if write.write_all(head.as_bytes()).await.is_ok() {
+            for chunk in body.chunks(64 << 10) {
+                if write.write_all(chunk).await.is_err() {
+                    break;
+                }
+            }
+        }
+        write
+    });
+    let mut raw = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    // Until the server closes; a reset after its answer ends the answer too.
+    while let Ok(n) = read.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+    }
+    writer.abort();
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no answer: {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status: u16 = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let mut map = hyper::HeaderMap::new();
+    for line in lines {
+        if let Some((k, v)) = line.split_once(':') {
+            map.append(
+                hyper::header::HeaderName::from_bytes(k.trim().as_bytes()).unwrap(),
+                v.trim().parse().unwrap(),
+            );
+        }
+    }
+    let mut bytes = raw[split + 4..].to_vec();
+    if map
+        .get("transfer-encoding")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"chunked"))
+    {
+        bytes = unchunk(&bytes);
+    }
+    Reply {
+        status,
+        headers: map,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+        bytes,
+    }
+}
+
+/// The payload of a chunked HTTP/1.1 body.
+fn unchunk(mut rest: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&rest[..eol])
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.split(';').next().unwrap_or("").trim(), 16).ok())
+            .unwrap_or(0);
+        rest = &rest[eol + 2..];
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.extend_from_slice(&rest[..size]);
+        rest = rest.get(size + 2..).unwrap_or_default();
+    }
+    out
 }
 
 /// A real SMTP server (aiosmtpd from PyPI) on 127.0.0.1, storing mail in a Maildir.

@@ -3,51 +3,26 @@
 //! no document is half-written, and numbers stay unique and without gaps.
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use faktura_tests::{SmtpSink, free_port, host_binary, test_component, try_send};
+use faktura_tests::{SmtpSink, free_port, start_release_host, try_send};
 
 const KEY: &str = "crash-test-key-0123456789";
 const ROUNDS: usize = 20;
 const WORKERS: usize = 6;
 
 fn start(data: &std::path::Path, port: u16) -> Child {
-    start_with(data, port, &[])
+    start_release_host(data, port, KEY, &[])
 }
 
 fn start_with(data: &std::path::Path, port: u16, extra: &[&str]) -> Child {
-    Command::new(host_binary())
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--bootstrap-key",
-            KEY,
-        ])
-        .arg("--data")
-        .arg(data)
-        .arg("--component")
-        .arg(test_component())
-        .args(extra)
-        .env("FAKTURA_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the release host is built (make build)")
+    start_release_host(data, port, KEY, extra)
 }
 
 async fn wait_ready(base: &str) {
-    for _ in 0..200 {
-        if let Some(r) = try_send(base, "GET", "/api/clients", None, KEY).await
-            && r.status == 200
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the host did not come up on {base}");
+    faktura_tests::wait_ready(base, KEY).await;
 }
 
 /// What the clients were told: invoice id → (number, completed, paid).

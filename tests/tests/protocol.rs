@@ -674,6 +674,289 @@ async fn the_cli_reaches_a_running_server_and_revocation_applies_to_the_next_req
     );
 }
 
+/// One hostile request: what it is, method, path, body, content type, the status and a
+/// fragment of the error it must get.
+struct Hostile {
+    what: &'static str,
+    method: &'static str,
+    path: String,
+    body: Vec<u8>,
+    content_type: &'static str,
+    status: u16,
+    fragment: &'static str,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_hostile_input_is_refused_within_50_ms_and_changes_nothing() {
+    // The release host as shipped, in its own process.
+    const KEY: &str = "hostile-input-key-0123456789";
+    let data = tempfile::tempdir().unwrap();
+    let port = faktura_tests::free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut host = faktura_tests::start_release_host(data.path(), port, KEY, &[]);
+    faktura_tests::wait_ready(&base, KEY).await;
+    let call = async |method: &str, path: &str, body: &str| {
+        faktura_tests::try_send(&base, method, path, Some(body), KEY)
+            .await
+            .unwrap()
+    };
+    call(
+        "PUT",
+        "/api/settings",
+        "<settings><default_email_sender>billing@faktura.example</default_email_sender></settings>",
+    )
+    .await;
+    let c = call("POST", "/api/clients", "<client><name>A</name></client>")
+        .await
+        .id();
+    let inv = call(
+        "POST",
+        "/api/invoices",
+        &format!("<invoice><client_id>{c}</client_id><invoice-items><invoice-item><unit_price>1</unit_price></invoice-item></invoice-items></invoice>"),
+    )
+    .await
+    .id();
+    assert_eq!(
+        call("PUT", &format!("/api/invoices/{inv}/complete"), "")
+            .await
+            .status,
+        200
+    );
+    let xml = "application/xml";
+    let case = |what, method, path: &str, body: Vec<u8>, status, fragment| Hostile {
+        what,
+        method,
+        path: path.to_owned(),
+        body,
+        content_type: xml,
+        status,
+        fragment,
+    };
+    let client = |inner: &str| format!("<client>{inner}</client>").into_bytes();
+    let template = |file: &str| {
+        format!("<template><name>T</name><type>INVOICE</type><format>rtf</format><base64file>{file}</base64file></template>").into_bytes()
+    };
+    let email = format!("/api/invoices/{inv}/email");
+    let mut cases = vec![
+        case(
+            "billion laughs",
+            "POST",
+            "/api/clients",
+            format!(
+                "<!DOCTYPE lolz [<!ENTITY lol \"lol\">{}]><client><name>&lol9;</name></client>",
+                (1..10)
+                    .map(|i| format!("<!ENTITY lol{i} \"{}\">", format!("&lol{};", if i == 1 { String::new() } else { (i - 1).to_string() }).repeat(10)))
+                    .collect::<String>()
+            )
+            .into_bytes(),
+            400,
+            "DOCTYPE",
+        ),
+        case(
+            "external entity",
+            "POST",
+            "/api/clients",
+            b"<!DOCTYPE c [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><client><name>&xxe;</name></client>".to_vec(),
+            400,
+            "DOCTYPE",
+        ),
+        case(
+            "entity without definition",
+            "POST",
+            "/api/clients",
+            client("<name>&xxe;</name>"),
+            400,
+            "undefined entity",
+        ),
+        case(
+            "10,000 nested elements",
+            "POST",
+            "/api/clients",
+            format!("{}{}", "<client>".repeat(10_000), "</client>".repeat(10_000)).into_bytes(),
+            400,
+            "nests deeper",
+        ),
+        case(
+            "1,000,000 sibling elements",
+            "POST",
+            "/api/clients",
+            client(&"<a/>".repeat(1_000_000)),
+            400,
+            "more than",
+        ),
+        case(
+            "body over the limit",
+            "POST",
+            "/api/clients",
+            vec![b'a'; faktura_component::limits::BODY_BYTES_MAX + 10],
+            413,
+            "larger than",
+        ),
+        case(
+            "invalid UTF-8",
+            "POST",
+            "/api/clients",
+            b"<client><name>\xff\xfe</name></client>".to_vec(),
+            400,
+            "UTF-8",
+        ),
+        Hostile {
+            content_type: "application/x-www-form-urlencoded",
+            ..case("wrong content type", "POST", "/api/clients", b"name=x".to_vec(), 415, "Content-Type")
+        },
+        case(
+            "1e400",
+            "POST",
+            "/api/clients",
+            client("<name>x</name><due_days>1e400</due_days>"),
+            400,
+            "due_days must be an integer",
+        ),
+        case(
+            "99999999999999999999999",
+            "POST",
+            "/api/clients",
+            client("<name>x</name><discount_rate>99999999999999999999999</discount_rate>"),
+            400,
+            "discount_rate must be a decimal",
+        ),
+        case(
+            "2026-02-30",
+            "POST",
+            "/api/invoices",
+            format!("<invoice><client_id>{c}</client_id><date>2026-02-30</date></invoice>").into_bytes(),
+            400,
+            "date must be a date",
+        ),
+        case("per_page=-5", "GET", "/api/clients?per_page=-5", vec![], 400, "per_page"),
+        case(
+            "per_page=99999999999999999999",
+            "GET",
+            "/api/clients?per_page=99999999999999999999",
+            vec![],
+            400,
+            "per_page",
+        ),
+        case("page=-1", "GET", "/api/clients?page=-1", vec![], 400, "page"),
+        case("page=0", "GET", "/api/invoices?page=0", vec![], 400, "page"),
+        case(
+            "page=99999999999999999999",
+            "GET",
+            "/api/invoices?page=99999999999999999999",
+            vec![],
+            400,
+            "page",
+        ),
+        case(
+            "10,000-character query string",
+            "GET",
+            &format!("/api/clients?x={}", "a".repeat(10_000)),
+            vec![],
+            400,
+            "query string is longer",
+        ),
+        case("invalid base64", "POST", "/api/templates", template("%%%"), 400, "not valid base64"),
+        case(
+            "huge base64 file",
+            "POST",
+            "/api/templates",
+            template(&"QUFB".repeat(6 << 20)),
+            413,
+            "larger than",
+        ),
+        case(
+            "header injection in a recipient",
+            "POST",
+            &email,
+            b"<email><recipients><to>a@example.org\r\nBcc: x@example.org</to></recipients></email>".to_vec(),
+            400,
+            "is not an e-mail address",
+        ),
+        case(
+            "header injection in a subject",
+            "POST",
+            &email,
+            b"<email><recipients><to>a@example.org</to></recipients><subject>a&#10;Bcc: x@example.org</subject></email>".to_vec(),
+            400,
+            "subject must be a single line",
+        ),
+        case(
+            "path traversal in an id",
+            "GET",
+            "/api/clients/..%2F..%2Fetc%2Fpasswd",
+            vec![],
+            404,
+            "does not exist",
+        ),
+    ];
+    cases.sort_by_key(|c| c.what);
+    let snapshot = async || {
+        let mut s = Vec::new();
+        for list in [
+            "/api/clients",
+            "/api/invoices",
+            "/api/templates",
+            "/api/settings",
+        ] {
+            s.push(
+                faktura_tests::try_send(&base, "GET", list, None, KEY)
+                    .await
+                    .unwrap()
+                    .body,
+            );
+        }
+        s
+    };
+    let before = snapshot().await;
+    let outbox = data.path().join("outbox");
+    let mut slowest = std::time::Duration::ZERO;
+    for h in &cases {
+        // The fastest of three: the time the service needs, without the machine's noise.
+        let mut best = std::time::Duration::MAX;
+        for _ in 0..3 {
+            let start = std::time::Instant::now();
+            let r = send_raw(
+                &base,
+                h.method,
+                &h.path,
+                (!h.body.is_empty()).then(|| h.body.clone()),
+                &[("X-ServiceApiKey", KEY), ("Content-Type", h.content_type)],
+            )
+            .await;
+            best = best.min(start.elapsed());
+            assert_eq!(r.status, h.status, "{}: {}", h.what, r.body);
+            assert!(
+                r.body.contains("<errors>") && r.body.contains(h.fragment),
+                "{}: {}",
+                h.what,
+                r.body
+            );
+        }
+        eprintln!("{:>8.2} ms  {}", best.as_secs_f64() * 1e3, h.what);
+        assert!(
+            best < std::time::Duration::from_millis(50),
+            "{}: {best:?}",
+            h.what
+        );
+        slowest = slowest.max(best);
+    }
+    assert_eq!(
+        snapshot().await,
+        before,
+        "a refused request changed something"
+    );
+    assert!(
+        faktura_host::list_outbox(&outbox).unwrap().is_empty(),
+        "nothing was queued"
+    );
+    host.kill().unwrap();
+    host.wait().unwrap();
+    eprintln!(
+        "{} hostile inputs refused, slowest {slowest:?}",
+        cases.len()
+    );
+}
+
 #[tokio::test]
 async fn hostile_documents_are_refused_without_changing_anything() {
     let app = App::spawn().await;
