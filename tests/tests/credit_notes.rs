@@ -400,6 +400,10 @@ async fn print_versions_signatures_and_postal_mail() {
     app.post(&format!("{url}/mail"), &format!("<mail><attachments><attachment><filename>x.gif</filename><base64file>{gif}</base64file></attachment></attachments></mail>"))
         .await
         .assert_error(400, "not a PDF file");
+    let pdf = base64::engine::general_purpose::STANDARD.encode(b"%PDF-1.4\n");
+    app.post(&format!("{url}/mail"), &format!("<mail><attachments><attachment><filename>../../x.pdf</filename><base64file>{pdf}</base64file></attachment></attachments></mail>"))
+        .await
+        .assert_error(400, "attachment filename \"../../x.pdf\" must be a plain file name");
     assert_eq!(
         std::fs::read_dir(postal.path()).unwrap().count(),
         3,

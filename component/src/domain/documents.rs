@@ -1164,6 +1164,19 @@ pub fn complete(
     Ok(inv)
 }
 
+/// Why `name`, given for `what`, is not a plain file name: a path, a `..`, or a control
+/// character (a line break would reach a mail header). `None` when it is one.
+pub fn filename_problem(what: &str, name: &str) -> Option<String> {
+    let trimmed = name.trim();
+    let path = trimmed.contains(['/', '\\']) || trimmed == "." || trimmed == "..";
+    (path || name.chars().any(char::is_control)).then(|| {
+        format!(
+            "{what} \"{}\" must be a plain file name, without a path or control characters",
+            name.escape_debug()
+        )
+    })
+}
+
 /// A file name without path separators, control characters or leading dots.
 pub fn sanitize_filename(name: &str) -> String {
     let cleaned: String = name

@@ -55,10 +55,21 @@ pub fn check(req: &EmailRequest) -> Result<(), Error> {
     if req.to.len() + req.cc.len() + req.bcc.len() > limits::RECIPIENTS_MAX {
         errors.push(format!("at most {} recipients", limits::RECIPIENTS_MAX));
     }
+    if let Some(problem) = req
+        .filename
+        .as_deref()
+        .and_then(|f| documents::filename_problem("filename", f))
+    {
+        errors.push(problem);
+    }
     for a in &req.attachments {
         if a.filename.trim().is_empty() {
             errors.push("every attachment needs a filename".into());
         }
+        errors.extend(documents::filename_problem(
+            "attachment filename",
+            &a.filename,
+        ));
     }
     if errors.is_empty() {
         Ok(())

@@ -944,6 +944,12 @@ pub fn post(
             for a in list.children() {
                 let field =
                     |name: &str| a.child(name).and_then(Element::as_text).unwrap_or_default();
+                if let Some(problem) =
+                    documents::filename_problem("attachment filename", field("filename"))
+                {
+                    errors.push(problem);
+                    continue;
+                }
                 match super::records::decode_base64(field("base64file")) {
                     Some(content) if content.starts_with(b"%PDF-") => {
                         letter.attachments.push(Attachment {
