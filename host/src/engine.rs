@@ -68,7 +68,10 @@ fn engine(limits: &Limits) -> anyhow::Result<Engine> {
         .max_memories_per_component(8)
         .max_tables_per_component(16)
         .linear_memory_keep_resident(KEEP_RESIDENT)
-        .table_keep_resident(KEEP_RESIDENT);
+        .table_keep_resident(KEEP_RESIDENT)
+        // Where the kernel can tell (Linux 6.7+), only the pages an instance touched are
+        // reset, instead of all of `KEEP_RESIDENT`.
+        .pagemap_scan(wasmtime::Enabled::Auto);
     let mut config = Config::new();
     config
         .epoch_interruption(true)

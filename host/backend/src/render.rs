@@ -6,9 +6,13 @@
 //! break across pages with the header repeated; every page carries its number. The output
 //! depends only on the document: no dates or random ids, so equal documents render to
 //! equal bytes.
+//!
+//! A subset numbers its glyphs in the order of the font, so documents using the same
+//! glyphs embed the same subset, whatever their text; the subsets embedded last are kept
+//! compressed (`EMBEDDED`), since compressing them is most of a render's work.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use pdf_writer::types::{CidFontType, FontFlags, SystemInfo, UnicodeCmap};
 use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
@@ -127,14 +131,20 @@ struct FontUse {
 }
 
 impl FontUse {
-    fn new(file: &'static FontFile, resource: &'static [u8]) -> FontUse {
+    /// A font use whose subset starts with `glyphs` (old ids), numbered in font order.
+    fn new(file: &'static FontFile, resource: &'static [u8], glyphs: &[u16]) -> FontUse {
         FontUse {
             file,
             face: file.face(),
-            remapper: subsetter::GlyphRemapper::new(),
+            remapper: subsetter::GlyphRemapper::new_from_glyphs_sorted(glyphs),
             glyphs: BTreeMap::new(),
             resource,
         }
+    }
+
+    /// The old ids of the glyphs used, in subset order.
+    fn used(&self) -> Vec<u16> {
+        self.remapper.remapped_gids().collect()
     }
 
     fn advance(&self, c: char) -> f32 {
@@ -300,9 +310,19 @@ pub fn render(doc: &Document) -> Result<Vec<u8>, String> {
             bad.len()
         ));
     }
+    // Once to learn the glyphs, once more with them numbered in font order.
+    let (_, first) = lay_out(doc, [&[], &[]]);
+    let (regular, bold) = (first.regular.used(), first.bold.used());
+    let (contents, l) = lay_out(doc, [&regular, &bold]);
+    write_pdf(doc, contents, &l)
+}
+
+/// The pages' content streams, with the fonts' subsets starting with `glyphs`.
+fn lay_out(doc: &Document, glyphs: [&[u16]; 2]) -> (Vec<Content>, Layout) {
+    let columns_n = doc.items.header.len();
     let mut l = Layout {
-        regular: FontUse::new(&REGULAR, b"F1"),
-        bold: FontUse::new(&BOLD, b"F2"),
+        regular: FontUse::new(&REGULAR, b"F1", glyphs[0]),
+        bold: FontUse::new(&BOLD, b"F2", glyphs[1]),
         done: Vec::new(),
         current: Content::new(),
         y: PAGE_H - MARGIN,
@@ -380,7 +400,7 @@ pub fn render(doc: &Document) -> Result<Vec<u8>, String> {
             .show(Str(&encoded))
             .end_text();
     }
-    write_pdf(doc, contents, &l)
+    (contents, l)
 }
 
 /// Object ids: fixed ones first, then two per page and five per font.
@@ -438,15 +458,8 @@ fn write_font(
     file: Ref,
     cmap: Ref,
 ) -> Result<(), String> {
-    let subset = subsetter::subset(font.file.data, 0, &font.remapper)
-        .map_err(|e| format!("subsetting {}: {e}", font.file.postscript_name))?;
-    // A subset's name carries a tag derived from its glyphs, so equal documents agree.
-    let digest = Sha256::digest(&subset);
-    let tag: String = digest[..6]
-        .iter()
-        .map(|b| (b'A' + b % 26) as char)
-        .collect();
-    let base_font = format!("{tag}+{}", font.file.postscript_name);
+    let embedded = embedded(font)?;
+    let base_font = format!("{}+{}", embedded.tag, font.file.postscript_name);
     let system_info = SystemInfo {
         registry: Str(b"Adobe"),
         ordering: Str(b"Identity"),
@@ -482,16 +495,76 @@ fn write_font(
         .cap_height(font.file.cap_height)
         .stem_v(80.0)
         .font_file2(file);
-    let compressed = compress(&subset);
-    pdf.stream(file, &compressed)
+    pdf.stream(file, &embedded.program)
         .filter(Filter::FlateDecode)
-        .pair(Name(b"Length1"), subset.len() as i32);
+        .pair(Name(b"Length1"), embedded.length as i32);
     let mut unicode = UnicodeCmap::new(Name(b"Custom"), system_info);
     for (gid, (c, _)) in &font.glyphs {
         unicode.pair(*gid, *c);
     }
     pdf.cmap(cmap, &unicode.finish());
     Ok(())
+}
+
+/// A font subset as embedded: the tag of its name, its compressed program and that
+/// program's length.
+struct Embedded {
+    tag: String,
+    program: Vec<u8>,
+    length: usize,
+}
+
+/// Subsets kept compressed, the most recently used first.
+const EMBEDDED_KEPT: usize = 32;
+
+/// Font name and glyphs (old ids, subset order) → the subset embedded for them.
+type EmbeddedCache = Vec<(&'static str, Vec<u16>, Arc<Embedded>)>;
+
+static EMBEDDED: Mutex<EmbeddedCache> = Mutex::new(Vec::new());
+
+#[cfg(test)]
+thread_local! {
+    /// Subsets this thread built rather than found kept.
+    static BUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The embedded subset of the glyphs `font` used: kept from an earlier document, or built.
+fn embedded(font: &FontUse) -> Result<Arc<Embedded>, String> {
+    let name = font.file.postscript_name;
+    let glyphs = font.used();
+    let kept = |cache: &mut EmbeddedCache| {
+        let at = cache
+            .iter()
+            .position(|(n, g, _)| *n == name && *g == glyphs)?;
+        let entry = cache.remove(at);
+        let found = entry.2.clone();
+        cache.insert(0, entry);
+        Some(found)
+    };
+    if let Some(found) = kept(&mut EMBEDDED.lock().unwrap_or_else(|p| p.into_inner())) {
+        return Ok(found);
+    }
+    let subset = subsetter::subset(font.file.data, 0, &font.remapper)
+        .map_err(|e| format!("subsetting {name}: {e}"))?;
+    // A subset's name carries a tag derived from its glyphs, so equal documents agree.
+    let digest = Sha256::digest(&subset);
+    let tag: String = digest[..6]
+        .iter()
+        .map(|b| (b'A' + b % 26) as char)
+        .collect();
+    let built = Arc::new(Embedded {
+        tag,
+        program: compress(&subset),
+        length: subset.len(),
+    });
+    #[cfg(test)]
+    BUILT.with(|b| b.set(b.get() + 1));
+    let mut cache = EMBEDDED.lock().unwrap_or_else(|p| p.into_inner());
+    if kept(&mut cache).is_none() {
+        cache.insert(0, (name, glyphs, built.clone()));
+        cache.truncate(EMBEDDED_KEPT);
+    }
+    Ok(built)
 }
 
 fn compress(data: &[u8]) -> Vec<u8> {
@@ -527,6 +600,52 @@ mod tests {
             footer: "Faktura".into(),
             print: false,
         }
+    }
+
+    /// The `/BaseFont` names of a PDF's fonts.
+    fn base_fonts(pdf: &[u8]) -> Vec<String> {
+        let text = String::from_utf8_lossy(pdf);
+        let mut names: Vec<String> = text
+            .match_indices("/BaseFont /")
+            .map(|(at, m)| {
+                text[at + m.len()..]
+                    .split(|c: char| c.is_whitespace() || c == '/' || c == '>')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    #[test]
+    fn documents_using_the_same_glyphs_share_one_embedded_subset() {
+        let mut first = doc(2);
+        first.title = "Rechnung Zyx 42".into();
+        let mut second = doc(2);
+        second.title = "xyZ 24 gnunhceR".into();
+        let a = render(&first).unwrap();
+        let built = BUILT.with(|b| b.get());
+        let b = render(&second).unwrap();
+        assert_eq!(
+            BUILT.with(|b| b.get()),
+            built,
+            "the second document's subsets were kept from the first"
+        );
+        assert_eq!(base_fonts(&a), base_fonts(&b));
+        assert_eq!(base_fonts(&a).len(), 2, "{:?}", base_fonts(&a));
+        assert_ne!(a, b);
+        let mut more = doc(2);
+        more.title = "Ω".into();
+        let c = render(&more).unwrap();
+        assert_eq!(
+            BUILT.with(|b| b.get()),
+            built + 1,
+            "a new glyph, a new subset"
+        );
+        assert_ne!(base_fonts(&a), base_fonts(&c));
     }
 
     #[test]
@@ -568,8 +687,8 @@ pub fn thumbnail(paragraphs: &[String], format: ImageFormat) -> Result<Vec<u8>, 
     let usable = PAGE_W - 2.0 * MARGIN;
     let mut baseline = MARGIN + BODY_SIZE;
     let layout = Layout {
-        regular: FontUse::new(&REGULAR, b"F1"),
-        bold: FontUse::new(&BOLD, b"F2"),
+        regular: FontUse::new(&REGULAR, b"F1", &[]),
+        bold: FontUse::new(&BOLD, b"F2", &[]),
         done: Vec::new(),
         current: Content::new(),
         y: 0.0,
