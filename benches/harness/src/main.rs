@@ -93,6 +93,11 @@ impl Proc {
         Some(kib / 1024.0)
     }
 
+    /// Starts a new peak: the next `peak_rss_mib` reports the peak from now on.
+    fn reset_peak_rss(&self) {
+        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.0.id()), "5");
+    }
+
     /// SIGTERM, then wait for the exit.
     fn stop(mut self) -> anyhow::Result<()> {
         Command::new("kill")
@@ -385,9 +390,15 @@ fn main() -> anyhow::Result<()> {
         to_complete.len() as f64 / complete_secs
     );
 
+    // The host's peak RSS during each phase, so that its memory can be attributed.
+    let peaks = std::cell::RefCell::new(vec![(
+        "seeding".to_owned(),
+        host.peak_rss_mib().context("reading the host's peak RSS")?,
+    )]);
     let base = format!("http://{addr}");
     let run = |name: &str, body: &str| -> anyhow::Result<Figures> {
         let script = script(&cfg, name, body)?;
+        host.reset_peak_rss();
         let f = Load {
             url: base.clone(),
             seconds: secs,
@@ -396,8 +407,10 @@ fn main() -> anyhow::Result<()> {
             script: Some(&script),
         }
         .run()?;
+        let peak = host.peak_rss_mib().context("reading the host's peak RSS")?;
+        peaks.borrow_mut().push((name.to_owned(), peak));
         eprintln!(
-            "{name}: {:.0} req/s, p50 {}, p99 {}",
+            "{name}: {:.0} req/s, p50 {}, p99 {}, peak RSS {peak:.0} MiB",
             f.per_sec,
             ms(f.p50_ms),
             ms(f.p99_ms)
@@ -475,7 +488,8 @@ fn main() -> anyhow::Result<()> {
         ));
     }
 
-    let rss = host.peak_rss_mib().context("reading the host's peak RSS")?;
+    let peaks = peaks.into_inner();
+    let rss = peaks.iter().map(|(_, p)| *p).fold(0.0, f64::max);
     host.stop()?;
 
     // W6: start to first 200, the compiled component cached and the data seeded.
@@ -588,6 +602,14 @@ fn main() -> anyhow::Result<()> {
         "≤ 300 MB",
         Some(rss * 1.048_576 <= 300.0),
     ));
+    for (phase, peak) in &peaks {
+        rows.push(single(
+            &format!("   during {phase}"),
+            format!("{peak:.0} MiB"),
+            "",
+            None,
+        ));
+    }
     rows.push(single(
         "Seeding: POST /api/invoices, 2 items",
         format!("{:.0} req/s", n as f64 / seed_secs),
