@@ -163,7 +163,7 @@ pub fn groups(
     let this_month = month_number(today);
     let wanted = |shown: Shown| f.statuses.is_empty() || f.statuses.contains(&shown);
     let prefix = store::index_prefix(account, f.kind.collection(), SUMS);
-    for (k, v) in store::scan_all(txn, &prefix)? {
+    store::for_each(txn, &prefix, |k, v| {
         let key = SumKey::read(&k[prefix.len()..])?;
         let shown = match (key.status, key.due_month) {
             (Status::Draft, _) => Shown::Draft,
@@ -172,10 +172,10 @@ pub fn groups(
             (Status::Open, Some(due)) if due < this_month => Shown::Overdue,
             (Status::Open, Some(due)) if due > this_month => Shown::Open,
             // Due this month: OPEN or OVERDUE by the day, loaded below.
-            (Status::Open, _) => continue,
+            (Status::Open, _) => return Ok(()),
         };
         if !wanted(shown) || f.client_id.is_some_and(|c| c != key.client) {
-            continue;
+            return Ok(());
         }
         let values = keys
             .iter()
@@ -186,8 +186,9 @@ pub fn groups(
                 _ => month_value(key.year(), key.month()),
             })
             .collect();
-        groups.add(&key.currency, values, &store::decode(&v)?);
-    }
+        groups.add(&key.currency, values, &store::decode(v)?);
+        Ok::<_, Error>(())
+    })?;
     if wanted(Shown::Open) || wanted(Shown::Overdue) {
         let first = today.add_days(-(today.day() as i64 - 1));
         let last = first.add_days(31);
