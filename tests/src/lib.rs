@@ -273,13 +273,8 @@ pub async fn try_send(
 
 /// Starts the release host as its own process (to be killed, or measured as shipped) on
 /// `data`, serving the test component on 127.0.0.1:`port` with `key` as its admin key.
-pub fn start_release_host(
-    data: &Path,
-    port: u16,
-    key: &str,
-    extra: &[&str],
-) -> std::process::Child {
-    std::process::Command::new(host_binary())
+pub fn start_release_host(data: &Path, port: u16, key: &str, extra: &[&str]) -> HostProcess {
+    let child = std::process::Command::new(host_binary())
         .args([
             "serve",
             "--listen",
@@ -296,7 +291,25 @@ pub fn start_release_host(
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .expect("the release host is built (make build)")
+        .expect("the release host is built (make build)");
+    HostProcess(child)
+}
+
+/// A release host process, killed (SIGKILL) when dropped, so a failing test leaves none.
+pub struct HostProcess(std::process::Child);
+
+impl HostProcess {
+    /// SIGKILL, then wait for the exit.
+    pub fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for HostProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 /// Waits until the host on `base` answers an authenticated request.

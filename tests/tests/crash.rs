@@ -3,21 +3,20 @@
 //! no document is half-written, and numbers stay unique and without gaps.
 
 use std::collections::BTreeMap;
-use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use faktura_tests::{SmtpSink, free_port, start_release_host, try_send};
+use faktura_tests::{HostProcess, SmtpSink, free_port, start_release_host, try_send};
 
 const KEY: &str = "crash-test-key-0123456789";
 const ROUNDS: usize = 20;
 const WORKERS: usize = 6;
 
-fn start(data: &std::path::Path, port: u16) -> Child {
+fn start(data: &std::path::Path, port: u16) -> HostProcess {
     start_release_host(data, port, KEY, &[])
 }
 
-fn start_with(data: &std::path::Path, port: u16, extra: &[&str]) -> Child {
+fn start_with(data: &std::path::Path, port: u16, extra: &[&str]) -> HostProcess {
     start_release_host(data, port, KEY, extra)
 }
 
@@ -99,8 +98,7 @@ async fn acknowledged_writes_survive_sigkill() {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         tokio::time::sleep(Duration::from_millis(50 + seed % 500)).await;
-        server.kill().unwrap();
-        server.wait().unwrap();
+        server.kill();
         for w in workers {
             let _ = w.await;
         }
@@ -108,8 +106,7 @@ async fn acknowledged_writes_survive_sigkill() {
         wait_ready(&base).await;
         verify(&base, &acked, round).await;
     }
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.kill();
     let acked = acked.lock().unwrap();
     assert!(
         acked.len() >= ROUNDS,
@@ -243,8 +240,7 @@ async fn a_crash_during_delivery_sends_the_message_at_most_once_more() {
     assert_eq!(r.status, 200, "{}", r.body);
     // The server has the message; the sender waits for its answer and dies.
     sink.wait_for(1, 20).await;
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.kill();
     let outbox = data.path().join("outbox");
     let listed = faktura_host::list_outbox(&outbox).unwrap();
     assert_eq!(listed.len(), 1);
@@ -277,13 +273,11 @@ async fn a_crash_during_delivery_sends_the_message_at_most_once_more() {
     );
     assert_eq!(id_of(&got[0]), id_of(&got[1]), "the same message twice");
     // Nothing more goes out, also after another restart.
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.kill();
     let mut server = start_with(data.path(), port, &["--smtp", &smtp]);
     wait_ready(&base).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(sink.messages().len(), 2, "sent once more, not again");
-    server.kill().unwrap();
-    server.wait().unwrap();
+    server.kill();
     eprintln!("mail crash test: 1 message, killed mid-delivery, delivered 2 times in all");
 }
