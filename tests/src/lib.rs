@@ -163,11 +163,15 @@ impl App {
     }
 
     /// Stops the server and starts a new one on the same data dir.
-    pub async fn restart(mut self) -> App {
-        self.server.take().unwrap().stop().await.unwrap();
-        let data = self.data.clone();
-        drop(self);
+    pub async fn restart(self) -> App {
+        let data = self.stop().await;
         App::spawn_with(data, test_component()).await
+    }
+
+    /// Stops the server and closes the data directory, which it returns.
+    pub async fn stop(mut self) -> Arc<tempfile::TempDir> {
+        self.server.take().unwrap().stop().await.unwrap();
+        self.data.clone()
     }
 
     /// A new account with its admin key.
@@ -466,6 +470,24 @@ fn unchunk(mut rest: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Waits until something accepts connections on 127.0.0.1:`port`, for at most `secs`
+/// seconds; fails early when `child` exits.
+async fn listening(port: u16, child: &mut std::process::Child, secs: u64) -> Result<(), String> {
+    for _ in 0..secs * 10 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("it exited: {status}"));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Err(format!("nothing listened within {secs} s"))
+}
+
 /// A real SMTP server (aiosmtpd from PyPI) on 127.0.0.1, storing mail in a Maildir.
 pub struct SmtpSink {
     pub port: u16,
@@ -518,18 +540,12 @@ impl SmtpSink {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("aiosmtpd is installed (pip install aiosmtpd)");
-        for _ in 0..100 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
-                return SmtpSink { port, dir, child };
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if let Err(why) = listening(port, &mut child, 10).await {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the SMTP server did not start on port {port}: {why}");
         }
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the SMTP server did not start on port {port}");
+        SmtpSink { port, dir, child }
     }
 
     pub fn url(&self) -> String {
@@ -634,23 +650,14 @@ impl WasmtimeServe {
             .spawn()
             .expect("the wasmtime CLI runs (make wasmtime-cli, or set FAKTURA_WASMTIME)");
         // The first start compiles the component (wasmtime caches the result).
-        for _ in 0..1200 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
-                return WasmtimeServe {
-                    base: format!("http://127.0.0.1:{port}"),
-                    child,
-                };
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!("wasmtime serve exited: {status}");
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if let Err(why) = listening(port, &mut child, 120).await {
+            let _ = child.kill();
+            panic!("wasmtime serve did not listen on port {port}: {why}");
         }
-        let _ = child.kill();
-        panic!("wasmtime serve did not listen on port {port} within two minutes");
+        WasmtimeServe {
+            base: format!("http://127.0.0.1:{port}"),
+            child,
+        }
     }
 
     /// A request with `key` and an XML body.

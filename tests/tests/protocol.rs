@@ -178,6 +178,37 @@ fn body_for(path: &[&str], method: &str, record: &Made) -> Option<String> {
     })
 }
 
+/// Every route of the table refuses a method it does not list with 405 and an `Allow`
+/// header naming the ones it does.
+#[tokio::test]
+async fn every_route_answers_405_with_its_own_methods() {
+    let app = App::spawn().await;
+    let mut routes = 0;
+    for route in faktura_component::http::routes() {
+        let path: Vec<&str> = route
+            .path
+            .iter()
+            .map(|s| {
+                if *s == faktura_component::http::ID {
+                    "1"
+                } else {
+                    s
+                }
+            })
+            .collect();
+        let url = format!("/api/{}", path.join("/"));
+        let r = app.call("PATCH", &url, Some("<x/>")).await;
+        r.assert_error(405, "method not allowed");
+        assert_eq!(
+            r.header("allow"),
+            Some(route.methods().join(", ").as_str()),
+            "{url}"
+        );
+        routes += 1;
+    }
+    assert!(routes >= 50, "{routes} routes");
+}
+
 #[tokio::test]
 async fn every_route_with_an_id_answers_404_to_another_account() {
     let app = App::spawn().await;
@@ -644,6 +675,30 @@ async fn the_cli_reaches_a_running_server_and_revocation_applies_to_the_next_req
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The socket is its owner's only, and goes with the server; then the commands open the
+    // data directory themselves.
+    use std::os::unix::fs::PermissionsExt;
+    let socket = data.join(faktura_host::admin::SOCKET);
+    let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    let dir = app.stop().await;
+    assert!(!socket.exists(), "the stopped server removed its socket");
+    let offline = tokio::task::spawn_blocking(move || {
+        faktura_cli(
+            dir.path(),
+            &[
+                "user",
+                "create",
+                "--account",
+                "1",
+                "--email",
+                "late@example.com",
+            ],
+        )
+    })
+    .await
+    .unwrap();
+    assert!(offline.contains("API key (shown once): "), "{offline}");
 }
 
 /// One hostile request: what it is, method, path, body, content type, the status and a

@@ -139,6 +139,27 @@ fn start_host(cfg: &Config, data: &Path, addr: SocketAddr) -> anyhow::Result<Pro
     )
 }
 
+/// Starts the host on a free port and waits for its first 200: the process, its address
+/// and the time from start to that answer.
+fn start_host_timed(
+    cfg: &Config,
+    data: &Path,
+    rt: &tokio::runtime::Runtime,
+    limit: Duration,
+) -> anyhow::Result<(Proc, SocketAddr, Duration)> {
+    let addr = free_addr()?;
+    let started = Instant::now();
+    let host = start_host(cfg, data, addr)?;
+    let up = rt.block_on(client::first_ok(
+        addr,
+        KEY,
+        "/api/invoices?per_page=1",
+        started,
+        limit,
+    ))?;
+    Ok((host, addr, up))
+}
+
 /// One line of the report.
 struct Row {
     name: String,
@@ -306,16 +327,7 @@ fn main() -> anyhow::Result<()> {
     if data.exists() {
         std::fs::remove_dir_all(&data)?;
     }
-    let addr = free_addr()?;
-    let started = Instant::now();
-    let host = start_host(&cfg, &data, addr)?;
-    let cold = rt.block_on(client::first_ok(
-        addr,
-        KEY,
-        "/api/invoices?per_page=1",
-        started,
-        Duration::from_secs(600),
-    ))?;
+    let (host, addr, cold) = start_host_timed(&cfg, &data, &rt, Duration::from_secs(600))?;
     eprintln!(
         "host up after {:.2} s (cold compiled-component cache)",
         cold.as_secs_f64()
@@ -493,16 +505,7 @@ fn main() -> anyhow::Result<()> {
     host.stop()?;
 
     // W6: start to first 200, the compiled component cached and the data seeded.
-    let addr = free_addr()?;
-    let started = Instant::now();
-    let host = start_host(&cfg, &data, addr)?;
-    let w6 = rt.block_on(client::first_ok(
-        addr,
-        KEY,
-        "/api/invoices?per_page=1",
-        started,
-        Duration::from_secs(120),
-    ))?;
+    let (host, _, w6) = start_host_timed(&cfg, &data, &rt, Duration::from_secs(120))?;
     host.stop()?;
 
     for (name, f) in [

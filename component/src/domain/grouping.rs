@@ -163,7 +163,7 @@ pub fn groups(
     let this_month = month_number(today);
     let wanted = |shown: Shown| f.statuses.is_empty() || f.statuses.contains(&shown);
     let prefix = store::index_prefix(account, f.kind.collection(), SUMS);
-    store::for_each(txn, &prefix, |k, v| {
+    store::for_each(txn, &prefix, |(k, v)| {
         let key = SumKey::read(&k[prefix.len()..])?;
         let shown = match (key.status, key.due_month) {
             (Status::Draft, _) => Shown::Draft,
@@ -186,7 +186,7 @@ pub fn groups(
                 _ => month_value(key.year(), key.month()),
             })
             .collect();
-        groups.add(&key.currency, values, &store::decode(v)?);
+        groups.add(&key.currency, values, &store::decode(&v)?);
         Ok::<_, Error>(())
     })?;
     if wanted(Shown::Open) || wanted(Shown::Overdue) {

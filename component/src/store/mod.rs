@@ -222,8 +222,8 @@ pub fn next_id(txn: &mut dyn Write, counter: &str) -> Result<u64, StoreError> {
 /// Every entry under a prefix, fetched in batches.
 pub fn scan_all(txn: &dyn Read, prefix: &[u8]) -> Result<Vec<Entry>, StoreError> {
     let mut out = Vec::new();
-    for_each(txn, prefix, |k, v| {
-        out.push((k.to_vec(), v.to_vec()));
+    for_each(txn, prefix, |entry| {
+        out.push(entry);
         Ok::<_, StoreError>(())
     })?;
     Ok(out)
@@ -233,19 +233,19 @@ pub fn scan_all(txn: &dyn Read, prefix: &[u8]) -> Result<Vec<Entry>, StoreError>
 pub fn for_each<E: From<StoreError>>(
     txn: &dyn Read,
     prefix: &[u8],
-    mut f: impl FnMut(&[u8], &[u8]) -> Result<(), E>,
+    mut f: impl FnMut(Entry) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut after: Option<Vec<u8>> = None;
     loop {
         let batch = txn.scan(prefix, after.as_deref(), limits::SCAN_BATCH, false)?;
         let done = batch.len() < limits::SCAN_BATCH as usize;
-        for (k, v) in &batch {
-            f(k, v)?;
+        after = batch.last().map(|(k, _)| k.clone());
+        for entry in batch {
+            f(entry)?;
         }
         if done {
             return Ok(());
         }
-        after = batch.into_iter().last().map(|(k, _)| k);
     }
 }
 
