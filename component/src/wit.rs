@@ -337,10 +337,26 @@ fn write_response(response: http::Encoded, out: ResponseOutparam) {
         let Ok(stream) = body.write() else {
             return;
         };
-        for chunk in response.body.chunks(4096) {
-            if stream.blocking_write_and_flush(chunk).is_err() {
+        // As much per write as the stream accepts (a whole response, usually), rather than
+        // `blocking-write-and-flush`'s 4 KiB, each of which waits for the host to take it.
+        let mut rest = &response.body[..];
+        while !rest.is_empty() {
+            let accepted = match stream.check_write() {
+                Ok(n) => usize::try_from(n).unwrap_or(usize::MAX),
+                Err(_) => return,
+            };
+            if accepted == 0 {
+                stream.subscribe().block();
+                continue;
+            }
+            let (now, later) = rest.split_at(accepted.min(rest.len()));
+            if stream.write(now).is_err() {
                 return;
             }
+            rest = later;
+        }
+        if stream.blocking_flush().is_err() {
+            return;
         }
     }
     let _ = OutgoingBody::finish(body, None);

@@ -168,7 +168,9 @@ pub async fn serve(
     tracing::info!("shutting down: draining requests in flight");
     delivery.abort();
     if let Some(admin) = admin {
+        // Awaiting the aborted task waits until it is dropped, which removes the socket.
         admin.abort();
+        let _ = admin.await;
     }
     if tokio::time::timeout(DRAIN_TIME_MAX, graceful.shutdown())
         .await

@@ -8,6 +8,7 @@
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
+use super::emit::{XmlWriter, emit_element};
 use super::value::{Content, Element};
 use crate::limits;
 
@@ -200,62 +201,9 @@ fn append_text(
 
 /// Writes a document with an XML declaration, indented by two spaces.
 pub fn encode_xml(root: &Element) -> Vec<u8> {
-    let mut out = String::with_capacity(1024);
-    out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    write_element(&mut out, root, 0);
-    out.into_bytes()
-}
-
-fn write_element(out: &mut String, e: &Element, depth: usize) {
-    for _ in 0..depth {
-        out.push_str("  ");
-    }
-    out.push('<');
-    out.push_str(&e.name);
-    for (k, v) in &e.attrs {
-        out.push(' ');
-        out.push_str(k);
-        out.push_str("=\"");
-        escape_into(out, v, true);
-        out.push('"');
-    }
-    match &e.content {
-        Content::Text(t) if t.is_empty() => out.push_str("/>\n"),
-        Content::Children(c) if c.is_empty() => out.push_str("/>\n"),
-        Content::Text(t) => {
-            out.push('>');
-            escape_into(out, t, false);
-            out.push_str("</");
-            out.push_str(&e.name);
-            out.push_str(">\n");
-        }
-        Content::Children(children) => {
-            out.push_str(">\n");
-            for child in children {
-                write_element(out, child, depth + 1);
-            }
-            for _ in 0..depth {
-                out.push_str("  ");
-            }
-            out.push_str("</");
-            out.push_str(&e.name);
-            out.push_str(">\n");
-        }
-    }
-}
-
-fn escape_into(out: &mut String, s: &str, attr: bool) {
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if attr => out.push_str("&quot;"),
-            '\r' => out.push_str("&#13;"),
-            '\n' if attr => out.push_str("&#10;"),
-            c => out.push(c),
-        }
-    }
+    let mut w = XmlWriter::new();
+    emit_element(root, &mut w);
+    w.finish()
 }
 
 #[cfg(test)]

@@ -70,26 +70,75 @@ impl Date {
     }
 }
 
+impl Date {
+    /// Appends `YYYY-MM-DD`.
+    pub fn push_to(self, out: &mut String) {
+        let (year, month, day) = self.to_time().to_calendar_date();
+        match u32::try_from(year) {
+            Ok(y) if y <= 9999 => push_digits(out, y, 4),
+            _ => out.push_str(&format!("{year:04}")),
+        }
+        out.push('-');
+        push_digits(out, month as u32, 2);
+        out.push('-');
+        push_digits(out, day as u32, 2);
+    }
+}
+
+/// Appends the last `width` decimal digits of `n`, zero-padded.
+fn push_digits(out: &mut String, n: u32, width: u32) {
+    let mut divisor = 10u32.pow(width - 1);
+    while divisor > 0 {
+        out.push(char::from(b'0' + (n / divisor % 10) as u8));
+        divisor /= 10;
+    }
+}
+
 impl std::fmt::Display for Date {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let d = self.to_time();
-        write!(f, "{:04}-{:02}-{:02}", d.year(), d.month() as u8, d.day())
+        let mut s = String::with_capacity(10);
+        self.push_to(&mut s);
+        f.write_str(&s)
     }
 }
 
 /// ISO 8601 with a UTC offset, as every `datetime` element is written.
 pub fn format_datetime(unix: i64) -> String {
-    let t =
-        time::OffsetDateTime::from_unix_timestamp(unix).unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}+00:00",
-        t.year(),
-        t.month() as u8,
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    DateTime(unix).to_string()
+}
+
+/// Unix seconds, displayed as `format_datetime` writes them.
+#[derive(Debug, Clone, Copy)]
+pub struct DateTime(pub i64);
+
+impl DateTime {
+    /// Appends `YYYY-MM-DDThh:mm:ss+00:00`; instants outside years 0–9999 as the epoch.
+    pub fn push_to(self, out: &mut String) {
+        const FIRST: i64 = -62_167_219_200; // 0000-01-01T00:00:00Z
+        const LAST: i64 = 253_402_300_799; // 9999-12-31T23:59:59Z
+        let secs = if (FIRST..=LAST).contains(&self.0) {
+            self.0
+        } else {
+            0
+        };
+        Date::from_unix(secs).push_to(out);
+        let of_day = secs.rem_euclid(86_400) as u32;
+        out.push('T');
+        push_digits(out, of_day / 3600, 2);
+        out.push(':');
+        push_digits(out, of_day / 60 % 60, 2);
+        out.push(':');
+        push_digits(out, of_day % 60, 2);
+        out.push_str("+00:00");
+    }
+}
+
+impl std::fmt::Display for DateTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = String::with_capacity(25);
+        self.push_to(&mut s);
+        f.write_str(&s)
+    }
 }
 
 #[cfg(test)]
@@ -131,5 +180,38 @@ mod tests {
         assert_eq!(format_datetime(0), "1970-01-01T00:00:00+00:00");
         assert_eq!(Date::from_unix(86_399).to_string(), "1970-01-01");
         assert_eq!(Date::from_unix(1_795_000_000).to_string(), "2026-11-18");
+        assert_eq!(format_datetime(-1), "1969-12-31T23:59:59+00:00");
+        assert_eq!(
+            format_datetime(-62_167_219_200),
+            "0000-01-01T00:00:00+00:00"
+        );
+        assert_eq!(
+            format_datetime(253_402_300_799),
+            "9999-12-31T23:59:59+00:00"
+        );
+        // Beyond what four digits of year hold: the epoch, as before.
+        assert_eq!(
+            format_datetime(253_402_300_800),
+            "1970-01-01T00:00:00+00:00"
+        );
+        assert_eq!(format_datetime(i64::MIN), "1970-01-01T00:00:00+00:00");
+    }
+
+    proptest::proptest! {
+        /// The hand-written formatting agrees with the calendar of the `time` crate.
+        #[test]
+        fn timestamps_format_as_the_calendar_says(secs in -62_167_219_200i64..=253_402_300_799) {
+            let t = time::OffsetDateTime::from_unix_timestamp(secs).unwrap();
+            let expected = format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}+00:00",
+                t.year(),
+                t.month() as u8,
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second()
+            );
+            proptest::prop_assert_eq!(format_datetime(secs), expected);
+        }
     }
 }

@@ -4,6 +4,8 @@
 //! in their own modules and keep the document's cached totals, payment state and tags
 //! current in the same transaction.
 
+use std::sync::OnceLock;
+
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
@@ -11,7 +13,7 @@ use super::clients::{self, CLIENTS};
 use super::date::Date;
 use super::money::{self, Line, PriceBasis, Reduction};
 use super::records;
-use super::schema::{Changes, Field, Kind, Record, Scalar};
+use super::schema::{Changes, Field, Kind, Record, Scalar, Value};
 use super::settings::{self, parse_payment_types};
 use super::{Ctx, Error, comments, country_taxes, grouping, items, numbering, taxes};
 use crate::caps::{Read, Write};
@@ -425,69 +427,86 @@ pub fn today(ctx: &Ctx) -> Date {
     Date::from_unix(ctx.now)
 }
 
-/// The document as a record of its wire fields.
+/// Reads one response field of a document; `None` leaves it empty.
+pub type Getter = for<'a> fn(&'a Document, Date) -> Option<Value<'a>>;
+
+fn text(s: &str) -> Option<Value<'_>> {
+    (!s.is_empty()).then_some(Value::Text(s))
+}
+
+/// The getter of a response field.
+fn getter(name: &str) -> Getter {
+    match name {
+        "id" => |d, _| Some(Value::Int(d.id as i64)),
+        "client_id" => |d, _| Some(Value::Int(d.client_id as i64)),
+        "contact_id" => |d, _| d.contact_id.map(Value::Int),
+        "created" => |d, _| Some(Value::DateTime(d.created)),
+        "updated" => |d, _| Some(Value::DateTime(d.updated)),
+        "invoice_number" | "credit_note_number" => |d, _| text(&d.invoice_number),
+        "title" => |d, _| text(&d.title),
+        "invoice_id" => |d, _| d.invoice_id.map(Value::Int),
+        "free_text_id" => |d, _| d.free_text_id.map(Value::Int),
+        "number" => |d, _| Some(Value::Int(d.number)),
+        "number_pre" => |d, _| text(&d.number_pre),
+        "number_length" => |d, _| Some(Value::Int(d.number_length)),
+        "status" => |d, today| Some(Value::Text(d.shown(today).as_str())),
+        "date" => |d, _| Some(Value::Date(d.date)),
+        "supply_date" => |d, _| text(&d.supply_date),
+        "supply_date_type" => |d, _| text(&d.supply_date_type),
+        "due_date" => |d, _| Some(Value::Date(d.due_date)),
+        "due_days" => |d, _| Some(Value::Int(d.due_date.days_since(d.date))),
+        "address" => |d, _| text(&d.address),
+        "discount_rate" => |d, _| Some(Value::Dec(d.discount_rate)),
+        "discount_date" => |d, _| Some(Value::Date(d.discount_date)),
+        "discount_days" => |d, _| Some(Value::Int(d.discount_date.days_since(d.date))),
+        "discount_amount" => |d, _| {
+            Some(Value::Dec(money::discount_amount(
+                d.total_gross,
+                d.discount_rate,
+            )))
+        },
+        "label" => |d, _| text(&d.label),
+        "intro" => |d, _| text(&d.intro),
+        "note" => |d, _| text(&d.note),
+        "total_gross" => |d, _| Some(Value::Dec(d.total_gross)),
+        "total_net" => |d, _| Some(Value::Dec(d.total_net)),
+        "net_gross" => |d, _| text(&d.net_gross),
+        "reduction" => |d, _| text(&d.reduction),
+        "total_gross_unreduced" => |d, _| Some(Value::Dec(d.total_gross_unreduced)),
+        "total_net_unreduced" => |d, _| Some(Value::Dec(d.total_net_unreduced)),
+        "total_reduction" => |d, _| Some(Value::Dec(d.total_reduction)),
+        "currency_code" => |d, _| text(&d.currency_code),
+        "quote" => |d, _| Some(Value::Dec(d.quote)),
+        "payment_types" => |d, _| text(&d.payment_types),
+        "paid_amount" => |d, _| Some(Value::Dec(d.paid_amount)),
+        "open_amount" => |d, _| Some(Value::Dec(d.open_amount())),
+        "template_id" => |d, _| d.template_id.map(Value::Int),
+        // Not kept (customerportal_url): always empty.
+        _ => |_, _| None,
+    }
+}
+
+/// The response fields of a kind with their getters, in response order.
+pub fn response_fields(kind: DocKind) -> &'static [(&'static Field, Getter)] {
+    fn table(fields: &'static [Field]) -> Vec<(&'static Field, Getter)> {
+        fields.iter().map(|f| (f, getter(f.name))).collect()
+    }
+    static INVOICE: OnceLock<Vec<(&'static Field, Getter)>> = OnceLock::new();
+    static CREDIT_NOTE: OnceLock<Vec<(&'static Field, Getter)>> = OnceLock::new();
+    match kind {
+        DocKind::Invoice => INVOICE.get_or_init(|| table(INVOICE_FIELDS)),
+        DocKind::CreditNote => CREDIT_NOTE.get_or_init(|| table(CREDIT_NOTE_FIELDS)),
+    }
+}
+
+/// The document as a record of its wire fields (for ordering and placeholders).
 pub fn to_record(inv: &Document, today: Date) -> Record {
     let mut r = Record::default();
-    let mut set = |name: &str, v: Scalar| r.set(name, Some(v));
-    let text = |s: &str| Scalar::Text(s.to_owned());
-    set("id", Scalar::Int(inv.id as i64));
-    set("client_id", Scalar::Int(inv.client_id as i64));
-    if let Some(c) = inv.contact_id {
-        set("contact_id", Scalar::Int(c));
+    for (f, get) in response_fields(inv.kind) {
+        if let Some(v) = get(inv, today) {
+            r.values.insert(f.name.to_owned(), v.to_scalar());
+        }
     }
-    set("created", Scalar::DateTime(inv.created));
-    set("updated", Scalar::DateTime(inv.updated));
-    set(inv.kind.number_field(), text(&inv.invoice_number));
-    set("title", text(&inv.title));
-    if let Some(i) = inv.invoice_id {
-        set("invoice_id", Scalar::Int(i));
-    }
-    if let Some(f) = inv.free_text_id {
-        set("free_text_id", Scalar::Int(f));
-    }
-    set("number", Scalar::Int(inv.number));
-    set("number_pre", text(&inv.number_pre));
-    set("number_length", Scalar::Int(inv.number_length));
-    set("status", text(inv.shown(today).as_str()));
-    set("date", Scalar::Date(inv.date));
-    set("supply_date", text(&inv.supply_date));
-    set("supply_date_type", text(&inv.supply_date_type));
-    set("due_date", Scalar::Date(inv.due_date));
-    set("due_days", Scalar::Int(inv.due_date.days_since(inv.date)));
-    set("address", text(&inv.address));
-    set("discount_rate", Scalar::Dec(inv.discount_rate));
-    set("discount_date", Scalar::Date(inv.discount_date));
-    set(
-        "discount_days",
-        Scalar::Int(inv.discount_date.days_since(inv.date)),
-    );
-    set(
-        "discount_amount",
-        Scalar::Dec(money::discount_amount(inv.total_gross, inv.discount_rate)),
-    );
-    set("label", text(&inv.label));
-    set("intro", text(&inv.intro));
-    set("note", text(&inv.note));
-    set("total_gross", Scalar::Dec(inv.total_gross));
-    set("total_net", Scalar::Dec(inv.total_net));
-    set("net_gross", text(&inv.net_gross));
-    set("reduction", text(&inv.reduction));
-    set(
-        "total_gross_unreduced",
-        Scalar::Dec(inv.total_gross_unreduced),
-    );
-    set("total_net_unreduced", Scalar::Dec(inv.total_net_unreduced));
-    set("total_reduction", Scalar::Dec(inv.total_reduction));
-    set("currency_code", text(&inv.currency_code));
-    set("quote", Scalar::Dec(inv.quote));
-    set("payment_types", text(&inv.payment_types));
-    set("paid_amount", Scalar::Dec(inv.paid_amount));
-    set("open_amount", Scalar::Dec(inv.open_amount()));
-    if let Some(t) = inv.template_id {
-        set("template_id", Scalar::Int(t));
-    }
-    r.values
-        .retain(|_, v| !matches!(v, Scalar::Text(t) if t.is_empty()));
     r
 }
 
@@ -523,30 +542,58 @@ pub fn collection_prefix(account: u64, kind: DocKind) -> Vec<u8> {
     store::collection_prefix(account, kind.collection())
 }
 
-fn index_keys(account: u64, inv: &Document) -> Vec<Vec<u8>> {
+/// The status index entry of a document; for open ones the value is the day it is due,
+/// so that OPEN and OVERDUE pages are told apart without loading documents.
+pub fn status_entry(account: u64, inv: &Document) -> (Vec<u8>, Vec<u8>) {
+    let key = store::index_key(
+        account,
+        inv.kind.collection(),
+        "status",
+        &[status_byte(inv.status)],
+        inv.id,
+    );
+    let value = if inv.status == Status::Open {
+        store::sortable_i32(inv.due_date.julian()).to_vec()
+    } else {
+        Vec::new()
+    };
+    (key, value)
+}
+
+/// Index entries of a document (key, value); lists read candidates from them instead of
+/// scanning.
+fn index_entries(account: u64, inv: &Document) -> Vec<(Vec<u8>, Vec<u8>)> {
     let coll = inv.kind.collection();
-    let status = [status_byte(inv.status)];
-    let mut keys = vec![
-        store::index_key(account, coll, "status", &status, inv.id),
-        store::index_key(
-            account,
-            coll,
-            "date",
-            &store::sortable_i32(inv.date.julian()),
-            inv.id,
+    let mut entries = vec![
+        status_entry(account, inv),
+        (
+            store::index_key(
+                account,
+                coll,
+                "date",
+                &store::sortable_i32(inv.date.julian()),
+                inv.id,
+            ),
+            Vec::new(),
         ),
-        client_document_key(account, inv.client_id, inv.kind, inv.id),
+        (
+            client_document_key(account, inv.client_id, inv.kind, inv.id),
+            Vec::new(),
+        ),
     ];
     if inv.status == Status::Open {
-        keys.push(store::index_key(
-            account,
-            coll,
-            "open-due",
-            &store::sortable_i32(inv.due_date.julian()),
-            inv.id,
+        entries.push((
+            store::index_key(
+                account,
+                coll,
+                "open-due",
+                &store::sortable_i32(inv.due_date.julian()),
+                inv.id,
+            ),
+            Vec::new(),
         ));
     }
-    keys
+    entries
 }
 
 fn client_document_key(account: u64, client: u64, kind: DocKind, id: u64) -> Vec<u8> {
@@ -599,13 +646,14 @@ pub fn save(
             numbering::release(txn, account, range, &pre, n)?;
         }
     }
-    if let Some(old) = old {
-        for k in index_keys(account, old) {
-            txn.delete(&k)?;
-        }
+    // Entries the save leaves as they are are not written again.
+    let kept = old.map(|o| index_entries(account, o)).unwrap_or_default();
+    let entries = index_entries(account, new);
+    for (k, _) in kept.iter().filter(|e| !entries.contains(e)) {
+        txn.delete(k)?;
     }
-    for k in index_keys(account, new) {
-        txn.put(&k, &[])?;
+    for (k, v) in entries.iter().filter(|e| !kept.contains(e)) {
+        txn.put(k, v)?;
     }
     grouping::update(txn, account, new.kind, old, Some(new))?;
     txn.put(&key(account, new.kind, new.id), &store::encode(new))?;
@@ -1052,7 +1100,7 @@ pub fn update(
 /// number.
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let inv = load(txn.as_read(), ctx.account_id, kind, id)?;
-    for k in index_keys(ctx.account_id, &inv) {
+    for (k, _) in index_entries(ctx.account_id, &inv) {
         txn.delete(&k)?;
     }
     grouping::update(txn, ctx.account_id, kind, Some(&inv), None)?;
@@ -1306,6 +1354,16 @@ impl Filter {
             && self.payment_types.is_empty()
     }
 
+    /// Whether the filter is statuses alone: its pages are read from the status index in
+    /// id order and its count from the kept counts.
+    fn only_statuses(&self) -> bool {
+        !self.statuses.is_empty()
+            && self.only_indexed_fields()
+            && self.client_id.is_none()
+            && self.from.is_none()
+            && self.to.is_none()
+    }
+
     /// Whether the filter matches every document of its kind.
     pub fn is_empty(&self) -> bool {
         self.only_indexed_fields()
@@ -1501,6 +1559,22 @@ pub fn page(
         }
         return Ok((invoices, total as usize));
     }
+    if order.is_empty()
+        && f.only_statuses()
+        && let Some(total) = grouping::count_statuses(txn, account, f.kind, &f.statuses, today)?
+    {
+        let total = total as usize;
+        let ids = if start < total {
+            status_page_ids(txn, account, f, start, per_page as usize, today)?
+        } else {
+            Vec::new()
+        };
+        let invoices = ids
+            .iter()
+            .map(|id| load(txn, account, f.kind, *id))
+            .collect::<Result<_, _>>()?;
+        return Ok((invoices, total));
+    }
     if order.is_empty() && f.index_exact() {
         let mut ids = match candidates(txn, account, f, today)? {
             Some(ids) => ids,
@@ -1542,6 +1616,11 @@ pub fn count(txn: &dyn Read, account: u64, f: &Filter, today: Date) -> Result<us
     {
         return Ok(n as usize);
     }
+    if f.only_statuses()
+        && let Some(n) = grouping::count_statuses(txn, account, f.kind, &f.statuses, today)?
+    {
+        return Ok(n as usize);
+    }
     if f.index_exact()
         && let Some(mut ids) = candidates(txn, account, f, today)?
     {
@@ -1550,6 +1629,128 @@ pub fn count(txn: &dyn Read, account: u64, f: &Filter, today: Date) -> Result<us
         return Ok(ids.len());
     }
     Ok(find(txn, account, f, today)?.len())
+}
+
+/// Which open documents a status stream passes, by the day they are due.
+#[derive(Clone, Copy)]
+enum Due {
+    Any,
+    /// Due on this julian day or later (OPEN).
+    From(i32),
+    /// Due before this julian day (OVERDUE).
+    Before(i32),
+}
+
+/// The status index entries of one stored status in id order, a batch at a time.
+struct StatusStream {
+    prefix: Vec<u8>,
+    due: Due,
+    after: Option<Vec<u8>>,
+    /// (id, entry value) fetched and not yet taken.
+    fetched: std::collections::VecDeque<(u64, Vec<u8>)>,
+    batch: u32,
+    done: bool,
+}
+
+impl StatusStream {
+    fn new(account: u64, kind: DocKind, status: Status, due: Due, batch: u32) -> StatusStream {
+        let mut prefix = store::index_prefix(account, kind.collection(), "status");
+        prefix.push(status_byte(status));
+        StatusStream {
+            prefix,
+            due,
+            after: None,
+            fetched: Default::default(),
+            batch,
+            done: false,
+        }
+    }
+
+    /// The next id, fetching the next batch when needed.
+    fn head(&mut self, txn: &dyn Read) -> Result<Option<u64>, Error> {
+        if self.fetched.is_empty() && !self.done {
+            let batch = txn.scan(&self.prefix, self.after.as_deref(), self.batch, false)?;
+            self.done = batch.len() < self.batch as usize;
+            self.batch = self.batch.saturating_mul(2).min(limits::INDEX_SCAN_BATCH);
+            self.after = batch.last().map(|(k, _)| k.clone());
+            self.fetched
+                .extend(batch.into_iter().map(|(k, v)| (store::id_of_key(&k), v)));
+        }
+        Ok(self.fetched.front().map(|(id, _)| *id))
+    }
+}
+
+/// The ids of one page of a statuses-only filter: the status index streams of the stored
+/// statuses merged in id order, open documents told apart by the due day their entries
+/// hold. Skipped entries cost an index read each, no document load.
+fn status_page_ids(
+    txn: &dyn Read,
+    account: u64,
+    f: &Filter,
+    start: usize,
+    per_page: usize,
+    today: Date,
+) -> Result<Vec<u64>, Error> {
+    let wants = |s: Shown| f.statuses.contains(&s);
+    let batch = (2 * start.saturating_add(per_page)).clamp(64, limits::INDEX_SCAN_BATCH as usize);
+    let stream = |status, due| StatusStream::new(account, f.kind, status, due, batch as u32);
+    let mut streams = Vec::new();
+    for (shown, status) in [
+        (Shown::Draft, Status::Draft),
+        (Shown::Paid, Status::Paid),
+        (Shown::Canceled, Status::Canceled),
+    ] {
+        if wants(shown) {
+            streams.push(stream(status, Due::Any));
+        }
+    }
+    let today = today.julian();
+    match (wants(Shown::Open), wants(Shown::Overdue)) {
+        (true, true) => streams.push(stream(Status::Open, Due::Any)),
+        (true, false) => streams.push(stream(Status::Open, Due::From(today))),
+        (false, true) => streams.push(stream(Status::Open, Due::Before(today))),
+        (false, false) => {}
+    }
+    let mut skip = start;
+    let mut ids = Vec::with_capacity(per_page);
+    while ids.len() < per_page {
+        let mut next: Option<(usize, u64)> = None;
+        for (i, s) in streams.iter_mut().enumerate() {
+            if let Some(id) = s.head(txn)?
+                && next.is_none_or(|(_, lowest)| id < lowest)
+            {
+                next = Some((i, id));
+            }
+        }
+        let Some((i, id)) = next else { break };
+        let (_, value) = streams[i]
+            .fetched
+            .pop_front()
+            .expect("the head was fetched");
+        let passes = match streams[i].due {
+            Due::Any => true,
+            due => {
+                let due_day = match store::i32_of_sortable(&value) {
+                    Some(day) => day,
+                    // An entry from before due days were kept: the document knows.
+                    None => load(txn, account, f.kind, id)?.due_date.julian(),
+                };
+                match due {
+                    Due::From(day) => due_day >= day,
+                    _ => matches!(due, Due::Before(day) if due_day < day),
+                }
+            }
+        };
+        if !passes {
+            continue;
+        }
+        if skip > 0 {
+            skip -= 1;
+        } else {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
 }
 
 /// Every invoice matching the filter, in id order.

@@ -210,6 +210,13 @@ const SUMS: &str = "sums";
 const SUMS_KEPT: &str = "sums-kept";
 /// Index name of the number of all documents of a kind, kept with the sums.
 const COUNT: &str = "count";
+/// Index name of the number of documents per stored status, open ones per due day: what
+/// a list filtered by status counts without reading its documents.
+const STATUS_COUNT: &str = "status-count";
+/// What the marker holds: the version of what is kept with the sums. Data kept by an
+/// older version (no status counts, status index entries without due days) is kept again
+/// from the documents by `rebuild`.
+const KEPT_VERSION: u8 = 2;
 
 /// Count and totals of the documents under one sum key.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -359,7 +366,88 @@ fn kept_key(account: u64, kind: DocKind) -> Vec<u8> {
 /// Whether the account's sums of this kind are kept (always, for data written since sums
 /// exist; older data gets them from `rebuild`).
 pub fn sums_kept(txn: &dyn Read, account: u64, kind: DocKind) -> Result<bool, Error> {
-    Ok(txn.get(&kept_key(account, kind))?.is_some())
+    Ok(txn.get(&kept_key(account, kind))?.as_deref() == Some(&[KEPT_VERSION][..]))
+}
+
+fn status_count_prefix(account: u64, kind: DocKind, status: Status) -> Vec<u8> {
+    let mut k = store::index_prefix(account, kind.collection(), STATUS_COUNT);
+    k.push(documents::status_byte(status));
+    k
+}
+
+/// Where a document is counted: its stored status, and for open ones the day it is due.
+fn status_count_key(account: u64, inv: &Document) -> Vec<u8> {
+    let mut k = status_count_prefix(account, inv.kind, inv.status);
+    if inv.status == Status::Open {
+        k.extend_from_slice(&store::sortable_i32(inv.due_date.julian()));
+    }
+    k
+}
+
+fn read_u64(bytes: &[u8], what: &str) -> Result<u64, Error> {
+    Ok(u64::from_be_bytes(
+        bytes.try_into().map_err(|_| corrupt(what))?,
+    ))
+}
+
+fn add_to_count(txn: &mut dyn Write, key: &[u8], add: bool) -> Result<(), Error> {
+    let n = match txn.get(key)? {
+        Some(v) => read_u64(&v, "status count")?,
+        None => 0,
+    };
+    let n = if add { n + 1 } else { n.saturating_sub(1) };
+    if n == 0 {
+        txn.delete(key)?;
+    } else {
+        txn.put(key, &n.to_be_bytes())?;
+    }
+    Ok(())
+}
+
+/// The number of documents showing one of `statuses` today, from the kept counts; `None`
+/// while they are not kept.
+pub fn count_statuses(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    statuses: &[Shown],
+    today: Date,
+) -> Result<Option<u64>, Error> {
+    if !sums_kept(txn, account, kind)? {
+        return Ok(None);
+    }
+    let mut total = 0;
+    for stored in [Status::Draft, Status::Paid, Status::Canceled] {
+        let shown = match stored {
+            Status::Draft => Shown::Draft,
+            Status::Paid => Shown::Paid,
+            _ => Shown::Canceled,
+        };
+        if statuses.contains(&shown)
+            && let Some(v) = txn.get(&status_count_prefix(account, kind, stored))?
+        {
+            total += read_u64(&v, "status count")?;
+        }
+    }
+    let (open, overdue) = (
+        statuses.contains(&Shown::Open),
+        statuses.contains(&Shown::Overdue),
+    );
+    if open || overdue {
+        let prefix = status_count_prefix(account, kind, Status::Open);
+        // Open documents are counted per due day: OPEN from today on, OVERDUE before.
+        let today_key = store::sortable_i32(today.julian());
+        let after = (open && !overdue)
+            .then(|| [&prefix[..], &store::sortable_i32(today.julian() - 1)].concat());
+        store::for_each_after(txn, &prefix, after, |(k, v)| {
+            if !open && k[prefix.len()..] >= today_key[..] {
+                return Ok(());
+            }
+            total += read_u64(&v, "status count")?;
+            Ok::<_, Error>(())
+        })?;
+    }
+    Ok(Some(total))
 }
 
 /// Moves a document's contribution to the sums: `old` out, `new` in. The first document
@@ -377,7 +465,19 @@ pub fn update(
             // Documents from before sums were kept: `rebuild` takes them all at once.
             return Ok(());
         }
-        txn.put(&kept_key(account, kind), &[])?;
+        txn.put(&kept_key(account, kind), &[KEPT_VERSION])?;
+    }
+    let (old_counted, new_counted) = (
+        old.map(|o| status_count_key(account, o)),
+        new.map(|n| status_count_key(account, n)),
+    );
+    if old_counted != new_counted {
+        if let Some(k) = old_counted {
+            add_to_count(txn, &k, false)?;
+        }
+        if let Some(k) = new_counted {
+            add_to_count(txn, &k, true)?;
+        }
     }
     if old.is_none() != new.is_none() {
         let n = read_count(txn.as_read(), account, kind)?;
@@ -414,25 +514,47 @@ pub fn update(
     Ok(())
 }
 
-/// Sums every document of the account once and keeps the sums from then on; for data
-/// written before sums were kept. Does nothing when they are kept already.
+/// Sums and counts every document of the account once and keeps them from then on; for
+/// data written before they were kept (or kept by an older version). Does nothing when
+/// they are kept already.
 pub fn rebuild(txn: &mut dyn Write, account: u64, kind: DocKind) -> Result<(), Error> {
     if sums_kept(txn.as_read(), account, kind)? {
         return Ok(());
     }
+    for index in [SUMS, STATUS_COUNT] {
+        let prefix = store::index_prefix(account, kind.collection(), index);
+        for (k, _) in store::scan_all(txn.as_read(), &prefix)? {
+            txn.delete(&k)?;
+        }
+    }
     let mut all: BTreeMap<Vec<u8>, Sums> = BTreeMap::new();
+    let mut counts: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
     let mut count = 0u64;
-    for (_, v) in store::scan_all(txn.as_read(), &documents::collection_prefix(account, kind))? {
+    // Older versions kept the status entries of open documents without their due day.
+    let mut open_entries = Vec::new();
+    let documents = documents::collection_prefix(account, kind);
+    store::for_each(txn.as_read(), &documents, |(_, v)| {
         count += 1;
         let inv: Document = store::decode(&v)?;
         all.entry(SumKey::of(&inv).key(account, kind))
             .or_default()
             .add(&inv, false);
+        *counts.entry(status_count_key(account, &inv)).or_default() += 1;
+        if inv.status == Status::Open {
+            open_entries.push(documents::status_entry(account, &inv));
+        }
+        Ok::<_, Error>(())
+    })?;
+    for (k, v) in open_entries {
+        txn.put(&k, &v)?;
     }
     for (k, sums) in all {
         txn.put(&k, &store::encode(&sums))?;
     }
+    for (k, n) in counts {
+        txn.put(&k, &n.to_be_bytes())?;
+    }
     txn.put(&count_key(account, kind), &count.to_be_bytes())?;
-    txn.put(&kept_key(account, kind), &[])?;
+    txn.put(&kept_key(account, kind), &[KEPT_VERSION])?;
     Ok(())
 }

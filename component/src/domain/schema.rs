@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::codes;
-use super::date::{Date, format_datetime};
+use super::date::{Date, DateTime};
 use crate::limits;
 
 /// A stored value.
@@ -59,11 +59,19 @@ impl Scalar {
     pub fn to_wire(&self) -> String {
         match self {
             Scalar::Text(t) => t.clone(),
-            Scalar::Int(i) => i.to_string(),
-            Scalar::Dec(d) => d.normalize().to_string(),
-            Scalar::Date(d) => d.to_string(),
-            Scalar::DateTime(t) => format_datetime(*t),
-            Scalar::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+            other => other.as_value().to_string(),
+        }
+    }
+
+    /// The value borrowed.
+    pub fn as_value(&self) -> Value<'_> {
+        match self {
+            Scalar::Text(t) => Value::Text(t),
+            Scalar::Int(i) => Value::Int(*i),
+            Scalar::Dec(d) => Value::Dec(*d),
+            Scalar::Date(d) => Value::Date(*d),
+            Scalar::DateTime(t) => Value::DateTime(*t),
+            Scalar::Bool(b) => Value::Bool(*b),
         }
     }
 
@@ -80,6 +88,126 @@ impl Scalar {
                 (Some(x), Some(y)) => x.cmp(&y),
                 _ => a.to_wire().cmp(&b.to_wire()),
             },
+        }
+    }
+}
+
+/// A value as read from its owner, without copying text: what a response writes. Its
+/// `Display` is the wire text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value<'a> {
+    Text(&'a str),
+    Int(i64),
+    Dec(Decimal),
+    Date(Date),
+    /// Unix seconds.
+    DateTime(i64),
+    Bool(bool),
+}
+
+impl Value<'_> {
+    pub fn to_scalar(self) -> Scalar {
+        match self {
+            Value::Text(t) => Scalar::Text(t.to_owned()),
+            Value::Int(i) => Scalar::Int(i),
+            Value::Dec(d) => Scalar::Dec(d),
+            Value::Date(d) => Scalar::Date(d),
+            Value::DateTime(t) => Scalar::DateTime(t),
+            Value::Bool(b) => Scalar::Bool(b),
+        }
+    }
+}
+
+impl Value<'_> {
+    /// Appends the wire text.
+    pub fn push_to(&self, out: &mut String) {
+        match self {
+            Value::Text(t) => out.push_str(t),
+            Value::Int(i) => push_int(out, *i),
+            Value::Dec(d) => push_decimal(out, *d),
+            Value::Date(d) => d.push_to(out),
+            Value::DateTime(t) => DateTime(*t).push_to(out),
+            Value::Bool(b) => out.push(if *b { '1' } else { '0' }),
+        }
+    }
+}
+
+/// Appends a decimal without trailing zeros, as `normalize()` then `Display` write it.
+fn push_decimal(out: &mut String, d: Decimal) {
+    let d = d.normalize();
+    let mut digits = [0u8; 40];
+    let mut at = digits.len();
+    let mantissa = d.mantissa().unsigned_abs();
+    // Amounts fit 64 bits; 128-bit division is a call on wasm32.
+    match u64::try_from(mantissa) {
+        Ok(mut n) => loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        },
+        Err(_) => {
+            let mut n = mantissa;
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    let digits = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
+    if d.is_sign_negative() && !d.is_zero() {
+        out.push('-');
+    }
+    let scale = d.scale() as usize;
+    if scale == 0 {
+        out.push_str(digits);
+    } else if scale >= digits.len() {
+        out.push_str("0.");
+        for _ in digits.len()..scale {
+            out.push('0');
+        }
+        out.push_str(digits);
+    } else {
+        let (whole, fraction) = digits.split_at(digits.len() - scale);
+        out.push_str(whole);
+        out.push('.');
+        out.push_str(fraction);
+    }
+}
+
+fn push_int(out: &mut String, i: i64) {
+    let mut digits = [0u8; 20];
+    let mut n = i.unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+}
+
+impl std::fmt::Display for Value<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Text(t) => f.write_str(t),
+            other => {
+                let mut s = String::new();
+                other.push_to(&mut s);
+                f.write_str(&s)
+            }
         }
     }
 }
@@ -373,6 +501,48 @@ pub fn check_not_cleared(fields: &[Field], changes: &Changes, errors: &mut Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Integers are written as Rust writes them.
+        #[test]
+        fn integers_are_written_in_decimal(i in proptest::num::i64::ANY) {
+            let mut out = String::new();
+            Value::Int(i).push_to(&mut out);
+            proptest::prop_assert_eq!(out, i.to_string());
+        }
+
+        /// Decimals are written as rust_decimal writes them normalized.
+        #[test]
+        fn decimals_are_written_normalized(
+            lo in proptest::num::u32::ANY,
+            mid in 0u32..4,
+            hi in 0u32..2,
+            negative in proptest::bool::ANY,
+            scale in 0u32..=28,
+        ) {
+            let d = Decimal::from_parts(lo, mid, hi, negative, scale);
+            let mut out = String::new();
+            Value::Dec(d).push_to(&mut out);
+            proptest::prop_assert_eq!(out, d.normalize().to_string());
+        }
+    }
+
+    #[test]
+    fn decimal_edge_cases_are_written_as_rust_decimal_writes_them() {
+        for d in [
+            Decimal::ZERO,
+            Decimal::from_parts(0, 0, 0, true, 2),
+            Decimal::new(-5, 3),
+            Decimal::new(1200, 2),
+            Decimal::MAX,
+            Decimal::MIN,
+            Decimal::from_parts(1, 0, 0, false, 28),
+        ] {
+            let mut out = String::new();
+            Value::Dec(d).push_to(&mut out);
+            assert_eq!(out, d.normalize().to_string(), "{d:?}");
+        }
+    }
 
     #[test]
     fn records_with_every_kind_survive_storage() {

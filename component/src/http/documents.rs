@@ -7,14 +7,15 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 
 use super::error::ApiError;
 use super::query::Query;
-use super::records::{decode_changes, encode_record};
+use super::records::{decode_changes, encode_record, scalar_type};
 use super::{Payload, Request, Response, in_write};
 use crate::caps::{Attachment, Caps};
-use crate::codec::{Element, ScalarType};
+use crate::codec::{Element, Emit, ScalarType};
+use crate::domain::date::Date;
 use crate::domain::date::format_datetime;
 use crate::domain::documents::{self, DocKind, Document, Filter, Shown};
 use crate::domain::emails::{self, EmailRequest, LetterRequest};
-use crate::domain::schema::{Field, Kind, Scalar, check_mandatory};
+use crate::domain::schema::{Field, Kind, Scalar, Value, check_mandatory};
 use crate::domain::settings::PAYMENT_TYPES;
 use crate::domain::{Ctx, Error, comments, grouping, items, payments, pdfs, settings, tags};
 
@@ -73,42 +74,73 @@ pub fn names(kind: DocKind) -> &'static Names {
     }
 }
 
-fn document_element(inv: &Document, ctx: &Ctx) -> Element {
-    let record = documents::to_record(inv, documents::today(ctx));
-    let mut e = encode_record(
-        documents::fields(inv.kind),
-        names(inv.kind).singular,
-        &record,
-        None,
-    );
-    let taxes = Element::list(
-        "taxes",
-        inv.taxes
-            .iter()
-            .map(|t| {
-                Element::node(
-                    "tax",
-                    vec![
-                        Element::text("name", t.name.clone()),
-                        Element::typed("rate", ScalarType::Float, t.rate.normalize().to_string()),
-                        Element::typed(
-                            "amount",
-                            ScalarType::Float,
-                            t.amount.normalize().to_string(),
-                        ),
-                    ],
-                )
-            })
-            .collect(),
-    );
-    if let crate::codec::Content::Children(children) = &mut e.content {
-        let at = children
-            .iter()
-            .position(|c| c.name == "quote")
-            .map_or(children.len(), |i| i + 1);
-        children.insert(at, taxes);
+/// Writes a document in response order, its taxes after `quote`.
+pub fn emit_document(inv: &Document, today: Date, e: &mut dyn Emit) {
+    let mut w = ValueWriter::default();
+    e.open(names(inv.kind).singular, &[]);
+    let mut taxes_written = false;
+    for (f, get) in documents::response_fields(inv.kind) {
+        if f.kind == Kind::File {
+            continue;
+        }
+        let typed;
+        let attrs: &[(&str, &str)] = match scalar_type(f.kind) {
+            Some(ty) => {
+                typed = [("type", ty.as_str())];
+                &typed
+            }
+            None => &[],
+        };
+        match get(inv, today) {
+            Some(v) => w.emit(e, f.name, attrs, v),
+            None => e.scalar(f.name, attrs, ""),
+        }
+        if f.name == "quote" {
+            emit_taxes(inv, &mut w, e);
+            taxes_written = true;
+        }
     }
-    e
+    if !taxes_written {
+        emit_taxes(inv, &mut w, e);
+    }
+    e.close();
+}
+
+fn emit_taxes(inv: &Document, w: &mut ValueWriter, e: &mut dyn Emit) {
+    const FLOAT: &[(&str, &str)] = &[("type", "float")];
+    e.open("taxes", &[("type", "array")]);
+    for t in &inv.taxes {
+        e.open("tax", &[]);
+        e.scalar("name", &[], &t.name);
+        w.emit(e, "rate", FLOAT, Value::Dec(t.rate));
+        w.emit(e, "amount", FLOAT, Value::Dec(t.amount));
+        e.close();
+    }
+    e.close();
+}
+
+/// Emits values, formatting those that are not text in one reused buffer.
+#[derive(Default)]
+struct ValueWriter {
+    wire: String,
+}
+
+impl ValueWriter {
+    fn emit(&mut self, e: &mut dyn Emit, name: &str, attrs: &[(&str, &str)], v: Value) {
+        if let Value::Text(t) = v {
+            e.scalar(name, attrs, t);
+        } else {
+            self.wire.clear();
+            v.push_to(&mut self.wire);
+            e.scalar(name, attrs, &self.wire);
+        }
+    }
+}
+
+/// A response of one document.
+fn document_response(status: u16, inv: Document, ctx: &Ctx) -> Response {
+    let today = documents::today(ctx);
+    Response::emitted(status, move |e| emit_document(&inv, today, e))
 }
 
 fn parse_id(raw: &str, label: &str) -> Result<u64, ApiError> {
@@ -193,6 +225,16 @@ pub fn list(
 ) -> Result<Response, ApiError> {
     let f = filter(kind, query)?;
     let today = documents::today(ctx);
+    let mut txn = caps.store.begin_read()?;
+    if !grouping::sums_kept(txn.as_ref(), ctx.account_id, kind)? {
+        // Documents from before sums and counts were kept: sum them once, in their own
+        // transaction.
+        drop(txn);
+        let mut write = caps.store.begin_write()?;
+        grouping::rebuild(write.as_mut(), ctx.account_id, kind)?;
+        write.commit()?;
+        txn = caps.store.begin_read()?;
+    }
     if let Some(raw) = query.get("group_by") {
         let mut keys = Vec::new();
         for k in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -205,21 +247,11 @@ pub fn list(
                 keys.push(key);
             }
         }
-        let mut txn = caps.store.begin_read()?;
-        if !grouping::sums_kept(txn.as_ref(), ctx.account_id, kind)? {
-            // Documents from before sums were kept: sum them once, in their own transaction.
-            drop(txn);
-            let mut write = caps.store.begin_write()?;
-            grouping::rebuild(write.as_mut(), ctx.account_id, kind)?;
-            write.commit()?;
-            txn = caps.store.begin_read()?;
-        }
         let groups = grouping::groups(txn.as_ref(), ctx.account_id, &f, &keys, today)?;
         return Ok(Response::doc(200, groups_element(kind, &groups)));
     }
     let (page, per_page) = query.paging()?;
     let order = query.order(documents::fields(kind))?;
-    let txn = caps.store.begin_read()?;
     if count_only {
         let total = documents::count(txn.as_ref(), ctx.account_id, &f, today)?;
         let mut r = Response::doc(200, Element::list(names(kind).plural, Vec::new()));
@@ -235,12 +267,23 @@ pub fn list(
         per_page,
         today,
     )?;
-    let children = found.iter().map(|inv| document_element(inv, ctx)).collect();
-    let root = Element::list(names(kind).plural, children)
-        .with_attr("page", page.to_string())
-        .with_attr("per_page", per_page.to_string())
-        .with_attr("total", total.to_string());
-    let mut r = Response::doc(200, root);
+    let plural = names(kind).plural;
+    let mut r = Response::emitted(200, move |e| {
+        let (page, per_page, total) = (page.to_string(), per_page.to_string(), total.to_string());
+        e.open(
+            plural,
+            &[
+                ("type", "array"),
+                ("page", &page),
+                ("per_page", &per_page),
+                ("total", &total),
+            ],
+        );
+        for inv in &found {
+            emit_document(inv, today, e);
+        }
+        e.close();
+    });
     r.headers.push(("x-total-count".into(), total.to_string()));
     Ok(r)
 }
@@ -295,7 +338,7 @@ pub fn get(caps: &Caps, ctx: &Ctx, kind: DocKind, raw: &str) -> Result<Response,
     let id = parse_id(raw, kind.label())?;
     let txn = caps.store.begin_read()?;
     let inv = documents::load(txn.as_ref(), ctx.account_id, kind, id)?;
-    Ok(Response::doc(200, document_element(&inv, ctx)))
+    Ok(document_response(200, inv, ctx))
 }
 
 pub fn create(caps: &Caps, ctx: &Ctx, kind: DocKind, req: &Request) -> Result<Response, ApiError> {
@@ -311,7 +354,7 @@ pub fn create(caps: &Caps, ctx: &Ctx, kind: DocKind, req: &Request) -> Result<Re
     let inv = in_write(caps, |txn| {
         Ok(documents::create(ctx, txn, kind, &changes, &nested)?)
     })?;
-    Ok(Response::doc(201, document_element(&inv, ctx)))
+    Ok(document_response(201, inv, ctx))
 }
 
 pub fn update(
@@ -336,7 +379,7 @@ pub fn update(
     let inv = in_write(caps, |txn| {
         Ok(documents::update(ctx, txn, kind, id, &changes)?)
     })?;
-    Ok(Response::doc(200, document_element(&inv, ctx)))
+    Ok(document_response(200, inv, ctx))
 }
 
 pub fn delete(caps: &Caps, ctx: &Ctx, kind: DocKind, raw: &str) -> Result<Response, ApiError> {

@@ -39,12 +39,14 @@ fn world() -> World {
             ),
         );
     }
-    // Due in the clock's own month (November 2026): one overdue, one not yet, and one from
-    // October overdue since this month.
+    // Due in the clock's own month (November 2026): one overdue, one not yet, one from
+    // October overdue since this month, one due today (OPEN) and one due yesterday.
     for (date, due) in [
         ("2026-11-02", "2026-11-10"),
         ("2026-11-03", "2026-11-25"),
         ("2026-10-05", "2026-11-12"),
+        ("2026-11-04", "2026-11-18"),
+        ("2026-11-05", "2026-11-17"),
     ] {
         w.ok(
             Method::Post,
@@ -56,7 +58,7 @@ fn world() -> World {
             ),
         );
     }
-    for id in 41..=43 {
+    for id in 41..=45 {
         w.ok(Method::Put, &format!("/api/invoices/{id}/complete"), "");
     }
     for id in 1..=40u32 {
@@ -207,9 +209,9 @@ fn counts_and_first_pages_from_kept_sums_equal_those_of_the_indexes() {
         assert_eq!(status, 200, "{path}: {body}");
         body
     };
-    // 43 created, one deleted.
+    // 45 created, one deleted.
     let all = header("/api/invoices?per_page=1000");
-    assert!(all.contains("total=\"42\""), "{all}");
+    assert!(all.contains("total=\"44\""), "{all}");
     for query in [
         "per_page=7&page=1",
         "per_page=7&page=3",
@@ -248,4 +250,104 @@ fn counts_and_first_pages_from_kept_sums_equal_those_of_the_indexes() {
         assert_eq!(total(&head), total(&get), "{filter}");
         assert!(total(&head).is_some(), "{filter}");
     }
+}
+
+/// Every page of every status filter, and its count, as answered.
+fn status_pages(w: &World, extra: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for statuses in [
+        "OPEN",
+        "OVERDUE",
+        "DRAFT",
+        "PAID",
+        "CANCELED",
+        "OPEN,OVERDUE",
+        "DRAFT,PAID",
+        "OVERDUE,CANCELED",
+        "OPEN,PAID,DRAFT",
+        "DRAFT,OPEN,OVERDUE,PAID,CANCELED",
+    ] {
+        for page in 1..=8 {
+            let path = format!("/api/invoices?status={statuses}&per_page=3&page={page}{extra}");
+            let (status, body) = w.call(Method::Get, &path, "", "application/xml");
+            assert_eq!(status, 200, "{path}: {body}");
+            out.push(format!("{statuses} {page}\n{body}"));
+        }
+        let head = super::handle(
+            &w.caps(),
+            &w.request(
+                Method::Head,
+                &format!("/api/invoices?status={statuses}{extra}"),
+            ),
+        );
+        let count = head
+            .headers
+            .iter()
+            .find(|(n, _)| n == "x-total-count")
+            .map(|(_, v)| v.clone());
+        out.push(format!("{statuses} count {count:?}"));
+    }
+    out
+}
+
+#[test]
+fn status_pages_and_counts_equal_those_of_filtering_every_document() {
+    let w = world();
+    let from_index = status_pages(&w, "");
+    // A date filter matching every document takes the path that loads each one.
+    let from_documents = status_pages(&w, "&from=1900-01-01");
+    for (a, b) in from_index.iter().zip(&from_documents) {
+        assert_eq!(a, b);
+    }
+    let open = from_index
+        .iter()
+        .find(|a| a.starts_with("OPEN count"))
+        .unwrap();
+    let overdue = from_index
+        .iter()
+        .find(|a| a.starts_with("OVERDUE count"))
+        .unwrap();
+    // The one due today is OPEN, the one due yesterday OVERDUE.
+    assert!(
+        from_index.iter().any(|a| a.starts_with("OPEN ")
+            && a.contains("<due_date type=\"date\">2026-11-18</due_date>")),
+        "due today shows as OPEN"
+    );
+    assert!(
+        from_index.iter().any(|a| a.starts_with("OVERDUE ")
+            && a.contains("<due_date type=\"date\">2026-11-17</due_date>")),
+        "due yesterday shows as OVERDUE"
+    );
+    assert_ne!(open, overdue);
+}
+
+#[test]
+fn status_counts_and_due_days_missing_from_older_data_are_rebuilt() {
+    let w = world();
+    let before = status_pages(&w, "");
+    // Data kept by the first version: a marker without a version, no status counts, and
+    // status entries of open documents without their due day.
+    let mut txn = w.store.begin_write().unwrap();
+    for (k, v) in crate::store::scan_all(txn.as_read(), b"A").unwrap() {
+        let is = |index: &[u8]| k.windows(index.len()).any(|s| s == index);
+        if is(b"ix/invoices/status-count/") {
+            txn.delete(&k).unwrap();
+        } else if is(b"ix/invoices/sums-kept/") {
+            txn.put(&k, &[]).unwrap();
+        } else if is(b"ix/invoices/status/O") {
+            assert_eq!(v.len(), 4, "an open entry holds its due day");
+            txn.put(&k, &[]).unwrap();
+        }
+    }
+    txn.commit().unwrap();
+    assert_eq!(status_pages(&w, ""), before);
+    let read = w.store.begin_read().unwrap();
+    let all = crate::store::scan_all(read.as_ref(), b"A").unwrap();
+    let is = |k: &[u8], index: &[u8]| k.windows(index.len()).any(|s| s == index);
+    assert!(all.iter().any(|(k, _)| is(k, b"ix/invoices/status-count/")));
+    assert!(
+        all.iter()
+            .filter(|(k, _)| is(k, b"ix/invoices/status/O"))
+            .all(|(_, v)| v.len() == 4)
+    );
 }

@@ -18,7 +18,9 @@ pub use error::ApiError;
 pub use router::{ID, Route, routes};
 
 use crate::caps::{Caps, Write};
-use crate::codec::{Element, decode_json, decode_xml, encode_json, encode_xml};
+use crate::codec::{
+    Element, Emit, TreeBuilder, XmlWriter, decode_json, decode_xml, encode_json, encode_xml,
+};
 use crate::domain::{Ctx, accounts};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,11 +120,26 @@ impl Request {
 
 /// What a response carries: a document (written as XML or JSON, as negotiated), raw bytes
 /// (PDFs, images), or nothing.
-#[derive(Debug)]
+/// Writes a document when the response is encoded.
+pub type Emitter = Box<dyn FnOnce(&mut dyn Emit)>;
+
 pub enum Payload {
     Doc(Element),
+    /// A document written by emitting it, straight into the negotiated format.
+    Emitted(Emitter),
     Bytes(Vec<u8>),
     Empty,
+}
+
+impl std::fmt::Debug for Payload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Payload::Doc(e) => f.debug_tuple("Doc").field(e).finish(),
+            Payload::Emitted(_) => f.write_str("Emitted"),
+            Payload::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
+            Payload::Empty => f.write_str("Empty"),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -138,6 +155,15 @@ impl Response {
             status,
             headers: Vec::new(),
             payload: Payload::Doc(root),
+        }
+    }
+
+    /// A document that `emit` writes when the response is encoded.
+    pub fn emitted(status: u16, emit: impl FnOnce(&mut dyn Emit) + 'static) -> Response {
+        Response {
+            status,
+            headers: Vec::new(),
+            payload: Payload::Emitted(Box::new(emit)),
         }
     }
 
@@ -210,6 +236,21 @@ fn encode(response: Response, format: Format) -> Encoded {
             match format {
                 Format::Xml => encode_xml(&root),
                 Format::Json => encode_json(&root),
+            }
+        }
+        Payload::Emitted(emit) => {
+            headers.push(content_type(format));
+            match format {
+                Format::Xml => {
+                    let mut w = XmlWriter::new();
+                    emit(&mut w);
+                    w.finish()
+                }
+                Format::Json => {
+                    let mut tree = TreeBuilder::new();
+                    emit(&mut tree);
+                    encode_json(&tree.finish())
+                }
             }
         }
         Payload::Empty => {

@@ -201,6 +201,12 @@ pub fn sortable_i32(v: i32) -> [u8; 4] {
     ((v as u32) ^ 0x8000_0000).to_be_bytes()
 }
 
+/// The number `sortable_i32` wrote; `None` for bytes of another width.
+pub fn i32_of_sortable(bytes: &[u8]) -> Option<i32> {
+    let b: [u8; 4] = bytes.try_into().ok()?;
+    Some((u32::from_be_bytes(b) ^ 0x8000_0000) as i32)
+}
+
 /// Takes the next id of a counter inside the caller's write transaction, so two creates
 /// can never share one.
 pub fn next_id(txn: &mut dyn Write, counter: &str) -> Result<u64, StoreError> {
@@ -233,9 +239,18 @@ pub fn scan_all(txn: &dyn Read, prefix: &[u8]) -> Result<Vec<Entry>, StoreError>
 pub fn for_each<E: From<StoreError>>(
     txn: &dyn Read,
     prefix: &[u8],
+    f: impl FnMut(Entry) -> Result<(), E>,
+) -> Result<(), E> {
+    for_each_after(txn, prefix, None, f)
+}
+
+/// `for_each` over the entries whose keys sort after `after`.
+pub fn for_each_after<E: From<StoreError>>(
+    txn: &dyn Read,
+    prefix: &[u8],
+    mut after: Option<Vec<u8>>,
     mut f: impl FnMut(Entry) -> Result<(), E>,
 ) -> Result<(), E> {
-    let mut after: Option<Vec<u8>> = None;
     loop {
         let batch = txn.scan(prefix, after.as_deref(), limits::SCAN_BATCH, false)?;
         let done = batch.len() < limits::SCAN_BATCH as usize;
