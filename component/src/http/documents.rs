@@ -248,7 +248,9 @@ pub fn list(
             }
         }
         let groups = grouping::groups(txn.as_ref(), ctx.account_id, &f, &keys, today)?;
-        return Ok(Response::doc(200, groups_element(kind, &groups)));
+        return Ok(Response::emitted(200, move |e| {
+            emit_groups(kind, &groups, e)
+        }));
     }
     let (page, per_page) = query.paging()?;
     let order = query.order(documents::fields(kind))?;
@@ -288,49 +290,51 @@ pub fn list(
     Ok(r)
 }
 
-fn groups_element(kind: DocKind, by_currency: &[(String, Vec<grouping::Group>)]) -> Element {
+/// Writes the key values of a group.
+fn emit_keys(w: &mut ValueWriter, e: &mut dyn Emit, keys: &[(&'static str, Scalar)]) {
+    for (name, v) in keys {
+        let attrs: &[(&str, &str)] = match v {
+            Scalar::Int(_) => &[("type", "integer")],
+            Scalar::Date(_) => &[("type", "date")],
+            _ => &[],
+        };
+        w.emit(e, name, attrs, v.as_value());
+    }
+}
+
+/// Writes the groups: one list, or one list per currency inside a list of lists.
+fn emit_groups(kind: DocKind, by_currency: &[(String, Vec<grouping::Group>)], e: &mut dyn Emit) {
+    const FLOAT: &[(&str, &str)] = &[("type", "float")];
+    const INTEGER: &[(&str, &str)] = &[("type", "integer")];
     let n = names(kind);
-    let key_elements = |keys: &[(&'static str, Scalar)]| -> Vec<Element> {
-        keys.iter()
-            .map(|(name, v)| match v {
-                Scalar::Int(_) => Element::typed(*name, ScalarType::Integer, v.to_wire()),
-                Scalar::Date(_) => Element::typed(*name, ScalarType::Date, v.to_wire()),
-                _ => Element::text(*name, v.to_wire()),
-            })
-            .collect()
-    };
-    let lists: Vec<Element> = by_currency
-        .iter()
-        .map(|(currency, groups)| {
-            let children = groups
-                .iter()
-                .map(|g| {
-                    let mut children = vec![
-                        Element::typed(
-                            "total_gross",
-                            ScalarType::Float,
-                            g.total_gross.normalize().to_string(),
-                        ),
-                        Element::typed(
-                            "total_net",
-                            ScalarType::Float,
-                            g.total_net.normalize().to_string(),
-                        ),
-                        Element::typed("count", ScalarType::Integer, g.count.to_string()),
-                    ];
-                    children.extend(key_elements(&g.keys));
-                    children.push(Element::node(n.params, key_elements(&g.keys)));
-                    Element::node(n.group, children)
-                })
-                .collect();
-            Element::list(n.groups, children).with_attr("currency_code", currency.clone())
-        })
-        .collect();
-    match <[Element; 1]>::try_from(lists) {
-        Ok([one]) => one,
-        // Several currencies: one group list each.
-        Err(lists) if lists.is_empty() => Element::list(n.groups, Vec::new()),
-        Err(lists) => Element::list(n.group_lists, lists),
+    let mut w = ValueWriter::default();
+    let several = by_currency.len() > 1;
+    if several {
+        e.open(n.group_lists, &[("type", "array")]);
+    }
+    for (currency, groups) in by_currency {
+        e.open(
+            n.groups,
+            &[("type", "array"), ("currency_code", currency.as_str())],
+        );
+        for g in groups {
+            e.open(n.group, &[]);
+            w.emit(e, "total_gross", FLOAT, Value::Dec(g.total_gross));
+            w.emit(e, "total_net", FLOAT, Value::Dec(g.total_net));
+            w.emit(e, "count", INTEGER, Value::Int(g.count as i64));
+            emit_keys(&mut w, e, &g.keys);
+            e.open(n.params, &[]);
+            emit_keys(&mut w, e, &g.keys);
+            e.close();
+            e.close();
+        }
+        e.close();
+    }
+    if several {
+        e.close();
+    } else if by_currency.is_empty() {
+        e.open(n.groups, &[("type", "array")]);
+        e.close();
     }
 }
 

@@ -351,3 +351,58 @@ fn status_counts_and_due_days_missing_from_older_data_are_rebuilt() {
             .all(|(_, v)| v.len() == 4)
     );
 }
+
+#[test]
+fn groups_in_several_currencies_come_as_a_list_of_lists_and_none_as_an_empty_list() {
+    let w = world();
+    let (status, body) = w.call(
+        Method::Get,
+        "/api/invoices?group_by=year",
+        "",
+        "application/xml",
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<invoice-group-lists type=\"array\">\n  \
+             <invoice-groups type=\"array\" currency_code=\"EUR\">\n    <invoice-group>\n      \
+             <total_gross type=\"float\">"
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains("<invoice-groups type=\"array\" currency_code=\"USD\">"),
+        "{body}"
+    );
+    assert!(
+        body.contains(
+            "<year type=\"integer\">2025</year>\n      <invoice-params>\n        \
+             <year type=\"integer\">2025</year>\n      </invoice-params>\n    </invoice-group>"
+        ),
+        "{body}"
+    );
+    assert!(
+        body.ends_with("  </invoice-groups>\n</invoice-group-lists>\n"),
+        "{body}"
+    );
+    let (_, none) = w.call(
+        Method::Get,
+        "/api/invoices?group_by=year&client_id=3&status=CANCELED,DRAFT,PAID,OPEN,OVERDUE&from=2030-01-01",
+        "",
+        "application/xml",
+    );
+    assert_eq!(
+        none,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<invoice-groups type=\"array\"/>\n"
+    );
+    let (_, json) = w.call(
+        Method::Get,
+        "/api/invoices?group_by=year",
+        "",
+        "application/json",
+    );
+    assert!(
+        json.starts_with("{\"invoice-group-lists\":{\"invoice-groups\":[{\"invoice-group\":"),
+        "{json}"
+    );
+}
