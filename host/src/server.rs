@@ -2,8 +2,12 @@
 //! request, 500 for a trapped guest, graceful shutdown.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
@@ -57,7 +61,7 @@ impl Runtime {
         let out = store.data_mut().http().new_response_outparam(sender)?;
         let seen = store.data().seen.clone();
         let pre = self.pre.clone();
-        let task = tokio::spawn(async move {
+        let guest = async move {
             let result = async {
                 let service = pre.instantiate_async(&mut store).await?;
                 service
@@ -74,9 +78,33 @@ impl Runtime {
             drop(store);
             drop(slot);
             result
-        });
-        match receiver.await {
-            Ok(Ok(response)) => {
+        };
+        // The guest runs on this connection's task until it answers (most finish their body
+        // in the same go, sparing a task and a cross-thread wake-up per request); one still
+        // writing its body, or whose client went away, goes on in a task of its own.
+        let mut guest = RunToEnd(Some(Box::pin(CatchUnwind(Box::pin(guest)))));
+        let mut receiver = receiver;
+        let running = guest.0.as_mut().expect("the guest is set");
+        let answer = tokio::select! {
+            biased;
+            finished = running => {
+                guest.0 = None;
+                match receiver.await {
+                    Ok(answer) => answer,
+                    Err(_) => return Err(guest_failure(finished)),
+                }
+            }
+            answer = &mut receiver => match answer {
+                Ok(answer) => answer,
+                Err(_) => {
+                    let finished = guest.0.take().expect("the guest is set").await;
+                    return Err(guest_failure(finished));
+                }
+            },
+        };
+        drop(guest);
+        match answer {
+            Ok(response) => {
                 // Never show a client a commit that a crash could still take back.
                 let seen = seen.load(Ordering::SeqCst);
                 self.shared
@@ -86,12 +114,7 @@ impl Runtime {
                     .map_err(|e| anyhow!("{e:?}"))?;
                 Ok(response)
             }
-            Ok(Err(code)) => Err(anyhow!("guest answered with error code {code:?}")),
-            Err(_) => match task.await {
-                Ok(Ok(())) => Err(anyhow!("guest never set a response")),
-                Ok(Err(e)) => Err(anyhow!("guest trapped: {e:#}")),
-                Err(e) => Err(anyhow!("request task failed: {e}")),
-            },
+            Err(code) => Err(anyhow!("guest answered with error code {code:?}")),
         }
     }
 
@@ -119,6 +142,52 @@ impl Runtime {
             "request"
         );
         Ok(response)
+    }
+}
+
+/// Why a guest that set no response failed.
+fn guest_failure(finished: Result<wasmtime::Result<()>, String>) -> anyhow::Error {
+    match finished {
+        Ok(Ok(())) => anyhow!("guest never set a response"),
+        Ok(Err(e)) => anyhow!("guest trapped: {e:#}"),
+        Err(panic) => anyhow!("request task failed: {panic}"),
+    }
+}
+
+/// Hands a guest that has not ended to a task of its own when dropped: a request runs to
+/// its end whether or not anyone waits for the answer.
+struct RunToEnd<F: Future + Send + 'static>(Option<Pin<Box<F>>>)
+where
+    F::Output: Send + 'static;
+
+impl<F: Future + Send + 'static> Drop for RunToEnd<F>
+where
+    F::Output: Send + 'static,
+{
+    fn drop(&mut self) {
+        if let Some(rest) = self.0.take() {
+            tokio::spawn(rest);
+        }
+    }
+}
+
+/// A future whose panic is its output's error, so that a bug in a host function costs its
+/// request a 500 rather than the connection.
+struct CatchUnwind<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+            Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(panic) => Poll::Ready(Err(panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_owned()))),
+        }
     }
 }
 

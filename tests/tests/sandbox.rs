@@ -65,3 +65,35 @@ async fn unbounded_allocation_hits_the_memory_limit() {
         201
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_runs_to_its_end_when_its_client_goes_away() {
+    use tokio::io::AsyncWriteExt;
+    let app = limited_app().await;
+    let body = "<client><name>Left behind</name></client>";
+    let request = format!(
+        "POST /api/_test/slow-client HTTP/1.1\r\nHost: faktura\r\nX-ServiceApiKey: {}\r\n\
+         Content-Type: application/xml\r\nContent-Length: {}\r\n\r\n{body}",
+        app.key,
+        body.len()
+    );
+    let address = app.base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // The client hangs up while the guest still computes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(stream);
+    let started = Instant::now();
+    loop {
+        let clients = app.get("/api/clients").await;
+        if clients.body.contains("Left behind") {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "the create was dropped with its connection: {}",
+            clients.body
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

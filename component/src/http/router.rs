@@ -492,9 +492,24 @@ static TABLE: &[&[Route]] = &[
     TEST_ROUTES,
 ];
 
-/// Routes of the test build only: a panic, an endless loop, unbounded allocation.
+/// Routes of the test build only: a panic, an endless loop, unbounded allocation, a create
+/// that takes two seconds.
 #[cfg(feature = "test-routes")]
 const TEST_ROUTES: &[Route] = &[
+    Route {
+        path: &["_test", "slow-client"],
+        handlers: &[(
+            Verb::Post,
+            // Computes for two seconds (the clock ticks in seconds), then creates a client.
+            Handler::Plain(|c| {
+                let until = c.caps.clock.now_unix() + 2;
+                while c.caps.clock.now_unix() < until {
+                    std::hint::black_box(0u64);
+                }
+                records::create(c.caps, c.ctx, &CLIENTS, c.req)
+            }),
+        )],
+    },
     Route {
         path: &["_test", "panic"],
         handlers: &[(
