@@ -902,7 +902,7 @@ pub fn create(
     let default_tax = taxes::default_tax(txn.as_read(), ctx.account_id)?;
     let mut new_items = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
-        match items::build(ctx, txn, kind, id, i as i64 + 1, item, &default_tax) {
+        match items::build(ctx, id, i as i64 + 1, item, &default_tax) {
             Ok(it) => new_items.push(it),
             Err(Error::Invalid(item_errors)) => errors.extend(
                 item_errors
@@ -914,7 +914,7 @@ pub fn create(
     }
     if let (Some(src), true) = (&source, items.is_empty()) {
         for item in items::load_all(txn.as_read(), ctx.account_id, DocKind::Invoice, src.id)? {
-            new_items.push(items::copy_to(txn, &item, kind, id, ctx.now)?);
+            new_items.push(items::copy_to(&item, id, ctx.now));
         }
     }
     if !errors.is_empty() {
@@ -923,6 +923,7 @@ pub fn create(
     inv.payment_types = normalize_payment_types(&inv.payment_types);
     inv.invoice_number = numbering::format_number(&pre, inv.number, inv.number_length);
     inv.tax_free = is_tax_free(txn.as_read(), ctx.account_id, &client)?;
+    items::number(txn, kind, &mut new_items)?;
     for item in &new_items {
         items::save(txn, ctx.account_id, kind, item)?;
     }

@@ -179,11 +179,10 @@ fn apply(item: &mut Item, c: &Changes, errors: &mut Vec<String>) {
     }
 }
 
-/// A new item from a request, not yet saved. Without tax fields it takes the default tax.
+/// A new item from a request, not yet saved and without its id (`number`). Without tax
+/// fields it takes the default tax.
 pub fn build(
     ctx: &Ctx,
-    txn: &mut dyn Write,
-    kind: DocKind,
     document_id: u64,
     position: i64,
     c: &Changes,
@@ -215,25 +214,31 @@ pub fn build(
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
-    item.id = store::next_id(txn, collection(kind))?;
     Ok(item)
 }
 
-/// A copy of an item for another document (a credit note made from an invoice).
-pub fn copy_to(
-    txn: &mut dyn Write,
-    item: &Item,
-    kind: DocKind,
-    document_id: u64,
-    now: i64,
-) -> Result<Item, Error> {
-    Ok(Item {
-        id: store::next_id(txn, collection(kind))?,
+/// Gives items built for one document their ids, taken from the counter at once.
+pub fn number(txn: &mut dyn Write, kind: DocKind, items: &mut [Item]) -> Result<(), Error> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let first = store::next_ids(txn, collection(kind), items.len() as u64)?;
+    for (item, id) in items.iter_mut().zip(first..) {
+        item.id = id;
+    }
+    Ok(())
+}
+
+/// A copy of an item for another document (a credit note made from an invoice), without
+/// its id yet (`number`).
+pub fn copy_to(item: &Item, document_id: u64, now: i64) -> Item {
+    Item {
+        id: 0,
         document_id,
         created: now,
         updated: now,
         ..item.clone()
-    })
+    }
 }
 
 pub fn save(txn: &mut dyn Write, account: u64, kind: DocKind, item: &Item) -> Result<(), Error> {
@@ -330,7 +335,8 @@ pub fn create(
     }
     let position = existing.last().map_or(1, |i| i.position + 1);
     let default_tax = super::taxes::default_tax(txn.as_read(), ctx.account_id)?;
-    let item = build(ctx, txn, kind, document_id, position, c, &default_tax)?;
+    let mut item = build(ctx, document_id, position, c, &default_tax)?;
+    number(txn, kind, std::slice::from_mut(&mut item))?;
     save(txn, ctx.account_id, kind, &item)?;
     let inv = refresh(ctx, txn, &inv)?;
     Ok((item, inv))

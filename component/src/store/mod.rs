@@ -210,6 +210,11 @@ pub fn i32_of_sortable(bytes: &[u8]) -> Option<i32> {
 /// Takes the next id of a counter inside the caller's write transaction, so two creates
 /// can never share one.
 pub fn next_id(txn: &mut dyn Write, counter: &str) -> Result<u64, StoreError> {
+    next_ids(txn, counter, 1)
+}
+
+/// Takes `n` consecutive ids of a counter at once; returns the first.
+pub fn next_ids(txn: &mut dyn Write, counter: &str, n: u64) -> Result<u64, StoreError> {
     let key = global_key("seq", counter.as_bytes());
     let current = match txn.get(&key)? {
         Some(bytes) => u64::from_be_bytes(
@@ -220,9 +225,8 @@ pub fn next_id(txn: &mut dyn Write, counter: &str) -> Result<u64, StoreError> {
         ),
         None => 0,
     };
-    let next = current + 1;
-    txn.put(&key, &next.to_be_bytes())?;
-    Ok(next)
+    txn.put(&key, &(current + n).to_be_bytes())?;
+    Ok(current + 1)
 }
 
 /// Every entry under a prefix, fetched in batches.
@@ -295,6 +299,8 @@ mod tests {
         let mut w = store.begin_write().unwrap();
         assert_eq!(next_id(w.as_mut(), "c").unwrap(), 1);
         assert_eq!(next_id(w.as_mut(), "c").unwrap(), 2);
+        assert_eq!(next_ids(w.as_mut(), "c", 5).unwrap(), 3);
+        assert_eq!(next_id(w.as_mut(), "c").unwrap(), 8);
         for id in 0..1200u64 {
             w.put(&record_key(1, "x", id), b"v").unwrap();
         }
