@@ -2,19 +2,27 @@
 //!
 //! redb allows one writer at a time; `begin-write` waits for its turn on an async gate so
 //! that a waiting request never blocks a runtime thread. Reads use MVCC snapshots and never
-//! wait. A write transaction dropped without commit (guest trap, error) is rolled back.
+//! wait.
 //!
-//! Group commit: a transaction commits without fsync (`Durability::None`, in place on the
-//! runtime thread: CPU work and buffered writes) and ends its turn at once; `commit` then returns only after a durable commit (an empty
-//! `Durability::Immediate` commit, which makes every earlier commit durable) has covered it.
-//! Whoever waits first does that flush for everyone committed so far, so concurrent writers
-//! share one fsync. Commits made visible before they are durable are never shown to a
-//! client either: a request remembers the last commit its reads could see, and the server
-//! holds its response until that commit is durable (`Durable::wait`).
+//! Batched commit: writers take turns writing into one shared redb transaction (a batch)
+//! and each records what its writes replaced, so that a writer that ends without `commit`
+//! (guest trap, error) puts those values back and leaves the batch as it found it. The
+//! writer that ends its turn with nobody waiting (or a full or old batch) commits the
+//! batch for every writer in it; the others wait for that. Concurrent requests thus share
+//! one redb commit and write each hot page once, not once per request.
+//!
+//! Group commit: a batch commits without fsync (`Durability::None`, in place on the
+//! runtime thread: CPU work and buffered writes); `commit` then returns only after a
+//! durable commit (`Durability::Immediate`, which makes every earlier commit durable) has
+//! covered it. Whoever waits first does that flush for everyone committed so far, so
+//! concurrent writers share one fsync. Commits made visible before they are durable are
+//! never shown to a client either: a request remembers the last commit its reads could
+//! see, and the server holds its response until that commit is durable (`Durable::wait`).
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use faktura_backend::kv::{self, TABLE};
@@ -30,10 +38,23 @@ use crate::bindings::faktura::service::store::{self as wit, Entry, Error};
 /// fast as 128 MiB and lowered the host's peak RSS while seeding from 287 to 184 MiB.
 const CACHE_BYTES: usize = 64 << 20;
 
-/// The database, the gate writers queue on, and the group commit.
+/// Most writers one batch takes before it is committed.
+const BATCH_WRITERS_MAX: usize = 32;
+/// Longest a batch stays open once its first writer is done.
+const BATCH_TIME_MAX: Duration = Duration::from_millis(10);
+/// How long a writer waits for its batch's outcome before making sure someone commits it.
+const BATCH_CHECK: Duration = Duration::from_secs(1);
+
+/// The database, the gate writers queue on, the open batch and the group commit.
 pub struct Db {
     db: Arc<redb::Database>,
     writer: Arc<Mutex<()>>,
+    /// Writers waiting for their turn.
+    waiting: AtomicUsize,
+    /// The batch writers add to; touched only by whoever holds the writer's turn.
+    batch: std::sync::Mutex<Option<Batch>>,
+    /// Batches opened, to tell one from the next.
+    batches: AtomicU64,
     /// Number of the last commit begun, durable or not.
     committed: AtomicU64,
     /// Highest commit number known durable.
@@ -57,6 +78,9 @@ impl Db {
         Ok(Db {
             db: Arc::new(db),
             writer: Arc::new(Mutex::new(())),
+            waiting: AtomicUsize::new(0),
+            batch: std::sync::Mutex::new(None),
+            batches: AtomicU64::new(0),
             committed: AtomicU64::new(0),
             durable: watch::Sender::new(0),
             flusher: Mutex::new(()),
@@ -64,23 +88,214 @@ impl Db {
         })
     }
 
-    /// Commits without fsync and ends the writer's turn; returns the commit's number, for
-    /// `durable`.
-    async fn commit(
+    /// Waits for the writer's turn.
+    async fn turn(&self) -> OwnedMutexGuard<()> {
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&self.waiting);
+        self.writer.clone().lock_owned().await
+    }
+
+    /// The open batch, opened when there is none; for the holder of the turn.
+    fn batch(&self) -> Result<std::sync::MutexGuard<'_, Option<Batch>>, Error> {
+        let mut slot = self.batch.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let txn = self.db.begin_write().map_err(backend)?;
+            *slot = Some(Batch {
+                txn,
+                id: self.batches.fetch_add(1, Ordering::SeqCst) + 1,
+                writers: 0,
+                opened: Instant::now(),
+                outcome: watch::Sender::new(None),
+            });
+        }
+        Ok(slot)
+    }
+
+    /// Runs `f` on the batch's table; for the holder of the turn.
+    fn in_batch<T>(
         &self,
-        mut txn: redb::WriteTransaction,
-        turn: OwnedMutexGuard<()>,
-    ) -> Result<u64, Error> {
-        txn.set_durability(redb::Durability::None)
+        f: impl FnOnce(&mut redb::Table<&'static [u8], &'static [u8]>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut slot = self.batch()?;
+        let batch = slot.as_mut().expect("batch() opens one");
+        let mut table = batch.txn.open_table(TABLE).map_err(backend)?;
+        f(&mut table)
+    }
+
+    /// Writes `value` under `key` (or removes it), noting in `replaced` what was there.
+    fn write(
+        &self,
+        replaced: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        key: Vec<u8>,
+        value: Option<&[u8]>,
+    ) -> Result<(), Error> {
+        let old = self.in_batch(|table| {
+            let old = match value {
+                Some(v) => table.insert(key.as_slice(), v),
+                None => table.remove(key.as_slice()),
+            }
             .map_err(backend)?;
-        // Numbered before it becomes visible, so a reader never sees an unnumbered commit.
-        let seq = self.committed.fetch_add(1, Ordering::SeqCst) + 1;
-        // Without fsync a commit is CPU work and buffered writes (tens of microseconds):
-        // done in place, which costs less than handing it to another thread and back.
-        let result = txn.commit().map_err(backend);
+            Ok(old.map(|v| v.value().to_vec()))
+        })?;
+        if value.is_some() || old.is_some() {
+            replaced.push((key, old));
+        }
+        Ok(())
+    }
+
+    /// Puts back what a turn's writes replaced, newest first. When that fails the batch
+    /// cannot be trusted any more: none of its writers is acknowledged yet, so it is
+    /// dropped for all of them.
+    fn restore(&self, replaced: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<(), Error> {
+        let restored = self.in_batch(|table| {
+            for (key, old) in replaced.iter().rev() {
+                match old {
+                    Some(v) => table.insert(key.as_slice(), v.as_slice()).map(drop),
+                    None => table.remove(key.as_slice()).map(drop),
+                }
+                .map_err(backend)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = &restored
+            && let Some(batch) = self.batch.lock().unwrap_or_else(|p| p.into_inner()).take()
+        {
+            batch
+                .outcome
+                .send_replace(Some(Err(format!("rolled back with its batch: {e:?}"))));
+        }
+        restored
+    }
+
+    /// Ends a turn (`joined`: the writer committed into the batch): commits the batch when
+    /// nobody waits to add to it (or it is full or old), else leaves it to the next writer.
+    /// `None` when the batch holds nothing of anyone's.
+    fn close_turn(
+        &self,
+        turn: OwnedMutexGuard<()>,
+        joined: bool,
+    ) -> Result<Option<Outcome>, Error> {
+        let mut slot = self.batch()?;
+        let batch = slot.as_mut().expect("batch() opens one");
+        if joined {
+            batch.writers += 1;
+        }
+        let nobody_waits = self.waiting.load(Ordering::SeqCst) == 0;
+        if batch.writers == 0 {
+            // Only writers that rolled back: nothing to commit, their reads saw committed
+            // data only.
+            if nobody_waits {
+                slot.take();
+            }
+            return Ok(None);
+        }
+        if nobody_waits
+            || batch.writers >= BATCH_WRITERS_MAX
+            || batch.opened.elapsed() >= BATCH_TIME_MAX
+        {
+            let batch = slot.take().expect("checked");
+            drop(slot);
+            return Ok(Some(Outcome::Committed(self.commit_batch(batch, turn))));
+        }
+        Ok(Some(Outcome::Open {
+            outcome: batch.outcome.subscribe(),
+            id: batch.id,
+        }))
+    }
+
+    /// Ends a turn and returns the number of the commit that holds the batch, once there is
+    /// one (`None`: the batch held nothing of anyone's).
+    async fn end_turn(
+        &self,
+        turn: OwnedMutexGuard<()>,
+        joined: bool,
+    ) -> Result<Option<u64>, Error> {
+        let (mut outcome, id) = match self.close_turn(turn, joined)? {
+            None => return Ok(None),
+            Some(Outcome::Committed(result)) => return result.map(Some),
+            Some(Outcome::Open { outcome, id }) => (outcome, id),
+        };
+        loop {
+            let waited = tokio::time::timeout(BATCH_CHECK, outcome.wait_for(Option::is_some))
+                .await
+                .map(|r| r.map(|told| told.clone()));
+            match waited {
+                Ok(Ok(told)) => {
+                    return told
+                        .expect("waited for an outcome")
+                        .map(Some)
+                        .map_err(Error::Backend);
+                }
+                Ok(Err(_)) => return Err(Error::Backend("the batch was dropped".into())),
+                Err(_) => {
+                    // Nobody committed the batch yet (a writer that was waiting went away):
+                    // take the turn and commit it.
+                    tracing::warn!(batch = id, "batch still open after {BATCH_CHECK:?}");
+                    let turn = self.turn().await;
+                    let mut slot = self.batch.lock().unwrap_or_else(|p| p.into_inner());
+                    if slot.as_ref().is_some_and(|b| b.id == id) {
+                        let batch = slot.take().expect("checked");
+                        drop(slot);
+                        return self.commit_batch(batch, turn).map(Some);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ends a turn without commit: puts back what its writes replaced and waits, when its
+    /// reads may have seen writes of others in the batch, until those are committed and
+    /// durable, as a committed writer's answer would.
+    async fn roll_back(
+        &self,
+        replaced: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        turn: OwnedMutexGuard<()>,
+    ) -> Result<(), Error> {
+        self.restore(&replaced)?;
+        match self.end_turn(turn, false).await? {
+            Some(seq) => self.durable(seq).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Ends a turn that cannot wait (its guest is gone): puts back what its writes
+    /// replaced and leaves the batch to the others, committing it when it is the last.
+    fn abandon(&self, replaced: &[(Vec<u8>, Option<Vec<u8>>)], turn: OwnedMutexGuard<()>) {
+        let closed = self
+            .restore(replaced)
+            .and_then(|()| self.close_turn(turn, false));
+        if let Err(e) = closed {
+            tracing::error!("rolling back an abandoned write: {e:?}");
+        }
+    }
+
+    /// Commits a batch without fsync for every writer in it, tells them its number, and
+    /// ends the turn.
+    fn commit_batch(&self, batch: Batch, turn: OwnedMutexGuard<()>) -> Result<u64, Error> {
+        let Batch {
+            mut txn, outcome, ..
+        } = batch;
+        let result = txn
+            .set_durability(redb::Durability::None)
+            .map_err(backend)
+            .and_then(|()| {
+                // Numbered before it becomes visible, so a reader never sees an unnumbered
+                // commit. Without fsync a commit is CPU work and buffered writes (tens of
+                // microseconds): done in place, which costs less than another thread.
+                let seq = self.committed.fetch_add(1, Ordering::SeqCst) + 1;
+                txn.commit().map_err(backend).map(|()| seq)
+            });
         drop(turn);
-        result?;
-        Ok(seq)
+        outcome.send_replace(Some(
+            result.as_ref().map(|s| *s).map_err(|e| format!("{e:?}")),
+        ));
+        result
     }
 
     /// The number of the last commit a transaction begun now may see.
@@ -89,57 +304,100 @@ impl Db {
     }
 
     /// Returns once commit number `seq` and all before it are durable, flushing them when
-    /// no one else is.
+    /// nobody has. Waiters queue on the flusher's lock: the first flushes for all, the
+    /// others find their commit durable when their turn comes. (Watching for a change
+    /// instead lost a wake-up: a flush could end between a waiter's look and its wait.)
     pub async fn durable(&self, seq: u64) -> Result<(), Error> {
-        let mut seen = self.durable.subscribe();
-        loop {
-            if *seen.borrow_and_update() >= seq {
-                return Ok(());
-            }
-            if let Ok(_flushing) = self.flusher.try_lock() {
-                if *self.durable.borrow() >= seq {
-                    return Ok(());
-                }
-                // No commit may begin while the flush takes the writer's turn, so every
-                // commit numbered up to `upto` is finished and the flush covers it.
-                let turn = self.writer.clone().lock_owned().await;
-                let upto = self.committed.load(Ordering::SeqCst);
-                let db = self.db.clone();
-                let flushed = tokio::task::spawn_blocking(move || {
-                    let mut txn = db.begin_write().map_err(backend)?;
-                    txn.set_durability(redb::Durability::Immediate)
-                        .map_err(backend)?;
-                    let result = txn.commit().map_err(backend);
-                    drop(turn);
-                    result
-                })
-                .await
-                .map_err(backend)?;
-                match flushed {
-                    Ok(()) => {
-                        self.flushes.fetch_add(1, Ordering::Relaxed);
-                        self.durable.send_modify(|d| *d = (*d).max(upto));
-                    }
-                    Err(e) => {
-                        // Wake the others so that one of them tries again.
-                        self.durable.send_modify(|_| {});
-                        return Err(e);
-                    }
-                }
-                continue;
-            }
-            if seen.changed().await.is_err() {
-                return Err(Error::Backend("the database closed".into()));
-            }
+        if *self.durable.borrow() >= seq {
+            return Ok(());
         }
+        let _flushing = self.flusher.lock().await;
+        if *self.durable.borrow() >= seq {
+            return Ok(());
+        }
+        // No commit may begin while the flush takes the writer's turn, so every commit
+        // numbered up to `upto` is finished and the flush covers it. An open batch is
+        // committed by the flush itself.
+        let turn = self.writer.clone().lock_owned().await;
+        let open = self.batch.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let (txn, outcome, batch_seq) = match open {
+            Some(Batch { txn, outcome, .. }) => (
+                Some(txn),
+                Some(outcome),
+                Some(self.committed.fetch_add(1, Ordering::SeqCst) + 1),
+            ),
+            None => (None, None, None),
+        };
+        let upto = self.committed.load(Ordering::SeqCst);
+        let db = self.db.clone();
+        let flushed = tokio::task::spawn_blocking(move || {
+            let mut txn = match txn {
+                Some(t) => t,
+                None => db.begin_write().map_err(backend)?,
+            };
+            txn.set_durability(redb::Durability::Immediate)
+                .map_err(backend)?;
+            let result = txn.commit().map_err(backend);
+            drop(turn);
+            result
+        })
+        .await
+        .map_err(backend)
+        .and_then(|r| r);
+        if let (Some(outcome), Some(batch_seq)) = (outcome, batch_seq) {
+            outcome.send_replace(Some(
+                flushed
+                    .as_ref()
+                    .map(|()| batch_seq)
+                    .map_err(|e| format!("{e:?}")),
+            ));
+        }
+        flushed?;
+        self.flushes.fetch_add(1, Ordering::Relaxed);
+        self.durable.send_modify(|d| *d = (*d).max(upto));
+        Ok(())
     }
+}
+
+/// What a writer ending its turn waits for.
+enum Outcome {
+    /// It committed the batch itself.
+    Committed(Result<u64, Error>),
+    /// The batch is left open for the next writer, who tells the outcome.
+    Open {
+        outcome: watch::Receiver<Option<Result<u64, String>>>,
+        id: u64,
+    },
+}
+
+/// The transaction writers share until it is committed.
+struct Batch {
+    txn: redb::WriteTransaction,
+    id: u64,
+    /// Writers that committed into it.
+    writers: usize,
+    opened: Instant,
+    /// The commit's number once committed, or why it failed.
+    outcome: watch::Sender<Option<Result<u64, String>>>,
 }
 
 pub struct ReadTxn(redb::ReadTransaction);
 
+/// One writer's turn in the batch: what its writes replaced, to put back if it does not
+/// commit.
 pub struct WriteTxn {
-    txn: redb::WriteTransaction,
-    _turn: OwnedMutexGuard<()>,
+    replaced: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// Taken by `commit` and `drop`; still here when the guest is torn down (a trap).
+    turn: Option<OwnedMutexGuard<()>>,
+    shared: Arc<crate::Shared>,
+}
+
+impl Drop for WriteTxn {
+    fn drop(&mut self) {
+        if let Some(turn) = self.turn.take() {
+            self.shared.db.abandon(&self.replaced, turn);
+        }
+    }
 }
 
 fn backend(e: impl std::fmt::Display) -> Error {
@@ -177,12 +435,12 @@ impl wit::Host for State {
     }
 
     async fn begin_write(&mut self) -> wasmtime::Result<Result<Resource<WriteTxn>, Error>> {
-        let turn = self.shared.db.writer.clone().lock_owned().await;
-        let txn = match self.shared.db.db.begin_write() {
-            Ok(t) => t,
-            Err(e) => return Ok(Err(backend(e))),
-        };
-        Ok(Ok(self.table.push(WriteTxn { txn, _turn: turn })?))
+        let turn = self.shared.db.turn().await;
+        Ok(Ok(self.table.push(WriteTxn {
+            replaced: Vec::new(),
+            turn: Some(turn),
+            shared: self.shared.clone(),
+        })?))
     }
 }
 
@@ -229,13 +487,11 @@ impl wit::HostWriteTxn for State {
         txn: Resource<WriteTxn>,
         key: Vec<u8>,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, Error>> {
-        let txn = &self.table.get(&txn)?.txn;
-        let result = (|| {
-            let table = txn.open_table(TABLE).map_err(backend)?;
+        self.table.get(&txn)?;
+        Ok(self.shared.db.in_batch(|table| {
             let value = table.get(key.as_slice()).map_err(backend)?;
             Ok(value.map(|v| v.value().to_vec()))
-        })();
-        Ok(result)
+        }))
     }
 
     async fn scan(
@@ -246,12 +502,11 @@ impl wit::HostWriteTxn for State {
         limit: u32,
         reverse: bool,
     ) -> wasmtime::Result<Result<Vec<Entry>, Error>> {
-        let txn = &self.table.get(&txn)?.txn;
-        let result = (|| {
-            let table = txn.open_table(TABLE).map_err(backend)?;
-            scan(&table, &prefix, after.as_deref(), limit, reverse)
-        })();
-        Ok(result)
+        self.table.get(&txn)?;
+        Ok(self
+            .shared
+            .db
+            .in_batch(|table| scan(&*table, &prefix, after.as_deref(), limit, reverse)))
     }
 
     async fn put(
@@ -263,15 +518,9 @@ impl wit::HostWriteTxn for State {
         if !kv::fits(&key, &value) {
             return Ok(Err(Error::TooLarge));
         }
-        let txn = &self.table.get(&txn)?.txn;
-        let result = (|| {
-            let mut table = txn.open_table(TABLE).map_err(backend)?;
-            table
-                .insert(key.as_slice(), value.as_slice())
-                .map_err(backend)?;
-            Ok(())
-        })();
-        Ok(result)
+        let writer = self.table.get_mut(&txn)?;
+        let shared = writer.shared.clone();
+        Ok(shared.db.write(&mut writer.replaced, key, Some(&value)))
     }
 
     async fn delete(
@@ -279,27 +528,37 @@ impl wit::HostWriteTxn for State {
         txn: Resource<WriteTxn>,
         key: Vec<u8>,
     ) -> wasmtime::Result<Result<(), Error>> {
-        let txn = &self.table.get(&txn)?.txn;
-        let result = (|| {
-            let mut table = txn.open_table(TABLE).map_err(backend)?;
-            table.remove(key.as_slice()).map_err(backend)?;
-            Ok(())
-        })();
-        Ok(result)
+        let writer = self.table.get_mut(&txn)?;
+        let shared = writer.shared.clone();
+        Ok(shared.db.write(&mut writer.replaced, key, None))
     }
 
     async fn commit(&mut self, txn: Resource<WriteTxn>) -> wasmtime::Result<Result<(), Error>> {
-        let WriteTxn { txn, _turn } = self.table.delete(txn)?;
+        let mut writer = self.table.delete(txn)?;
+        let turn = writer
+            .turn
+            .take()
+            .expect("a live transaction holds its turn");
         let db = &self.shared.db;
-        Ok(match db.commit(txn, _turn).await {
-            Ok(seq) => db.durable(seq).await,
+        Ok(match db.end_turn(turn, true).await {
+            Ok(Some(seq)) => db.durable(seq).await,
+            Ok(None) => Err(Error::Backend(
+                "a committed batch without its writer".into(),
+            )),
             Err(e) => Err(e),
         })
     }
 
     async fn drop(&mut self, txn: Resource<WriteTxn>) -> wasmtime::Result<()> {
-        // Dropping an uncommitted redb transaction aborts it.
-        self.table.delete(txn)?;
+        let mut writer = self.table.delete(txn)?;
+        let turn = writer
+            .turn
+            .take()
+            .expect("a live transaction holds its turn");
+        let replaced = std::mem::take(&mut writer.replaced);
+        if let Err(e) = self.shared.db.roll_back(replaced, turn).await {
+            tracing::error!("rolling back a write: {e:?}");
+        }
         Ok(())
     }
 }
@@ -309,13 +568,22 @@ mod tests {
     use super::*;
 
     async fn put(db: &Db, key: &[u8]) -> u64 {
-        let turn = db.writer.clone().lock_owned().await;
-        let txn = db.db.begin_write().unwrap();
-        txn.open_table(TABLE)
+        let turn = db.turn().await;
+        db.write(&mut Vec::new(), key.to_vec(), Some(b"v")).unwrap();
+        db.end_turn(turn, true).await.unwrap().unwrap()
+    }
+
+    fn committed(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let read = db.db.begin_read().unwrap();
+        let table = read.open_table(TABLE).unwrap();
+        table
+            .iter()
             .unwrap()
-            .insert(key, b"v".as_slice())
-            .unwrap();
-        db.commit(txn, turn).await.unwrap()
+            .map(|e| {
+                let (k, v) = e.unwrap();
+                (k.value().to_vec(), v.value().to_vec())
+            })
+            .collect()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -361,11 +629,65 @@ mod tests {
         for t in tasks {
             t.await.unwrap();
         }
-        assert_eq!(*db.durable.borrow(), 64);
+        let commits = db.committed.load(Ordering::SeqCst);
+        assert_eq!(*db.durable.borrow(), commits);
+        assert!((1..=64).contains(&commits), "{commits} commits");
         let flushes = db.flushes.load(Ordering::Relaxed);
         assert!((1..=64).contains(&flushes), "{flushes} flushes");
-        let read = db.db.begin_read().unwrap();
-        let table = read.open_table(TABLE).unwrap();
-        assert_eq!(table.iter().unwrap().count(), 64);
+        assert_eq!(committed(&db).len(), 64);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writers_share_a_batch_and_one_that_rolls_back_leaves_it_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(Db::open(&dir.path().join("t.redb")).unwrap());
+        {
+            let turn = db.turn().await;
+            let mut replaced = Vec::new();
+            db.write(&mut replaced, b"kept".to_vec(), Some(b"0"))
+                .unwrap();
+            db.write(&mut replaced, b"gone".to_vec(), Some(b"0"))
+                .unwrap();
+            db.end_turn(turn, true).await.unwrap();
+        }
+        // The first writer ends its turn while another waits: the batch stays open.
+        let first = {
+            let turn = db.turn().await;
+            db.write(&mut Vec::new(), b"a".to_vec(), Some(b"1"))
+                .unwrap();
+            db.waiting.fetch_add(1, Ordering::SeqCst);
+            let db = db.clone();
+            tokio::spawn(async move { db.end_turn(turn, true).await.unwrap().unwrap() })
+        };
+        let turn = db.turn().await;
+        db.waiting.fetch_sub(1, Ordering::SeqCst);
+        // The second sees the first's write, writes over it, adds, removes, and rolls back.
+        let seen = db
+            .in_batch(|t| Ok(t.get(&b"a"[..]).unwrap().map(|v| v.value().to_vec())))
+            .unwrap();
+        assert_eq!(seen.as_deref(), Some(&b"1"[..]));
+        let mut replaced = Vec::new();
+        db.write(&mut replaced, b"a".to_vec(), Some(b"2")).unwrap();
+        db.write(&mut replaced, b"a".to_vec(), Some(b"3")).unwrap();
+        db.write(&mut replaced, b"b".to_vec(), Some(b"2")).unwrap();
+        db.write(&mut replaced, b"kept".to_vec(), Some(b"2"))
+            .unwrap();
+        db.write(&mut replaced, b"gone".to_vec(), None).unwrap();
+        db.roll_back(replaced, turn).await.unwrap();
+        // The rollback ended the last turn: the batch with the first writer is committed.
+        let seq = first.await.unwrap();
+        assert_eq!(seq, 2, "one commit for the first writer's batch");
+        assert_eq!(
+            committed(&db),
+            vec![
+                (b"a".to_vec(), b"1".to_vec()),
+                (b"gone".to_vec(), b"0".to_vec()),
+                (b"kept".to_vec(), b"0".to_vec()),
+            ]
+        );
+        assert!(
+            *db.durable.borrow() >= seq,
+            "the rollback waited for the batch"
+        );
     }
 }

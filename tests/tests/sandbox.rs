@@ -97,3 +97,24 @@ async fn a_request_runs_to_its_end_when_its_client_goes_away() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_that_traps_inside_a_write_leaves_nothing_behind() {
+    let app = limited_app().await;
+    app.post(
+        "/api/_test/half-written-client",
+        "<client><name>Half</name></client>",
+    )
+    .await
+    .assert_error(500, "internal error");
+    // The next write commits whatever the store still holds.
+    assert_eq!(
+        app.post("/api/clients", "<client><name>Whole</name></client>")
+            .await
+            .status,
+        201
+    );
+    let clients = app.get("/api/clients").await;
+    assert!(clients.body.contains("Whole"), "{}", clients.body);
+    assert!(!clients.body.contains("Half"), "{}", clients.body);
+}

@@ -493,9 +493,26 @@ static TABLE: &[&[Route]] = &[
 ];
 
 /// Routes of the test build only: a panic, an endless loop, unbounded allocation, a create
-/// that takes two seconds.
+/// that panics before its commit, a create that takes two seconds.
 #[cfg(feature = "test-routes")]
 const TEST_ROUTES: &[Route] = &[
+    Route {
+        path: &["_test", "half-written-client"],
+        handlers: &[(
+            Verb::Post,
+            // Creates a client inside a write transaction, then panics before the commit.
+            Handler::Plain(|c| {
+                let changes = records::decode_changes(
+                    CLIENTS.res.fields,
+                    &c.req.document()?,
+                    CLIENTS.singular,
+                )?;
+                let mut txn = c.caps.store.begin_write()?;
+                crate::domain::records::create(c.ctx, txn.as_mut(), CLIENTS.res, &changes)?;
+                panic!("test route: panic inside a write transaction")
+            }),
+        )],
+    },
     Route {
         path: &["_test", "slow-client"],
         handlers: &[(
