@@ -127,8 +127,8 @@ fn indent(out: &mut Vec<u8>, depth: usize) {
     }
 }
 
-/// Appends `s` with the characters XML gives meaning escaped; in attributes also quotes
-/// and line feeds. Runs without special characters are copied whole.
+/// Appends `s` with the characters XML gives meaning escaped; in attributes also quotes,
+/// line feeds and tabs (which a reader would turn into spaces there). Runs without special characters are copied whole.
 fn escape_bytes(out: &mut Vec<u8>, s: &str, attr: bool) {
     let special = if attr { &ATTR_SPECIAL } else { &TEXT_SPECIAL };
     let bytes = s.as_bytes();
@@ -144,6 +144,7 @@ fn escape_bytes(out: &mut Vec<u8>, s: &str, attr: bool) {
             b'>' => b"&gt;",
             b'"' => b"&quot;",
             b'\r' => b"&#13;",
+            b'\t' => b"&#9;",
             _ => b"&#10;",
         });
         from = i + 1;
@@ -153,7 +154,7 @@ fn escape_bytes(out: &mut Vec<u8>, s: &str, attr: bool) {
 
 /// The bytes escaped in element text, and in attribute values.
 static TEXT_SPECIAL: [bool; 256] = special(b"&<>\r");
-static ATTR_SPECIAL: [bool; 256] = special(b"&<>\r\"\n");
+static ATTR_SPECIAL: [bool; 256] = special(b"&<>\r\"\n\t");
 
 const fn special(bytes: &[u8]) -> [bool; 256] {
     let mut table = [false; 256];
@@ -306,6 +307,8 @@ line 2</name>
             "a&amp;b&lt;c&gt;d\"e\nf&#13;g"
         );
         assert_eq!(escaped("\"x\"\n", true), "&quot;x&quot;&#10;");
+        assert_eq!(escaped("a\tb", true), "a&#9;b");
+        assert_eq!(escaped("a\tb", false), "a\tb");
         assert_eq!(escaped("äöü ß", true), "äöü ß");
     }
 }

@@ -265,7 +265,9 @@ mod tests {
                 ],
             )],
         )
-        .with_attr("page", "1");
+        .with_attr("page", "1")
+        // Found by fuzzing: a reader turns a literal tab in an attribute into a space.
+        .with_attr("note", "a\tb \n\r c");
         let bytes = encode_xml(&doc);
         let text = String::from_utf8(bytes.clone()).unwrap();
         assert!(text.contains("<due_date type=\"date\"/>"), "{text}");
