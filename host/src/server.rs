@@ -19,7 +19,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use wasmtime_wasi_http::WasiHttpView;
-use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::{Runtime, new_store};
@@ -54,6 +54,11 @@ impl Runtime {
         let mut store = new_store(&self.engine, self.shared.clone(), &self.limits);
         store.set_epoch_deadline(1);
         let (sender, receiver) = oneshot::channel();
+        let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+        let large_body = header(hyper::header::TRANSFER_ENCODING).is_some()
+            || header(hyper::header::CONTENT_LENGTH)
+                .and_then(|n| n.parse::<u64>().ok())
+                .is_some_and(|n| n > INLINE_BODY_MAX);
         let req = store
             .data_mut()
             .http()
@@ -79,11 +84,25 @@ impl Runtime {
             drop(slot);
             result
         };
-        // The guest runs on this connection's task until it answers (most finish their body
-        // in the same go, sparing a task and a cross-thread wake-up per request); one still
-        // writing its body, or whose client went away, goes on in a task of its own.
-        let mut guest = RunToEnd(Some(Box::pin(CatchUnwind(Box::pin(guest)))));
+        let guest = Box::pin(CatchUnwind(Box::pin(guest)));
         let mut receiver = receiver;
+        if large_body {
+            // A large body arrives while the guest reads it: the guest runs on a task of
+            // its own, in parallel with this connection's task feeding it.
+            let task = tokio::spawn(guest);
+            let answer = match receiver.await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    let finished = task.await.unwrap_or_else(|e| Err(e.to_string()));
+                    return Err(guest_failure(finished));
+                }
+            };
+            return self.answer(answer, &seen).await;
+        }
+        // Otherwise it runs on this connection's task until it answers (most finish their
+        // body in the same go, sparing a task and a cross-thread wake-up per request); one
+        // still writing its body, or whose client went away, goes on in a task of its own.
+        let mut guest = RunToEnd(Some(guest));
         let running = guest.0.as_mut().expect("the guest is set");
         let answer = tokio::select! {
             biased;
@@ -103,6 +122,15 @@ impl Runtime {
             },
         };
         drop(guest);
+        self.answer(answer, &seen).await
+    }
+
+    /// The guest's response, held until every commit its reads could see is durable.
+    async fn answer(
+        &self,
+        answer: Result<Response, ErrorCode>,
+        seen: &AtomicU64,
+    ) -> anyhow::Result<Response> {
         match answer {
             Ok(response) => {
                 // Never show a client a commit that a crash could still take back.
@@ -144,6 +172,9 @@ impl Runtime {
         Ok(response)
     }
 }
+
+/// Request bodies up to this size are read by a guest running on its connection's task.
+const INLINE_BODY_MAX: u64 = 64 * 1024;
 
 /// Why a guest that set no response failed.
 fn guest_failure(finished: Result<wasmtime::Result<()>, String>) -> anyhow::Error {
