@@ -690,4 +690,58 @@ mod tests {
             "the rollback waited for the batch"
         );
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_left_to_a_writer_that_never_comes_is_committed_by_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("t.redb")).unwrap();
+        let turn = db.turn().await;
+        db.write(&mut Vec::new(), b"a".to_vec(), Some(b"1"))
+            .unwrap();
+        // A writer seemed to wait, so the batch is left open; it never takes its turn.
+        db.waiting.fetch_add(1, Ordering::SeqCst);
+        let waiting = {
+            let db = &db;
+            async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                db.waiting.fetch_sub(1, Ordering::SeqCst);
+            }
+        };
+        let started = Instant::now();
+        let ended = tokio::time::timeout(BATCH_CHECK * 3, db.end_turn(turn, true));
+        let (seq, ()) = tokio::join!(ended, waiting);
+        assert_eq!(
+            seq.expect("the batch was never committed").unwrap(),
+            Some(1)
+        );
+        assert!(started.elapsed() >= BATCH_CHECK, "{:?}", started.elapsed());
+        assert_eq!(committed(&db), vec![(b"a".to_vec(), b"1".to_vec())]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_waiter_returns_durable_however_flushes_and_waits_interleave() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(Db::open(&dir.path().join("t.redb")).unwrap());
+        let rounds = async {
+            for round in 0..200u16 {
+                let tasks: Vec<_> = (0..8u16)
+                    .map(|i| {
+                        let db = db.clone();
+                        tokio::spawn(async move {
+                            let seq =
+                                put(&db, &[round.to_be_bytes(), i.to_be_bytes()].concat()).await;
+                            db.durable(seq).await.unwrap();
+                        })
+                    })
+                    .collect();
+                for t in tasks {
+                    t.await.unwrap();
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(60), rounds)
+            .await
+            .expect("a waiter was left waiting");
+        assert_eq!(committed(&db).len(), 1600);
+    }
 }

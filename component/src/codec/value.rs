@@ -18,6 +18,16 @@ impl ScalarType {
             ScalarType::DateTime => "datetime",
         }
     }
+
+    /// The `type=` attribute, as `Emit` takes attributes.
+    pub fn attrs(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            ScalarType::Integer => &[("type", "integer")],
+            ScalarType::Float => &[("type", "float")],
+            ScalarType::Date => &[("type", "date")],
+            ScalarType::DateTime => &[("type", "datetime")],
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

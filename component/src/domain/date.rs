@@ -75,22 +75,34 @@ impl Date {
     pub fn push_to(self, out: &mut String) {
         let (year, month, day) = self.to_time().to_calendar_date();
         match u32::try_from(year) {
-            Ok(y) if y <= 9999 => push_digits(out, y, 4),
+            Ok(y) if y <= 9999 => push_digits(out, y.into(), 4),
             _ => out.push_str(&format!("{year:04}")),
         }
         out.push('-');
-        push_digits(out, month as u32, 2);
+        push_digits(out, month as u64, 2);
         out.push('-');
-        push_digits(out, day as u32, 2);
+        push_digits(out, day.into(), 2);
     }
 }
 
-/// Appends the last `width` decimal digits of `n`, zero-padded.
-fn push_digits(out: &mut String, n: u32, width: u32) {
-    let mut divisor = 10u32.pow(width - 1);
-    while divisor > 0 {
-        out.push(char::from(b'0' + (n / divisor % 10) as u8));
-        divisor /= 10;
+/// Appends the decimal digits of `n`, zero-padded to at least `width`.
+pub fn push_digits(out: &mut String, n: u64, width: usize) {
+    let mut digits = [0u8; 20];
+    let at = digits_into(&mut digits, 20, n, width.min(20));
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+}
+
+/// Writes the decimal digits of `n` (zero-padded to `width`) to end at `buf[end]`;
+/// returns where they start.
+pub fn digits_into(buf: &mut [u8], mut end: usize, mut n: u64, width: usize) -> usize {
+    let least = end - width;
+    loop {
+        end -= 1;
+        buf[end] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 && end <= least {
+            return end;
+        }
     }
 }
 
@@ -122,7 +134,7 @@ impl DateTime {
             0
         };
         Date::from_unix(secs).push_to(out);
-        let of_day = secs.rem_euclid(86_400) as u32;
+        let of_day = secs.rem_euclid(86_400) as u64;
         out.push('T');
         push_digits(out, of_day / 3600, 2);
         out.push(':');

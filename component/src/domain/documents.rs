@@ -120,6 +120,22 @@ pub enum Status {
     Canceled,
 }
 
+impl Status {
+    /// How the status shows when that does not depend on the day: every status but OPEN
+    /// (OPEN or OVERDUE by the due date).
+    pub fn shown_as_stored(self) -> Option<Shown> {
+        match self {
+            Status::Draft => Some(Shown::Draft),
+            Status::Paid => Some(Shown::Paid),
+            Status::Canceled => Some(Shown::Canceled),
+            Status::Open => None,
+        }
+    }
+}
+
+/// The stored statuses that show as themselves.
+pub const SHOWN_AS_STORED: [Status; 3] = [Status::Draft, Status::Paid, Status::Canceled];
+
 /// The status as the API shows and filters it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Shown {
@@ -601,6 +617,16 @@ fn client_document_key(account: u64, client: u64, kind: DocKind, id: u64) -> Vec
     k.push(kind.client_index_byte());
     k.extend_from_slice(&id.to_be_bytes());
     k
+}
+
+/// The documents with these ids, in their order.
+fn load_all(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    ids: &[u64],
+) -> Result<Vec<Document>, Error> {
+    ids.iter().map(|id| load(txn, account, kind, *id)).collect()
 }
 
 pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Document, Error> {
@@ -1521,7 +1547,8 @@ fn candidates(
 }
 
 /// One page of the invoices matching the filter, in `order` (id order when empty), and
-/// the number of all matches. Index-only filters in id order load just the page.
+/// the number of all matches. Index-only filters in id order load just the page. Needs the
+/// kept sums and counts: the caller has run `grouping::rebuild`.
 pub fn page(
     txn: &dyn Read,
     account: u64,
@@ -1532,11 +1559,8 @@ pub fn page(
     today: Date,
 ) -> Result<(Vec<Document>, usize), Error> {
     let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
-    if order.is_empty()
-        && f.is_empty()
-        && start <= limits::DIRECT_PAGE_START_MAX
-        && let Some(total) = grouping::count_all(txn, account, f.kind)?
-    {
+    if order.is_empty() && f.is_empty() && start <= limits::DIRECT_PAGE_START_MAX {
+        let total = grouping::count_all(txn, account, f.kind)?;
         // Records are keyed by id: the first pages are the first records.
         let prefix = collection_prefix(account, f.kind);
         let mut invoices = Vec::with_capacity(per_page as usize);
@@ -1560,21 +1584,14 @@ pub fn page(
         }
         return Ok((invoices, total as usize));
     }
-    if order.is_empty()
-        && f.only_statuses()
-        && let Some(total) = grouping::count_statuses(txn, account, f.kind, &f.statuses, today)?
-    {
-        let total = total as usize;
+    if order.is_empty() && f.only_statuses() {
+        let total = grouping::count_statuses(txn, account, f.kind, &f.statuses, today)? as usize;
         let ids = if start < total {
             status_page_ids(txn, account, f, start, per_page as usize, today)?
         } else {
             Vec::new()
         };
-        let invoices = ids
-            .iter()
-            .map(|id| load(txn, account, f.kind, *id))
-            .collect::<Result<_, _>>()?;
-        return Ok((invoices, total));
+        return Ok((load_all(txn, account, f.kind, &ids)?, total));
     }
     if order.is_empty() && f.index_exact() {
         let mut ids = match candidates(txn, account, f, today)? {
@@ -1591,11 +1608,10 @@ pub fn page(
         ids.dedup();
         let total = ids.len();
         let end = start.saturating_add(per_page as usize).min(total);
-        let invoices = ids[start.min(total)..end]
-            .iter()
-            .map(|id| load(txn, account, f.kind, *id))
-            .collect::<Result<_, _>>()?;
-        return Ok((invoices, total));
+        return Ok((
+            load_all(txn, account, f.kind, &ids[start.min(total)..end])?,
+            total,
+        ));
     }
     let mut found = find(txn, account, f, today)?;
     sort(&mut found, order, today);
@@ -1611,16 +1627,13 @@ pub fn page(
 }
 
 /// The number of documents matching the filter, loading as few as the filter allows.
+/// Needs the kept sums (`grouping::rebuild`), as `page` does.
 pub fn count(txn: &dyn Read, account: u64, f: &Filter, today: Date) -> Result<usize, Error> {
-    if f.is_empty()
-        && let Some(n) = grouping::count_all(txn, account, f.kind)?
-    {
-        return Ok(n as usize);
+    if f.is_empty() {
+        return Ok(grouping::count_all(txn, account, f.kind)? as usize);
     }
-    if f.only_statuses()
-        && let Some(n) = grouping::count_statuses(txn, account, f.kind, &f.statuses, today)?
-    {
-        return Ok(n as usize);
+    if f.only_statuses() {
+        return Ok(grouping::count_statuses(txn, account, f.kind, &f.statuses, today)? as usize);
     }
     if f.index_exact()
         && let Some(mut ids) = candidates(txn, account, f, today)?
@@ -1696,12 +1709,8 @@ fn status_page_ids(
     let batch = (2 * start.saturating_add(per_page)).clamp(64, limits::INDEX_SCAN_BATCH as usize);
     let stream = |status, due| StatusStream::new(account, f.kind, status, due, batch as u32);
     let mut streams = Vec::new();
-    for (shown, status) in [
-        (Shown::Draft, Status::Draft),
-        (Shown::Paid, Status::Paid),
-        (Shown::Canceled, Status::Canceled),
-    ] {
-        if wants(shown) {
+    for status in SHOWN_AS_STORED {
+        if status.shown_as_stored().is_some_and(wants) {
             streams.push(stream(status, Due::Any));
         }
     }

@@ -145,14 +145,12 @@ pub fn groups(
     keys: &[GroupKey],
     today: Date,
 ) -> Result<Vec<(String, Vec<Group>)>, Error> {
-    let from_sums = sums_kept(txn, account, f.kind)?
-        && keys.iter().all(|k| {
-            matches!(
-                k,
-                GroupKey::Client | GroupKey::Status | GroupKey::Month | GroupKey::Year
-            )
-        })
-        && f.only_indexed_fields()
+    let from_sums = keys.iter().all(|k| {
+        matches!(
+            k,
+            GroupKey::Client | GroupKey::Status | GroupKey::Month | GroupKey::Year
+        )
+    }) && f.only_indexed_fields()
         && f.from.is_none()
         && f.to.is_none();
     if !from_sums {
@@ -165,14 +163,12 @@ pub fn groups(
     let prefix = store::index_prefix(account, f.kind.collection(), SUMS);
     store::for_each(txn, &prefix, |(k, v)| {
         let key = SumKey::read(&k[prefix.len()..])?;
-        let shown = match (key.status, key.due_month) {
-            (Status::Draft, _) => Shown::Draft,
-            (Status::Paid, _) => Shown::Paid,
-            (Status::Canceled, _) => Shown::Canceled,
-            (Status::Open, Some(due)) if due < this_month => Shown::Overdue,
-            (Status::Open, Some(due)) if due > this_month => Shown::Open,
+        let shown = match (key.status.shown_as_stored(), key.due_month) {
+            (Some(shown), _) => shown,
+            (None, Some(due)) if due < this_month => Shown::Overdue,
+            (None, Some(due)) if due > this_month => Shown::Open,
             // Due this month: OPEN or OVERDUE by the day, loaded below.
-            (Status::Open, _) => return Ok(()),
+            (None, _) => return Ok(()),
         };
         if !wanted(shown) || f.client_id.is_some_and(|c| c != key.client) {
             return Ok(());
@@ -308,8 +304,9 @@ impl SumKey {
             return Err(corrupt());
         }
         let i32_at = |at: usize| -> Result<i32, Error> {
-            let bytes = tail.get(at..at + 4).ok_or_else(corrupt)?;
-            Ok((u32::from_be_bytes(bytes.try_into().map_err(|_| corrupt())?) ^ 0x8000_0000) as i32)
+            tail.get(at..at + 4)
+                .and_then(store::i32_of_sortable)
+                .ok_or_else(corrupt)
         };
         let month = i32_at(0)?;
         let client = u64::from_be_bytes(tail[4..12].try_into().map_err(|_| corrupt())?);
@@ -330,12 +327,10 @@ impl SumKey {
     }
 }
 
-/// The number of all documents of a kind, kept with the sums; `None` while none are kept.
-pub fn count_all(txn: &dyn Read, account: u64, kind: DocKind) -> Result<Option<u64>, Error> {
-    if !sums_kept(txn, account, kind)? {
-        return Ok(None);
-    }
-    Ok(Some(read_count(txn, account, kind)?))
+/// The number of all documents of a kind, kept with the sums (the caller has run
+/// `rebuild`).
+pub fn count_all(txn: &dyn Read, account: u64, kind: DocKind) -> Result<u64, Error> {
+    read_counter(txn, &count_key(account, kind))
 }
 
 fn corrupt(what: &str) -> Error {
@@ -348,15 +343,27 @@ fn count_key(account: u64, kind: DocKind) -> Vec<u8> {
     store::index_prefix(account, kind.collection(), COUNT)
 }
 
-fn read_count(txn: &dyn Read, account: u64, kind: DocKind) -> Result<u64, Error> {
-    match txn.get(&count_key(account, kind))? {
-        None => Ok(0),
-        Some(v) => Ok(u64::from_be_bytes(
-            v.as_slice()
-                .try_into()
-                .map_err(|_| corrupt("document count"))?,
-        )),
+/// A kept count; an absent key counts none.
+fn read_counter(txn: &dyn Read, key: &[u8]) -> Result<u64, Error> {
+    txn.get(key)?.map_or(Ok(0), |v| counter_value(&v))
+}
+
+fn counter_value(bytes: &[u8]) -> Result<u64, Error> {
+    Ok(u64::from_be_bytes(
+        bytes.try_into().map_err(|_| corrupt("count"))?,
+    ))
+}
+
+/// Adds one to a kept count, or takes one away; a count of none is no key.
+fn add_to_counter(txn: &mut dyn Write, key: &[u8], add: bool) -> Result<(), Error> {
+    let n = read_counter(txn.as_read(), key)?;
+    let n = if add { n + 1 } else { n.saturating_sub(1) };
+    if n == 0 {
+        txn.delete(key)?;
+    } else {
+        txn.put(key, &n.to_be_bytes())?;
     }
+    Ok(())
 }
 
 fn kept_key(account: u64, kind: DocKind) -> Vec<u8> {
@@ -384,49 +391,22 @@ fn status_count_key(account: u64, inv: &Document) -> Vec<u8> {
     k
 }
 
-fn read_u64(bytes: &[u8], what: &str) -> Result<u64, Error> {
-    Ok(u64::from_be_bytes(
-        bytes.try_into().map_err(|_| corrupt(what))?,
-    ))
-}
-
-fn add_to_count(txn: &mut dyn Write, key: &[u8], add: bool) -> Result<(), Error> {
-    let n = match txn.get(key)? {
-        Some(v) => read_u64(&v, "status count")?,
-        None => 0,
-    };
-    let n = if add { n + 1 } else { n.saturating_sub(1) };
-    if n == 0 {
-        txn.delete(key)?;
-    } else {
-        txn.put(key, &n.to_be_bytes())?;
-    }
-    Ok(())
-}
-
-/// The number of documents showing one of `statuses` today, from the kept counts; `None`
-/// while they are not kept.
+/// The number of documents showing one of `statuses` today, from the kept counts (the
+/// caller has run `rebuild`).
 pub fn count_statuses(
     txn: &dyn Read,
     account: u64,
     kind: DocKind,
     statuses: &[Shown],
     today: Date,
-) -> Result<Option<u64>, Error> {
-    if !sums_kept(txn, account, kind)? {
-        return Ok(None);
-    }
+) -> Result<u64, Error> {
     let mut total = 0;
-    for stored in [Status::Draft, Status::Paid, Status::Canceled] {
-        let shown = match stored {
-            Status::Draft => Shown::Draft,
-            Status::Paid => Shown::Paid,
-            _ => Shown::Canceled,
-        };
-        if statuses.contains(&shown)
-            && let Some(v) = txn.get(&status_count_prefix(account, kind, stored))?
+    for stored in documents::SHOWN_AS_STORED {
+        if stored
+            .shown_as_stored()
+            .is_some_and(|s| statuses.contains(&s))
         {
-            total += read_u64(&v, "status count")?;
+            total += read_counter(txn, &status_count_prefix(account, kind, stored))?;
         }
     }
     let (open, overdue) = (
@@ -443,11 +423,11 @@ pub fn count_statuses(
             if !open && k[prefix.len()..] >= today_key[..] {
                 return Ok(());
             }
-            total += read_u64(&v, "status count")?;
+            total += counter_value(&v)?;
             Ok::<_, Error>(())
         })?;
     }
-    Ok(Some(total))
+    Ok(total)
 }
 
 /// Moves a document's contribution to the sums: `old` out, `new` in. The first document
@@ -473,20 +453,14 @@ pub fn update(
     );
     if old_counted != new_counted {
         if let Some(k) = old_counted {
-            add_to_count(txn, &k, false)?;
+            add_to_counter(txn, &k, false)?;
         }
         if let Some(k) = new_counted {
-            add_to_count(txn, &k, true)?;
+            add_to_counter(txn, &k, true)?;
         }
     }
     if old.is_none() != new.is_none() {
-        let n = read_count(txn.as_read(), account, kind)?;
-        let n = if new.is_some() {
-            n + 1
-        } else {
-            n.saturating_sub(1)
-        };
-        txn.put(&count_key(account, kind), &n.to_be_bytes())?;
+        add_to_counter(txn, &count_key(account, kind), new.is_some())?;
     }
     if let (Some(o), Some(n)) = (old, new)
         && SumKey::of(o) == SumKey::of(n)

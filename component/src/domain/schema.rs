@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::codes;
-use super::date::{Date, DateTime};
+use super::date::{Date, DateTime, digits_into, push_digits};
 use crate::limits;
 
 /// A stored value.
@@ -167,26 +167,10 @@ fn push_decimal(out: &mut String, d: Decimal) {
 }
 
 fn push_int(out: &mut String, i: i64) {
-    let mut digits = [0u8; 20];
-    let at = digits_into(&mut digits, 20, i.unsigned_abs(), 1);
     if i < 0 {
         out.push('-');
     }
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
-}
-
-/// Writes the decimal digits of `n` (zero-padded to `width`) to end at `buf[end]`;
-/// returns where they start.
-fn digits_into(buf: &mut [u8], mut end: usize, mut n: u64, width: usize) -> usize {
-    let least = end - width;
-    loop {
-        end -= 1;
-        buf[end] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 && end <= least {
-            return end;
-        }
-    }
+    push_digits(out, i.unsigned_abs(), 1);
 }
 
 impl std::fmt::Display for Value<'_> {

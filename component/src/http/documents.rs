@@ -83,14 +83,7 @@ pub fn emit_document(inv: &Document, today: Date, e: &mut dyn Emit) {
         if f.kind == Kind::File {
             continue;
         }
-        let typed;
-        let attrs: &[(&str, &str)] = match scalar_type(f.kind) {
-            Some(ty) => {
-                typed = [("type", ty.as_str())];
-                &typed
-            }
-            None => &[],
-        };
+        let attrs = scalar_type(f.kind).map_or(&[][..], ScalarType::attrs);
         match get(inv, today) {
             Some(v) => w.emit(e, f.name, attrs, v),
             None => e.scalar(f.name, attrs, ""),
@@ -107,13 +100,13 @@ pub fn emit_document(inv: &Document, today: Date, e: &mut dyn Emit) {
 }
 
 fn emit_taxes(inv: &Document, w: &mut ValueWriter, e: &mut dyn Emit) {
-    const FLOAT: &[(&str, &str)] = &[("type", "float")];
+    let float = ScalarType::Float.attrs();
     e.open("taxes", &[("type", "array")]);
     for t in &inv.taxes {
         e.open("tax", &[]);
         e.scalar("name", &[], &t.name);
-        w.emit(e, "rate", FLOAT, Value::Dec(t.rate));
-        w.emit(e, "amount", FLOAT, Value::Dec(t.amount));
+        w.emit(e, "rate", float, Value::Dec(t.rate));
+        w.emit(e, "amount", float, Value::Dec(t.amount));
         e.close();
     }
     e.close();
@@ -293,9 +286,9 @@ pub fn list(
 /// Writes the key values of a group.
 fn emit_keys(w: &mut ValueWriter, e: &mut dyn Emit, keys: &[(&'static str, Scalar)]) {
     for (name, v) in keys {
-        let attrs: &[(&str, &str)] = match v {
-            Scalar::Int(_) => &[("type", "integer")],
-            Scalar::Date(_) => &[("type", "date")],
+        let attrs = match v {
+            Scalar::Int(_) => ScalarType::Integer.attrs(),
+            Scalar::Date(_) => ScalarType::Date.attrs(),
             _ => &[],
         };
         w.emit(e, name, attrs, v.as_value());
@@ -304,8 +297,7 @@ fn emit_keys(w: &mut ValueWriter, e: &mut dyn Emit, keys: &[(&'static str, Scala
 
 /// Writes the groups: one list, or one list per currency inside a list of lists.
 fn emit_groups(kind: DocKind, by_currency: &[(String, Vec<grouping::Group>)], e: &mut dyn Emit) {
-    const FLOAT: &[(&str, &str)] = &[("type", "float")];
-    const INTEGER: &[(&str, &str)] = &[("type", "integer")];
+    let (float, integer) = (ScalarType::Float.attrs(), ScalarType::Integer.attrs());
     let n = names(kind);
     let mut w = ValueWriter::default();
     let several = by_currency.len() > 1;
@@ -319,9 +311,9 @@ fn emit_groups(kind: DocKind, by_currency: &[(String, Vec<grouping::Group>)], e:
         );
         for g in groups {
             e.open(n.group, &[]);
-            w.emit(e, "total_gross", FLOAT, Value::Dec(g.total_gross));
-            w.emit(e, "total_net", FLOAT, Value::Dec(g.total_net));
-            w.emit(e, "count", INTEGER, Value::Int(g.count as i64));
+            w.emit(e, "total_gross", float, Value::Dec(g.total_gross));
+            w.emit(e, "total_net", float, Value::Dec(g.total_net));
+            w.emit(e, "count", integer, Value::Int(g.count as i64));
             emit_keys(&mut w, e, &g.keys);
             e.open(n.params, &[]);
             emit_keys(&mut w, e, &g.keys);

@@ -255,26 +255,7 @@ macro_rules! documents {
                     ),
                 ],
             },
-            Route {
-                path: &[$plural, ID],
-                handlers: &[
-                    (
-                        Verb::Get,
-                        Handler::Doc(|c, k| documents::get(c.caps, c.ctx, k, c.id), $kind),
-                    ),
-                    (
-                        Verb::Put,
-                        Handler::Doc(
-                            |c, k| documents::update(c.caps, c.ctx, k, c.id, c.req),
-                            $kind,
-                        ),
-                    ),
-                    (
-                        Verb::Delete,
-                        Handler::Doc(|c, k| documents::delete(c.caps, c.ctx, k, c.id), $kind),
-                    ),
-                ],
-            },
+            member!($plural, $kind, get, delete, update),
             action!($plural, $kind, "complete"),
             action!($plural, $kind, "cancel"),
             action!($plural, $kind, "uncancel"),
@@ -346,27 +327,35 @@ macro_rules! part {
                     ),
                 ],
             },
-            Route {
-                path: &[$path, ID],
-                handlers: &[
-                    (
-                        Verb::Get,
-                        Handler::Doc(|c, k| documents::$get(c.caps, c.ctx, k, c.id), $kind),
-                    ),
-                    $((
-                        Verb::Put,
-                        Handler::Doc(
-                            |c, k| documents::$update(c.caps, c.ctx, k, c.id, c.req),
-                            $kind,
-                        ),
-                    ),)?
-                    (
-                        Verb::Delete,
-                        Handler::Doc(|c, k| documents::$delete(c.caps, c.ctx, k, c.id), $kind),
-                    ),
-                ],
-            },
+            member!($path, $kind, $get, $delete $(, $update)?),
         ]
+    };
+}
+
+/// One member of a document collection by id: get and delete, and update where `$update`
+/// is given.
+macro_rules! member {
+    ($path:literal, $kind:expr, $get:ident, $delete:ident $(, $update:ident)?) => {
+        Route {
+            path: &[$path, ID],
+            handlers: &[
+                (
+                    Verb::Get,
+                    Handler::Doc(|c, k| documents::$get(c.caps, c.ctx, k, c.id), $kind),
+                ),
+                $((
+                    Verb::Put,
+                    Handler::Doc(
+                        |c, k| documents::$update(c.caps, c.ctx, k, c.id, c.req),
+                        $kind,
+                    ),
+                ),)?
+                (
+                    Verb::Delete,
+                    Handler::Doc(|c, k| documents::$delete(c.caps, c.ctx, k, c.id), $kind),
+                ),
+            ],
+        }
     };
 }
 
