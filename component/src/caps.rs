@@ -28,6 +28,10 @@ pub type Entry = (Vec<u8>, Vec<u8>);
 /// Reads of a transaction (a snapshot, or the writer's own view).
 pub trait Read {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// The values of `keys` in their order (`None` where absent), in one call.
+    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
     /// Entries under `prefix` in key order (or reverse), strictly after `after`, at most `limit`.
     fn scan(
         &self,

@@ -1,6 +1,9 @@
 //! The WIT-backed side: `caps` implemented on the imported interfaces, and the transport
 //! between `wasi:http` values and `http::Request`/`Response`.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::bindings::admin::AccountKey;
 use crate::bindings::faktura::service::store as kv;
 use crate::bindings::wasi::http::types::{
@@ -13,7 +16,7 @@ use crate::http::{self, Body, Method, Request};
 use crate::limits;
 
 struct WitStore;
-struct WitRead(kv::ReadTxn);
+struct WitRead(Rc<kv::ReadTxn>);
 struct WitWrite(kv::WriteTxn);
 struct WitClock;
 struct WitPdf;
@@ -56,6 +59,9 @@ impl caps::Read for WitRead {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.0.get(key).map_err(store_error)
     }
+    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.0.get_many(keys).map_err(store_error)
+    }
     fn scan(
         &self,
         prefix: &[u8],
@@ -73,6 +79,9 @@ impl caps::Read for WitRead {
 impl caps::Read for WitWrite {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.0.get(key).map_err(store_error)
+    }
+    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.0.get_many(keys).map_err(store_error)
     }
     fn scan(
         &self,
@@ -96,6 +105,8 @@ impl caps::Write for WitWrite {
         self.0.delete(key).map_err(store_error)
     }
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        // A snapshot taken while the write was open does not hold it.
+        forget_snapshot();
         kv::WriteTxn::commit(self.0).map_err(store_error)
     }
     fn as_read(&self) -> &dyn caps::Read {
@@ -103,11 +114,32 @@ impl caps::Write for WitWrite {
     }
 }
 
+thread_local! {
+    /// The snapshot that reads of this request share until it writes: authenticating and
+    /// handling a GET read from one snapshot instead of opening one each. Beginning or
+    /// committing a write ends it, so that reads after a write see it.
+    static SNAPSHOT: RefCell<Option<Rc<kv::ReadTxn>>> = const { RefCell::new(None) };
+}
+
+fn forget_snapshot() {
+    SNAPSHOT.with(|s| s.borrow_mut().take());
+}
+
 impl caps::Store for WitStore {
     fn begin_read(&self) -> Result<Box<dyn caps::Read>, StoreError> {
-        Ok(Box::new(WitRead(kv::begin_read().map_err(store_error)?)))
+        SNAPSHOT.with(|s| {
+            let mut s = s.borrow_mut();
+            let txn = match &*s {
+                Some(txn) => txn.clone(),
+                None => s
+                    .insert(Rc::new(kv::begin_read().map_err(store_error)?))
+                    .clone(),
+            };
+            Ok(Box::new(WitRead(txn)) as Box<dyn caps::Read>)
+        })
     }
     fn begin_write(&self) -> Result<Box<dyn caps::Write>, StoreError> {
+        forget_snapshot();
         Ok(Box::new(WitWrite(kv::begin_write().map_err(store_error)?)))
     }
 }

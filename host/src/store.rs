@@ -381,7 +381,8 @@ struct Batch {
     outcome: watch::Sender<Option<Result<u64, String>>>,
 }
 
-pub struct ReadTxn(redb::ReadTransaction);
+/// A snapshot, with its table opened once for all of its reads.
+pub struct ReadTxn(redb::ReadOnlyTable<&'static [u8], &'static [u8]>);
 
 /// One writer's turn in the batch: what its writes replaced, to put back if it does not
 /// commit.
@@ -410,6 +411,14 @@ fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
         .collect()
 }
 
+fn get(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    key: &[u8],
+) -> Result<Option<Vec<u8>>, Error> {
+    let value = table.get(key).map_err(backend)?;
+    Ok(value.map(|v| v.value().to_vec()))
+}
+
 fn scan(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     prefix: &[u8],
@@ -427,11 +436,17 @@ impl wit::Host for State {
         // Taken before the snapshot: every commit the snapshot holds is numbered up to it.
         let visible = self.shared.db.visible();
         self.seen.fetch_max(visible, Ordering::SeqCst);
-        let txn = match self.shared.db.db.begin_read() {
-            Ok(t) => t,
-            Err(e) => return Ok(Err(backend(e))),
-        };
-        Ok(Ok(self.table.push(ReadTxn(txn))?))
+        let table = self
+            .shared
+            .db
+            .db
+            .begin_read()
+            .map_err(backend)
+            .and_then(|txn| txn.open_table(TABLE).map_err(backend));
+        match table {
+            Ok(table) => Ok(Ok(self.table.push(ReadTxn(table))?)),
+            Err(e) => Ok(Err(e)),
+        }
     }
 
     async fn begin_write(&mut self) -> wasmtime::Result<Result<Resource<WriteTxn>, Error>> {
@@ -450,13 +465,17 @@ impl wit::HostReadTxn for State {
         txn: Resource<ReadTxn>,
         key: Vec<u8>,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, Error>> {
-        let txn = &self.table.get(&txn)?.0;
-        let result = (|| {
-            let table = txn.open_table(TABLE).map_err(backend)?;
-            let value = table.get(key.as_slice()).map_err(backend)?;
-            Ok(value.map(|v| v.value().to_vec()))
-        })();
-        Ok(result)
+        let table = &self.table.get(&txn)?.0;
+        Ok(get(table, &key))
+    }
+
+    async fn get_many(
+        &mut self,
+        txn: Resource<ReadTxn>,
+        keys: Vec<Vec<u8>>,
+    ) -> wasmtime::Result<Result<Vec<Option<Vec<u8>>>, Error>> {
+        let table = &self.table.get(&txn)?.0;
+        Ok(keys.iter().map(|k| get(table, k)).collect())
     }
 
     async fn scan(
@@ -467,12 +486,8 @@ impl wit::HostReadTxn for State {
         limit: u32,
         reverse: bool,
     ) -> wasmtime::Result<Result<Vec<Entry>, Error>> {
-        let txn = &self.table.get(&txn)?.0;
-        let result = (|| {
-            let table = txn.open_table(TABLE).map_err(backend)?;
-            scan(&table, &prefix, after.as_deref(), limit, reverse)
-        })();
-        Ok(result)
+        let table = &self.table.get(&txn)?.0;
+        Ok(scan(table, &prefix, after.as_deref(), limit, reverse))
     }
 
     async fn drop(&mut self, txn: Resource<ReadTxn>) -> wasmtime::Result<()> {
@@ -488,10 +503,19 @@ impl wit::HostWriteTxn for State {
         key: Vec<u8>,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, Error>> {
         self.table.get(&txn)?;
-        Ok(self.shared.db.in_batch(|table| {
-            let value = table.get(key.as_slice()).map_err(backend)?;
-            Ok(value.map(|v| v.value().to_vec()))
-        }))
+        Ok(self.shared.db.in_batch(|table| get(&*table, &key)))
+    }
+
+    async fn get_many(
+        &mut self,
+        txn: Resource<WriteTxn>,
+        keys: Vec<Vec<u8>>,
+    ) -> wasmtime::Result<Result<Vec<Option<Vec<u8>>>, Error>> {
+        self.table.get(&txn)?;
+        Ok(self
+            .shared
+            .db
+            .in_batch(|table| keys.iter().map(|k| get(&*table, k)).collect()))
     }
 
     async fn scan(

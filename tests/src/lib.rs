@@ -343,9 +343,12 @@ pub async fn send_raw(
     headers: &[(&str, &str)],
 ) -> Reply {
     let authority = base.trim_start_matches("http://").to_owned();
-    if let Some(body) = body.as_ref().filter(|b| b.len() > EARLY_ANSWER_BYTES) {
-        return send_large(&authority, method, path, body.clone(), headers).await;
-    }
+    let body = match body {
+        Some(large) if large.len() > EARLY_ANSWER_BYTES => {
+            return send_large(&authority, method, path, large, headers).await;
+        }
+        small => small,
+    };
     let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await

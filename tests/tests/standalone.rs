@@ -76,6 +76,11 @@ async fn the_standalone_component_serves_the_api_and_keeps_data_across_restarts(
     let list = serve.call(KEY, "GET", "/api/invoices", None).await;
     assert_eq!(list.header("x-total-count"), Some("1"));
     assert_eq!(list.fields("status"), vec!["OPEN"]);
+    // A status list loads its page with the store's get-many, here the plug's.
+    let open = serve
+        .call(KEY, "GET", "/api/invoices?status=OPEN", None)
+        .await;
+    assert_eq!(open.fields("invoice_number"), vec!["INV-00001"]);
 
     // A killed server loses nothing.
     serve.kill();

@@ -96,6 +96,13 @@ impl wstore::GuestReadTxn for ReadTxn {
         self.with(|txn| store::get(&store::read_table(txn)?, &key))
     }
 
+    fn get_many(&self, keys: Vec<Vec<u8>>) -> Result<Vec<Option<Vec<u8>>>, Error> {
+        self.with(|txn| {
+            let table = store::read_table(txn)?;
+            keys.iter().map(|k| store::get(&table, k)).collect()
+        })
+    }
+
     fn scan(
         &self,
         prefix: Vec<u8>,
@@ -119,6 +126,13 @@ impl wstore::GuestReadTxn for ReadTxn {
 impl wstore::GuestWriteTxn for WriteTxn {
     fn get(&self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
         self.with(|txn| store::get(&store::write_table(txn)?, &key))
+    }
+
+    fn get_many(&self, keys: Vec<Vec<u8>>) -> Result<Vec<Option<Vec<u8>>>, Error> {
+        self.with(|txn| {
+            let table = store::write_table(txn)?;
+            keys.iter().map(|k| store::get(&table, k)).collect()
+        })
     }
 
     fn scan(

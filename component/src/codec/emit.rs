@@ -3,7 +3,22 @@
 //! `Element` tree (for JSON, and to compare in tests). A large list is thus written without
 //! first building one element, attribute and string per value.
 
+use std::ops::Range;
+
 use super::value::{Content, Element};
+
+/// Attributes that live as long as the program (`type=` attributes, mostly).
+pub type StaticAttrs = &'static [(&'static str, &'static str)];
+
+/// The text of a scalar element.
+#[derive(Debug, Clone, Copy)]
+pub enum Text<'a> {
+    /// Any text; written escaped.
+    Any(&'a str),
+    /// Text in no need of escaping anywhere: ASCII digits, signs and separators, as numbers
+    /// and dates are written.
+    Ascii(&'a [u8]),
+}
 
 /// Receives a document element by element.
 pub trait Emit {
@@ -13,6 +28,14 @@ pub trait Emit {
     fn close(&mut self);
     /// A scalar element; empty text is an empty element.
     fn scalar(&mut self, name: &str, attrs: &[(&str, &str)], text: &str);
+    /// A scalar element whose name and attributes live as long as the program (a field of
+    /// a schema), so that a writer may keep what it makes of them for the next record.
+    fn field(&mut self, name: &'static str, attrs: StaticAttrs, text: Text<'_>) {
+        match text {
+            Text::Any(t) => self.scalar(name, attrs, t),
+            Text::Ascii(a) => self.scalar(name, attrs, &String::from_utf8_lossy(a)),
+        }
+    }
 }
 
 /// Emits an existing tree.
@@ -37,8 +60,12 @@ pub fn emit_element(e: &Element, out: &mut dyn Emit) {
 /// XML text with a declaration, indented by two spaces per level.
 pub struct XmlWriter {
     out: Vec<u8>,
-    /// Open elements: name, and whether the start tag still lacks its `>` (no child yet).
-    open: Vec<(String, bool)>,
+    /// Open elements: where the name starts in `names`, and whether the start tag still
+    /// lacks its `>` (no child yet).
+    open: Vec<(usize, bool)>,
+    /// The names of the open elements, one after the other.
+    names: String,
+    tags: Tags,
 }
 
 impl Default for XmlWriter {
@@ -54,6 +81,8 @@ impl XmlWriter {
         XmlWriter {
             out,
             open: Vec::new(),
+            names: String::new(),
+            tags: Tags::default(),
         }
     }
 
@@ -65,54 +94,181 @@ impl XmlWriter {
     }
 
     /// Ends a pending start tag before a child, and indents for the new element.
-    fn begin(&mut self, name: &str, attrs: &[(&str, &str)]) {
+    fn before_child(&mut self) {
         if let Some((_, pending @ true)) = self.open.last_mut() {
             *pending = false;
             self.out.extend_from_slice(b">\n");
         }
         indent(&mut self.out, self.open.len());
-        self.out.push(b'<');
-        self.out.extend_from_slice(name.as_bytes());
-        for (k, v) in attrs {
-            self.out.push(b' ');
-            self.out.extend_from_slice(k.as_bytes());
-            self.out.extend_from_slice(b"=\"");
-            escape_bytes(&mut self.out, v, true);
-            self.out.push(b'"');
+    }
+
+    /// The start tag of an element, without its closing `>`.
+    fn begin(&mut self, name: &str, attrs: &[(&str, &str)]) {
+        self.before_child();
+        start_tag(&mut self.out, name, attrs);
+    }
+}
+
+/// After a start tag: `>` and the text, and true when an end tag must follow; `/>` and a
+/// line feed for empty text.
+fn text_after_start(out: &mut Vec<u8>, text: Text<'_>) -> bool {
+    let bytes = match text {
+        Text::Any(t) => t.as_bytes(),
+        Text::Ascii(a) => a,
+    };
+    if bytes.is_empty() {
+        out.extend_from_slice(b"/>\n");
+        return false;
+    }
+    out.push(b'>');
+    match text {
+        Text::Any(_) => escape_bytes(out, bytes, false),
+        Text::Ascii(_) => {
+            debug_assert!(
+                bytes
+                    .iter()
+                    .all(|&b| b.is_ascii() && !ATTR_SPECIAL[b as usize]),
+                "{bytes:?} needs escaping"
+            );
+            out.extend_from_slice(bytes);
         }
+    }
+    true
+}
+
+/// `<name attr="value"...`, without the closing `>`.
+fn start_tag(out: &mut Vec<u8>, name: &str, attrs: &[(&str, &str)]) {
+    out.push(b'<');
+    out.extend_from_slice(name.as_bytes());
+    for (k, v) in attrs {
+        out.push(b' ');
+        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(b"=\"");
+        escape_bytes(out, v.as_bytes(), true);
+        out.push(b'"');
+    }
+}
+
+/// `</name>` and a line feed.
+fn end_tag(out: &mut Vec<u8>, name: &str) {
+    out.extend_from_slice(b"</");
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b">\n");
+}
+
+/// The start and end tags of the fields written so far, each made once per response: a
+/// list writes the same few dozen tags for every record. Fields are told apart by where
+/// their name and attributes live, which never changes for `'static` data.
+#[derive(Default)]
+struct Tags {
+    /// Open addressing by a hash of the name's address, at most half full.
+    slots: Vec<Tag>,
+    used: usize,
+    bytes: Vec<u8>,
+}
+
+#[derive(Clone, Default)]
+struct Tag {
+    /// The name's address (0 for an empty slot) and length, and the attributes' address.
+    name: usize,
+    name_len: usize,
+    attrs: usize,
+    start: Range<usize>,
+    end: Range<usize>,
+}
+
+impl Tags {
+    const SLOTS: usize = 128;
+
+    /// The start tag (without `>`) and the end tag of a field, in `self.bytes`; `None`
+    /// once the table holds as many fields as it takes.
+    fn of(
+        &mut self,
+        name: &'static str,
+        attrs: StaticAttrs,
+    ) -> Option<(Range<usize>, Range<usize>)> {
+        if self.slots.is_empty() {
+            self.slots = vec![Tag::default(); Self::SLOTS];
+        }
+        let address = name.as_ptr() as usize;
+        let attrs_address = attrs.as_ptr() as usize + attrs.len();
+        let hash = (address as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57;
+        let mut at = hash as usize % Self::SLOTS;
+        loop {
+            let slot = &self.slots[at];
+            if slot.name == 0 {
+                break;
+            }
+            if slot.name == address && slot.name_len == name.len() && slot.attrs == attrs_address {
+                return Some((slot.start.clone(), slot.end.clone()));
+            }
+            at = (at + 1) % Self::SLOTS;
+        }
+        if self.used >= Self::SLOTS / 2 {
+            return None;
+        }
+        let start = self.bytes.len();
+        start_tag(&mut self.bytes, name, attrs);
+        let middle = self.bytes.len();
+        end_tag(&mut self.bytes, name);
+        self.slots[at] = Tag {
+            name: address,
+            name_len: name.len(),
+            attrs: attrs_address,
+            start: start..middle,
+            end: middle..self.bytes.len(),
+        };
+        self.used += 1;
+        Some((start..middle, middle..self.bytes.len()))
     }
 }
 
 impl Emit for XmlWriter {
     fn open(&mut self, name: &str, attrs: &[(&str, &str)]) {
         self.begin(name, attrs);
-        self.open.push((name.to_owned(), true));
+        self.open.push((self.names.len(), true));
+        self.names.push_str(name);
     }
 
     fn close(&mut self) {
-        let Some((name, pending)) = self.open.pop() else {
+        let Some((start, pending)) = self.open.pop() else {
             return;
         };
         if pending {
             self.out.extend_from_slice(b"/>\n");
         } else {
             indent(&mut self.out, self.open.len());
-            self.out.extend_from_slice(b"</");
-            self.out.extend_from_slice(name.as_bytes());
-            self.out.extend_from_slice(b">\n");
+            end_tag(&mut self.out, &self.names[start..]);
         }
+        self.names.truncate(start);
     }
 
     fn scalar(&mut self, name: &str, attrs: &[(&str, &str)], text: &str) {
         self.begin(name, attrs);
-        if text.is_empty() {
-            self.out.extend_from_slice(b"/>\n");
+        if text_after_start(&mut self.out, Text::Any(text)) {
+            end_tag(&mut self.out, name);
+        }
+    }
+
+    fn field(&mut self, name: &'static str, attrs: StaticAttrs, text: Text<'_>) {
+        // Fields right below the root belong to the one record of the response: their
+        // tags are written once, and keeping them would cost more than it saves.
+        let kept = if self.open.len() < 2 {
+            None
         } else {
-            self.out.push(b'>');
-            escape_bytes(&mut self.out, text, false);
-            self.out.extend_from_slice(b"</");
-            self.out.extend_from_slice(name.as_bytes());
-            self.out.extend_from_slice(b">\n");
+            self.tags.of(name, attrs)
+        };
+        let Some((start, end)) = kept else {
+            self.begin(name, attrs);
+            if text_after_start(&mut self.out, text) {
+                end_tag(&mut self.out, name);
+            }
+            return;
+        };
+        self.before_child();
+        self.out.extend_from_slice(&self.tags.bytes[start]);
+        if text_after_start(&mut self.out, text) {
+            self.out.extend_from_slice(&self.tags.bytes[end]);
         }
     }
 }
@@ -129,9 +285,8 @@ fn indent(out: &mut Vec<u8>, depth: usize) {
 
 /// Appends `s` with the characters XML gives meaning escaped; in attributes also quotes,
 /// line feeds and tabs (which a reader would turn into spaces there). Runs without special characters are copied whole.
-fn escape_bytes(out: &mut Vec<u8>, s: &str, attr: bool) {
+fn escape_bytes(out: &mut Vec<u8>, bytes: &[u8], attr: bool) {
     let special = if attr { &ATTR_SPECIAL } else { &TEXT_SPECIAL };
-    let bytes = s.as_bytes();
     let mut from = 0;
     for (i, &b) in bytes.iter().enumerate() {
         if !special[b as usize] {
@@ -281,6 +436,62 @@ line 2</name>
         assert_eq!(tree.finish(), doc);
     }
 
+    /// Fields write what scalars write, from the first record on, for a name given with
+    /// different attributes, and past the number of tags a writer keeps.
+    #[test]
+    fn fields_are_written_as_scalars_are() {
+        static NAMES: [&str; 100] = {
+            const N: &str = "abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz01";
+            let mut names = [""; 100];
+            let mut i = 0;
+            while i < 100 {
+                names[i] = N.split_at(i).1.split_at(1).0;
+                i += 1;
+            }
+            names
+        };
+        let emit_all = |e: &mut dyn Emit, as_fields: bool| {
+            e.open("list", &[("type", "array")]);
+            for record in 0..3 {
+                e.open("record", &[]);
+                for (i, name) in NAMES.iter().enumerate() {
+                    let attrs: StaticAttrs = if i % 2 == 0 {
+                        &[("type", "integer")]
+                    } else {
+                        &[]
+                    };
+                    let text = format!("{record}{i}");
+                    if as_fields {
+                        e.field(name, attrs, Text::Ascii(text.as_bytes()));
+                        e.field(name, &[("type", "float")], Text::Any("<&>"));
+                        e.field(name, attrs, Text::Any(""));
+                    } else {
+                        e.scalar(name, attrs, &text);
+                        e.scalar(name, &[("type", "float")], "<&>");
+                        e.scalar(name, attrs, "");
+                    }
+                }
+                e.close();
+            }
+            e.close();
+        };
+        let mut fields = XmlWriter::new();
+        emit_all(&mut fields, true);
+        let mut scalars = XmlWriter::new();
+        emit_all(&mut scalars, false);
+        let fields = String::from_utf8(fields.finish()).unwrap();
+        assert_eq!(fields, String::from_utf8(scalars.finish()).unwrap());
+        assert!(
+            fields.contains("<b>01</b>\n    <b type=\"float\">&lt;&amp;&gt;</b>\n    <b/>\n"),
+            "{fields}"
+        );
+        let mut tree = TreeBuilder::new();
+        emit_all(&mut tree, true);
+        let mut scalar_tree = TreeBuilder::new();
+        emit_all(&mut scalar_tree, false);
+        assert_eq!(tree.finish(), scalar_tree.finish());
+    }
+
     #[test]
     fn empty_text_is_an_empty_element() {
         let mut xml = XmlWriter::new();
@@ -299,7 +510,7 @@ line 2</name>
     fn escaping_copies_plain_runs_and_escapes_the_rest() {
         let escaped = |s: &str, attr: bool| {
             let mut out = Vec::new();
-            escape_bytes(&mut out, s, attr);
+            escape_bytes(&mut out, s.as_bytes(), attr);
             String::from_utf8(out).unwrap()
         };
         assert_eq!(

@@ -72,24 +72,55 @@ impl Date {
 
 impl Date {
     /// Appends `YYYY-MM-DD`.
-    pub fn push_to(self, out: &mut String) {
-        let (year, month, day) = self.to_time().to_calendar_date();
-        match u32::try_from(year) {
-            Ok(y) if y <= 9999 => push_digits(out, y.into(), 4),
-            _ => out.push_str(&format!("{year:04}")),
-        }
-        out.push('-');
-        push_digits(out, month as u64, 2);
-        out.push('-');
+    pub fn push_to(self, out: &mut Vec<u8>) {
+        let (year, month, day) = match self.civil() {
+            (year @ 0..=9999, month, day) => (year as u64, month, day),
+            _ => {
+                let (year, month, day) = self.to_time().to_calendar_date();
+                out.extend_from_slice(format!("{year:04}-{:02}-{day:02}", month as u8).as_bytes());
+                return;
+            }
+        };
+        push_digits(out, year, 4);
+        out.push(b'-');
+        push_digits(out, month.into(), 2);
+        out.push(b'-');
         push_digits(out, day.into(), 2);
+    }
+
+    /// Year, month and day in the proleptic Gregorian calendar, by integer arithmetic
+    /// alone (Howard Hinnant's `civil_from_days`): every response writes several dates
+    /// per record.
+    fn civil(self) -> (i64, u8, u8) {
+        // Days since 0000-03-01, so that a leap day ends its year.
+        let z = self.0 as i64 - 2_440_588 + 719_468;
+        let era = z.div_euclid(146_097);
+        let day_of_era = z - era * 146_097;
+        let year_of_era =
+            (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+        let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+        let month_from_march = (5 * day_of_year + 2) / 153;
+        let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u8;
+        let month = if month_from_march < 10 {
+            month_from_march + 3
+        } else {
+            month_from_march - 9
+        } as u8;
+        let year = year_of_era + era * 400 + i64::from(month <= 2);
+        (year, month, day)
     }
 }
 
 /// Appends the decimal digits of `n`, zero-padded to at least `width`.
-pub fn push_digits(out: &mut String, n: u64, width: usize) {
+pub fn push_digits(out: &mut Vec<u8>, n: u64, width: usize) {
     let mut digits = [0u8; 20];
     let at = digits_into(&mut digits, 20, n, width.min(20));
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Writes ASCII that a `push_to` appended (`Display` of the formatted values).
+pub fn write_ascii(f: &mut std::fmt::Formatter<'_>, ascii: &[u8]) -> std::fmt::Result {
+    f.write_str(std::str::from_utf8(ascii).map_err(|_| std::fmt::Error)?)
 }
 
 /// Writes the decimal digits of `n` (zero-padded to `width`) to end at `buf[end]`;
@@ -108,9 +139,9 @@ pub fn digits_into(buf: &mut [u8], mut end: usize, mut n: u64, width: usize) -> 
 
 impl std::fmt::Display for Date {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut s = String::with_capacity(10);
+        let mut s = Vec::with_capacity(10);
         self.push_to(&mut s);
-        f.write_str(&s)
+        write_ascii(f, &s)
     }
 }
 
@@ -125,7 +156,7 @@ pub struct DateTime(pub i64);
 
 impl DateTime {
     /// Appends `YYYY-MM-DDThh:mm:ss+00:00`; instants outside years 0–9999 as the epoch.
-    pub fn push_to(self, out: &mut String) {
+    pub fn push_to(self, out: &mut Vec<u8>) {
         const FIRST: i64 = -62_167_219_200; // 0000-01-01T00:00:00Z
         const LAST: i64 = 253_402_300_799; // 9999-12-31T23:59:59Z
         let secs = if (FIRST..=LAST).contains(&self.0) {
@@ -135,27 +166,55 @@ impl DateTime {
         };
         Date::from_unix(secs).push_to(out);
         let of_day = secs.rem_euclid(86_400) as u64;
-        out.push('T');
+        out.push(b'T');
         push_digits(out, of_day / 3600, 2);
-        out.push(':');
+        out.push(b':');
         push_digits(out, of_day / 60 % 60, 2);
-        out.push(':');
+        out.push(b':');
         push_digits(out, of_day % 60, 2);
-        out.push_str("+00:00");
+        out.extend_from_slice(b"+00:00");
     }
 }
 
 impl std::fmt::Display for DateTime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut s = String::with_capacity(25);
+        let mut s = Vec::with_capacity(25);
         self.push_to(&mut s);
-        f.write_str(&s)
+        write_ascii(f, &s)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn civil_dates_are_the_calendar_dates_of_the_time_crate() {
+        let first = time::Date::from_calendar_date(0, time::Month::January, 1)
+            .unwrap()
+            .to_julian_day();
+        let last = time::Date::from_calendar_date(9999, time::Month::December, 31)
+            .unwrap()
+            .to_julian_day();
+        let modern = Date::parse("1600-01-01").unwrap().0..Date::parse("2400-01-01").unwrap().0;
+        let mut day = first;
+        while day <= last {
+            let date = Date(day);
+            let (year, month, d) = date.to_time().to_calendar_date();
+            assert_eq!(date.civil(), (i64::from(year), month as u8, d), "{day}");
+            day += if modern.contains(&day) { 1 } else { 7 };
+        }
+        // Outside years 0–9999 dates are written as before: the time crate's (which
+        // clamps after 9999).
+        let written = |day| {
+            let mut out = Vec::new();
+            Date(day).push_to(&mut out);
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(written(first - 1), "-001-12-31");
+        assert_eq!(written(last + 1), "-9999-01-01");
+        assert_eq!(written(last), "9999-12-31");
+    }
 
     fn check(input: &str, expected: Option<&str>) {
         assert_eq!(

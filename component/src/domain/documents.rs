@@ -626,13 +626,20 @@ fn load_all(
     kind: DocKind,
     ids: &[u64],
 ) -> Result<Vec<Document>, Error> {
-    ids.iter().map(|id| load(txn, account, kind, *id)).collect()
+    let keys: Vec<Vec<u8>> = ids.iter().map(|id| key(account, kind, *id)).collect();
+    let values = txn.get_many(&keys)?;
+    ids.iter()
+        .zip(values)
+        .map(|(id, bytes)| decode(kind, *id, bytes))
+        .collect()
 }
 
 pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Document, Error> {
-    let bytes = txn
-        .get(&key(account, kind, id))?
-        .ok_or_else(|| kind.not_found(id))?;
+    decode(kind, id, txn.get(&key(account, kind, id))?)
+}
+
+fn decode(kind: DocKind, id: u64, bytes: Option<Vec<u8>>) -> Result<Document, Error> {
+    let bytes = bytes.ok_or_else(|| kind.not_found(id))?;
     let inv: Document = store::decode(&bytes)?;
     assert_eq!(
         (inv.kind, inv.id),

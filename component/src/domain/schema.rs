@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::codes;
-use super::date::{Date, DateTime, digits_into, push_digits};
+use super::date::{Date, DateTime, digits_into, push_digits, write_ascii};
 use crate::limits;
 
 /// A stored value.
@@ -119,56 +119,59 @@ impl Value<'_> {
 }
 
 impl Value<'_> {
-    /// Appends the wire text.
-    pub fn push_to(&self, out: &mut String) {
+    /// Appends the wire text. Only text can hold characters XML or JSON escape; every
+    /// other value is written in ASCII digits, signs and separators.
+    pub fn push_to(&self, out: &mut Vec<u8>) {
         match self {
-            Value::Text(t) => out.push_str(t),
+            Value::Text(t) => out.extend_from_slice(t.as_bytes()),
             Value::Int(i) => push_int(out, *i),
             Value::Dec(d) => push_decimal(out, *d),
             Value::Date(d) => d.push_to(out),
             Value::DateTime(t) => DateTime(*t).push_to(out),
-            Value::Bool(b) => out.push(if *b { '1' } else { '0' }),
+            Value::Bool(b) => out.push(if *b { b'1' } else { b'0' }),
         }
     }
 }
 
 /// Appends a decimal without trailing zeros, as `normalize()` then `Display` write it.
-fn push_decimal(out: &mut String, d: Decimal) {
+fn push_decimal(out: &mut Vec<u8>, d: Decimal) {
     let d = d.normalize();
     // A mantissa is below 2^96: at most two 64-bit halves of 19 digits, so no 128-bit
     // division (a call on wasm32) per digit.
     const TEN_19: u128 = 10_000_000_000_000_000_000;
     let mantissa = d.mantissa().unsigned_abs();
-    let (high, low) = ((mantissa / TEN_19) as u64, (mantissa % TEN_19) as u64);
+    let (high, low) = match u64::try_from(mantissa) {
+        // Amounts, nearly always: no 128-bit division at all.
+        Ok(small) if small < TEN_19 as u64 => (0, small),
+        _ => ((mantissa / TEN_19) as u64, (mantissa % TEN_19) as u64),
+    };
     let mut digits = [0u8; 40];
     let mut at = digits_into(&mut digits, 40, low, if high > 0 { 19 } else { 1 });
     if high > 0 {
         at = digits_into(&mut digits, at, high, 1);
     }
-    let digits = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
+    let digits = &digits[at..];
     if d.is_sign_negative() && !d.is_zero() {
-        out.push('-');
+        out.push(b'-');
     }
     let scale = d.scale() as usize;
     if scale == 0 {
-        out.push_str(digits);
+        out.extend_from_slice(digits);
     } else if scale >= digits.len() {
-        out.push_str("0.");
-        for _ in digits.len()..scale {
-            out.push('0');
-        }
-        out.push_str(digits);
+        out.extend_from_slice(b"0.");
+        out.resize(out.len() + scale - digits.len(), b'0');
+        out.extend_from_slice(digits);
     } else {
         let (whole, fraction) = digits.split_at(digits.len() - scale);
-        out.push_str(whole);
-        out.push('.');
-        out.push_str(fraction);
+        out.extend_from_slice(whole);
+        out.push(b'.');
+        out.extend_from_slice(fraction);
     }
 }
 
-fn push_int(out: &mut String, i: i64) {
+fn push_int(out: &mut Vec<u8>, i: i64) {
     if i < 0 {
-        out.push('-');
+        out.push(b'-');
     }
     push_digits(out, i.unsigned_abs(), 1);
 }
@@ -178,9 +181,9 @@ impl std::fmt::Display for Value<'_> {
         match self {
             Value::Text(t) => f.write_str(t),
             other => {
-                let mut s = String::new();
+                let mut s = Vec::with_capacity(40);
                 other.push_to(&mut s);
-                f.write_str(&s)
+                write_ascii(f, &s)
             }
         }
     }
@@ -482,9 +485,9 @@ mod tests {
         /// Integers are written as Rust writes them.
         #[test]
         fn integers_are_written_in_decimal(i in proptest::num::i64::ANY) {
-            let mut out = String::new();
+            let mut out = Vec::new();
             Value::Int(i).push_to(&mut out);
-            proptest::prop_assert_eq!(out, i.to_string());
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), i.to_string());
         }
 
         /// Decimals are written as rust_decimal writes them normalized.
@@ -497,9 +500,9 @@ mod tests {
             scale in 0u32..=28,
         ) {
             let d = Decimal::from_parts(lo, mid, hi, negative, scale);
-            let mut out = String::new();
+            let mut out = Vec::new();
             Value::Dec(d).push_to(&mut out);
-            proptest::prop_assert_eq!(out, d.normalize().to_string());
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), d.normalize().to_string());
         }
     }
 
@@ -514,9 +517,13 @@ mod tests {
             Decimal::MIN,
             Decimal::from_parts(1, 0, 0, false, 28),
         ] {
-            let mut out = String::new();
+            let mut out = Vec::new();
             Value::Dec(d).push_to(&mut out);
-            assert_eq!(out, d.normalize().to_string(), "{d:?}");
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                d.normalize().to_string(),
+                "{d:?}"
+            );
         }
     }
 

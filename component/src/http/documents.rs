@@ -10,7 +10,7 @@ use super::query::Query;
 use super::records::{decode_changes, encode_record, scalar_type};
 use super::{Payload, Request, Response, in_write};
 use crate::caps::{Attachment, Caps};
-use crate::codec::{Element, Emit, ScalarType};
+use crate::codec::{Element, Emit, ScalarType, StaticAttrs, Text};
 use crate::domain::date::Date;
 use crate::domain::date::format_datetime;
 use crate::domain::documents::{self, DocKind, Document, Filter, Shown};
@@ -86,7 +86,7 @@ pub fn emit_document(inv: &Document, today: Date, e: &mut dyn Emit) {
         let attrs = scalar_type(f.kind).map_or(&[][..], ScalarType::attrs);
         match get(inv, today) {
             Some(v) => w.emit(e, f.name, attrs, v),
-            None => e.scalar(f.name, attrs, ""),
+            None => e.field(f.name, attrs, Text::Any("")),
         }
         if f.name == "quote" {
             emit_taxes(inv, &mut w, e);
@@ -104,7 +104,7 @@ fn emit_taxes(inv: &Document, w: &mut ValueWriter, e: &mut dyn Emit) {
     e.open("taxes", &[("type", "array")]);
     for t in &inv.taxes {
         e.open("tax", &[]);
-        e.scalar("name", &[], &t.name);
+        e.field("name", &[], Text::Any(&t.name));
         w.emit(e, "rate", float, Value::Dec(t.rate));
         w.emit(e, "amount", float, Value::Dec(t.amount));
         e.close();
@@ -112,20 +112,21 @@ fn emit_taxes(inv: &Document, w: &mut ValueWriter, e: &mut dyn Emit) {
     e.close();
 }
 
-/// Emits values, formatting those that are not text in one reused buffer.
+/// Emits values, formatting those that are not text in one reused buffer (their ASCII
+/// needs no escaping).
 #[derive(Default)]
 struct ValueWriter {
-    wire: String,
+    wire: Vec<u8>,
 }
 
 impl ValueWriter {
-    fn emit(&mut self, e: &mut dyn Emit, name: &str, attrs: &[(&str, &str)], v: Value) {
+    fn emit(&mut self, e: &mut dyn Emit, name: &'static str, attrs: StaticAttrs, v: Value) {
         if let Value::Text(t) = v {
-            e.scalar(name, attrs, t);
+            e.field(name, attrs, Text::Any(t));
         } else {
             self.wire.clear();
             v.push_to(&mut self.wire);
-            e.scalar(name, attrs, &self.wire);
+            e.field(name, attrs, Text::Ascii(&self.wire));
         }
     }
 }
