@@ -171,10 +171,34 @@ impl wasmtime_wasi_http::WasiHttpHooks for NoOutgoingHttp {
 }
 
 /// Ensures the data directory exists.
+/// Creates the data directory, readable by its owner alone: it holds every account's
+/// documents, key hashes and queued mail. An existing directory keeps its mode.
 fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    use anyhow::Context as _;
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating the data directory {}", dir.display()))?;
     Ok(())
 }
 
 /// Default time between epoch ticks.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn a_new_data_directory_is_its_owners_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("a/data");
+        super::prepare_data_dir(&dir).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // Again on the existing directory: nothing changes, nothing fails.
+        super::prepare_data_dir(&dir).unwrap();
+    }
+}

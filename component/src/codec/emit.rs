@@ -169,10 +169,11 @@ struct Tags {
 
 #[derive(Clone, Default)]
 struct Tag {
-    /// The name's address (0 for an empty slot) and length, and the attributes' address.
+    /// The name's address (0 for an empty slot) and length, and the attributes' address
+    /// and length.
     name: usize,
     name_len: usize,
-    attrs: usize,
+    attrs: (usize, usize),
     start: Range<usize>,
     end: Range<usize>,
 }
@@ -191,7 +192,7 @@ impl Tags {
             self.slots = vec![Tag::default(); Self::SLOTS];
         }
         let address = name.as_ptr() as usize;
-        let attrs_address = attrs.as_ptr() as usize + attrs.len();
+        let attrs_address = (attrs.as_ptr() as usize, attrs.len());
         let hash = (address as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57;
         let mut at = hash as usize % Self::SLOTS;
         loop {
