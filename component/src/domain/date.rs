@@ -73,19 +73,25 @@ impl Date {
 impl Date {
     /// Appends `YYYY-MM-DD`.
     pub fn push_to(self, out: &mut Vec<u8>) {
-        let (year, month, day) = match self.civil() {
-            (year @ 0..=9999, month, day) => (year as u64, month, day),
-            _ => {
-                let (year, month, day) = self.to_time().to_calendar_date();
-                out.extend_from_slice(format!("{year:04}-{:02}-{day:02}", month as u8).as_bytes());
-                return;
-            }
+        let mut text = *b"0000-00-00";
+        if self.fill(&mut text) {
+            // A copy of constant length: stores, not a call out of the sandbox.
+            out.extend_from_slice(&text);
+        } else {
+            let (year, month, day) = self.to_time().to_calendar_date();
+            out.extend_from_slice(format!("{year:04}-{:02}-{day:02}", month as u8).as_bytes());
+        }
+    }
+
+    /// Writes the digits of `YYYY-MM-DD` into `text`; false outside years 0–9999.
+    fn fill(self, text: &mut [u8; 10]) -> bool {
+        let (year @ 0..=9999, month, day) = self.civil() else {
+            return false;
         };
-        push_digits(out, year, 4);
-        out.push(b'-');
-        push_digits(out, month.into(), 2);
-        out.push(b'-');
-        push_digits(out, day.into(), 2);
+        fill_digits(&mut text[0..4], year as u64);
+        fill_digits(&mut text[5..7], month.into());
+        fill_digits(&mut text[8..10], day.into());
+        true
     }
 
     /// Year, month and day in the proleptic Gregorian calendar, by integer arithmetic
@@ -121,6 +127,14 @@ pub fn push_digits(out: &mut Vec<u8>, n: u64, width: usize) {
 /// Writes ASCII that a `push_to` appended (`Display` of the formatted values).
 pub fn write_ascii(f: &mut std::fmt::Formatter<'_>, ascii: &[u8]) -> std::fmt::Result {
     f.write_str(std::str::from_utf8(ascii).map_err(|_| std::fmt::Error)?)
+}
+
+/// Writes the last `slots.len()` decimal digits of `n` into `slots`, zero-padded.
+fn fill_digits(slots: &mut [u8], mut n: u64) {
+    for slot in slots.iter_mut().rev() {
+        *slot = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
 }
 
 /// Writes the decimal digits of `n` (zero-padded to `width`) to end at `buf[end]`;
@@ -164,15 +178,16 @@ impl DateTime {
         } else {
             0
         };
-        Date::from_unix(secs).push_to(out);
+        let mut text = *b"0000-00-00T00:00:00+00:00";
+        let mut date = *b"0000-00-00";
+        let in_range = Date::from_unix(secs).fill(&mut date);
+        debug_assert!(in_range, "years 0–9999 by the bounds above");
+        text[..10].copy_from_slice(&date);
         let of_day = secs.rem_euclid(86_400) as u64;
-        out.push(b'T');
-        push_digits(out, of_day / 3600, 2);
-        out.push(b':');
-        push_digits(out, of_day / 60 % 60, 2);
-        out.push(b':');
-        push_digits(out, of_day % 60, 2);
-        out.extend_from_slice(b"+00:00");
+        fill_digits(&mut text[11..13], of_day / 3600);
+        fill_digits(&mut text[14..16], of_day / 60 % 60);
+        fill_digits(&mut text[17..19], of_day % 60);
+        out.extend_from_slice(&text);
     }
 }
 

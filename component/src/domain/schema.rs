@@ -135,15 +135,25 @@ impl Value<'_> {
 
 /// Appends a decimal without trailing zeros, as `normalize()` then `Display` write it.
 fn push_decimal(out: &mut Vec<u8>, d: Decimal) {
-    let d = d.normalize();
     // A mantissa is below 2^96: at most two 64-bit halves of 19 digits, so no 128-bit
     // division (a call on wasm32) per digit.
-    const TEN_19: u128 = 10_000_000_000_000_000_000;
-    let mantissa = d.mantissa().unsigned_abs();
-    let (high, low) = match u64::try_from(mantissa) {
-        // Amounts, nearly always: no 128-bit division at all.
-        Ok(small) if small < TEN_19 as u64 => (0, small),
-        _ => ((mantissa / TEN_19) as u64, (mantissa % TEN_19) as u64),
+    const TEN_19: u64 = 10_000_000_000_000_000_000;
+    let (high, low, scale) = match u64::try_from(d.mantissa().unsigned_abs()) {
+        // Amounts, nearly always: trailing zeros dropped in 64 bits, no 128-bit division.
+        Ok(mut m) if m < TEN_19 => {
+            let mut scale = d.scale();
+            while scale > 0 && m % 10 == 0 {
+                m /= 10;
+                scale -= 1;
+            }
+            (0, m, scale)
+        }
+        _ => {
+            let d = d.normalize();
+            let m = d.mantissa().unsigned_abs();
+            let ten_19 = u128::from(TEN_19);
+            ((m / ten_19) as u64, (m % ten_19) as u64, d.scale())
+        }
     };
     let mut digits = [0u8; 40];
     let mut at = digits_into(&mut digits, 40, low, if high > 0 { 19 } else { 1 });
@@ -151,10 +161,10 @@ fn push_decimal(out: &mut Vec<u8>, d: Decimal) {
         at = digits_into(&mut digits, at, high, 1);
     }
     let digits = &digits[at..];
-    if d.is_sign_negative() && !d.is_zero() {
+    if d.is_sign_negative() && (high, low) != (0, 0) {
         out.push(b'-');
     }
-    let scale = d.scale() as usize;
+    let scale = scale as usize;
     if scale == 0 {
         out.extend_from_slice(digits);
     } else if scale >= digits.len() {

@@ -2,6 +2,8 @@
 //! `/api/credit-notes` with their items, payments, comments and tags, groups, PDFs,
 //! signatures, e-mail and (credit notes) postal mail.
 
+use std::sync::OnceLock;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
@@ -74,27 +76,55 @@ pub fn names(kind: DocKind) -> &'static Names {
     }
 }
 
-/// Writes a document in response order, its taxes after `quote`.
+/// A response field as written: name, `type=` attribute, getter, and whether the taxes
+/// follow it.
+struct WireField {
+    name: &'static str,
+    attrs: StaticAttrs,
+    get: documents::Getter,
+    taxes_after: bool,
+}
+
+/// The written fields of a kind (files left out), worked out once per instance.
+fn wire_fields(kind: DocKind) -> &'static [WireField] {
+    fn table(kind: DocKind) -> Vec<WireField> {
+        let mut fields: Vec<WireField> = documents::response_fields(kind)
+            .iter()
+            .filter(|(f, _)| f.kind != Kind::File)
+            .map(|(f, get)| WireField {
+                name: f.name,
+                attrs: scalar_type(f.kind).map_or(&[][..], ScalarType::attrs),
+                get: *get,
+                taxes_after: f.name == "quote",
+            })
+            .collect();
+        if !fields.iter().any(|f| f.taxes_after)
+            && let Some(last) = fields.last_mut()
+        {
+            last.taxes_after = true;
+        }
+        fields
+    }
+    static INVOICE: OnceLock<Vec<WireField>> = OnceLock::new();
+    static CREDIT_NOTE: OnceLock<Vec<WireField>> = OnceLock::new();
+    match kind {
+        DocKind::Invoice => INVOICE.get_or_init(|| table(kind)),
+        DocKind::CreditNote => CREDIT_NOTE.get_or_init(|| table(kind)),
+    }
+}
+
+/// Writes a document in response order, its taxes after `quote` (or last).
 pub fn emit_document(inv: &Document, today: Date, e: &mut dyn Emit) {
     let mut w = ValueWriter::default();
     e.open(names(inv.kind).singular, &[]);
-    let mut taxes_written = false;
-    for (f, get) in documents::response_fields(inv.kind) {
-        if f.kind == Kind::File {
-            continue;
+    for f in wire_fields(inv.kind) {
+        match (f.get)(inv, today) {
+            Some(v) => w.emit(e, f.name, f.attrs, v),
+            None => e.field(f.name, f.attrs, Text::Any("")),
         }
-        let attrs = scalar_type(f.kind).map_or(&[][..], ScalarType::attrs);
-        match get(inv, today) {
-            Some(v) => w.emit(e, f.name, attrs, v),
-            None => e.field(f.name, attrs, Text::Any("")),
-        }
-        if f.name == "quote" {
+        if f.taxes_after {
             emit_taxes(inv, &mut w, e);
-            taxes_written = true;
         }
-    }
-    if !taxes_written {
-        emit_taxes(inv, &mut w, e);
     }
     e.close();
 }
