@@ -112,18 +112,27 @@ impl XmlWriter {
 /// After a start tag: `>` and the text, and true when an end tag must follow; `/>` and a
 /// line feed for empty text.
 fn text_after_start(out: &mut Vec<u8>, text: Text<'_>) -> bool {
-    let bytes = match text {
-        Text::Any(t) => t.as_bytes(),
-        Text::Ascii(a) => a,
-    };
-    if bytes.is_empty() {
+    if text_bytes(text).is_empty() {
         out.extend_from_slice(b"/>\n");
         return false;
     }
     out.push(b'>');
+    write_text(out, text);
+    true
+}
+
+fn text_bytes(text: Text<'_>) -> &[u8] {
     match text {
-        Text::Any(_) => escape_bytes(out, bytes, false),
-        Text::Ascii(_) => {
+        Text::Any(t) => t.as_bytes(),
+        Text::Ascii(a) => a,
+    }
+}
+
+/// The text of an element: escaped, or copied when it needs no escaping.
+fn write_text(out: &mut Vec<u8>, text: Text<'_>) {
+    match text {
+        Text::Any(t) => escape_bytes(out, t.as_bytes(), false),
+        Text::Ascii(bytes) => {
             debug_assert!(
                 bytes
                     .iter()
@@ -133,7 +142,6 @@ fn text_after_start(out: &mut Vec<u8>, text: Text<'_>) -> bool {
             out.extend_from_slice(bytes);
         }
     }
-    true
 }
 
 /// `<name attr="value"...`, without the closing `>`.
@@ -174,6 +182,8 @@ struct Tag {
     name: usize,
     name_len: usize,
     attrs: (usize, usize),
+    /// The depth the start tag is indented for.
+    depth: usize,
     start: Range<usize>,
     end: Range<usize>,
 }
@@ -181,12 +191,13 @@ struct Tag {
 impl Tags {
     const SLOTS: usize = 128;
 
-    /// The start tag (without `>`) and the end tag of a field, in `self.bytes`; `None`
-    /// once the table holds as many fields as it takes.
+    /// The indented start tag with its `>` and the end tag of a field at `depth`, in
+    /// `self.bytes`; `None` once the table holds as many fields as it takes.
     fn of(
         &mut self,
         name: &'static str,
         attrs: StaticAttrs,
+        depth: usize,
     ) -> Option<(Range<usize>, Range<usize>)> {
         if self.slots.is_empty() {
             self.slots = vec![Tag::default(); Self::SLOTS];
@@ -200,7 +211,11 @@ impl Tags {
             if slot.name == 0 {
                 break;
             }
-            if slot.name == address && slot.name_len == name.len() && slot.attrs == attrs_address {
+            if slot.name == address
+                && slot.name_len == name.len()
+                && slot.attrs == attrs_address
+                && slot.depth == depth
+            {
                 return Some((slot.start.clone(), slot.end.clone()));
             }
             at = (at + 1) % Self::SLOTS;
@@ -209,13 +224,16 @@ impl Tags {
             return None;
         }
         let start = self.bytes.len();
+        indent(&mut self.bytes, depth);
         start_tag(&mut self.bytes, name, attrs);
+        self.bytes.push(b'>');
         let middle = self.bytes.len();
         end_tag(&mut self.bytes, name);
         self.slots[at] = Tag {
             name: address,
             name_len: name.len(),
             attrs: attrs_address,
+            depth,
             start: start..middle,
             end: middle..self.bytes.len(),
         };
@@ -254,10 +272,11 @@ impl Emit for XmlWriter {
     fn field(&mut self, name: &'static str, attrs: StaticAttrs, text: Text<'_>) {
         // Fields right below the root belong to the one record of the response: their
         // tags are written once, and keeping them would cost more than it saves.
-        let kept = if self.open.len() < 2 {
+        let depth = self.open.len();
+        let kept = if depth < 2 {
             None
         } else {
-            self.tags.of(name, attrs)
+            self.tags.of(name, attrs, depth)
         };
         let Some((start, end)) = kept else {
             self.begin(name, attrs);
@@ -266,9 +285,17 @@ impl Emit for XmlWriter {
             }
             return;
         };
-        self.before_child();
-        self.out.extend_from_slice(&self.tags.bytes[start]);
-        if text_after_start(&mut self.out, text) {
+        if let Some((_, pending @ true)) = self.open.last_mut() {
+            *pending = false;
+            self.out.extend_from_slice(b">\n");
+        }
+        let start = &self.tags.bytes[start];
+        if text_bytes(text).is_empty() {
+            self.out.extend_from_slice(&start[..start.len() - 1]);
+            self.out.extend_from_slice(b"/>\n");
+        } else {
+            self.out.extend_from_slice(start);
+            write_text(&mut self.out, text);
             self.out.extend_from_slice(&self.tags.bytes[end]);
         }
     }
@@ -455,6 +482,15 @@ line 2</name>
             e.open("list", &[("type", "array")]);
             for record in 0..3 {
                 e.open("record", &[]);
+                // A field one level deeper is indented deeper (kept first, before the
+                // table fills).
+                e.open("nested", &[]);
+                if as_fields {
+                    e.field(NAMES[1], &[], Text::Any("x"));
+                } else {
+                    e.scalar(NAMES[1], &[], "x");
+                }
+                e.close();
                 for (i, name) in NAMES.iter().enumerate() {
                     let attrs: StaticAttrs = if i % 2 == 0 {
                         &[("type", "integer")]
