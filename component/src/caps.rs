@@ -3,7 +3,9 @@
 //! The WIT-backed implementations live in `wit.rs`; `mem` holds in-memory fakes for native
 //! unit tests. Nothing here knows what an invoice is.
 
+use std::cell::RefCell;
 use std::fmt;
+use std::rc::Rc;
 
 /// A failure of the storage backend. Only `Conflict` is worth retrying.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +56,103 @@ pub trait Write: Read {
 pub trait Store {
     fn begin_read(&self) -> Result<Box<dyn Read>, StoreError>;
     fn begin_write(&self) -> Result<Box<dyn Write>, StoreError>;
+}
+
+/// A store whose reads share one snapshot until a write begins or commits: a request
+/// authenticates and handles a GET on one read transaction instead of opening one each,
+/// and its reads after a write see that write.
+pub struct SharedSnapshot<S> {
+    inner: S,
+    snapshot: Rc<RefCell<Option<Rc<dyn Read>>>>,
+}
+
+impl<S: Store> SharedSnapshot<S> {
+    pub fn new(inner: S) -> SharedSnapshot<S> {
+        SharedSnapshot {
+            inner,
+            snapshot: Rc::default(),
+        }
+    }
+}
+
+impl<S: Store> Store for SharedSnapshot<S> {
+    fn begin_read(&self) -> Result<Box<dyn Read>, StoreError> {
+        let mut snapshot = self.snapshot.borrow_mut();
+        let shared = match &*snapshot {
+            Some(read) => read.clone(),
+            None => snapshot.insert(Rc::from(self.inner.begin_read()?)).clone(),
+        };
+        Ok(Box::new(SharedRead(shared)))
+    }
+
+    fn begin_write(&self) -> Result<Box<dyn Write>, StoreError> {
+        self.snapshot.borrow_mut().take();
+        Ok(Box::new(ForgetOnCommit {
+            inner: self.inner.begin_write()?,
+            snapshot: self.snapshot.clone(),
+        }))
+    }
+}
+
+struct SharedRead(Rc<dyn Read>);
+
+impl Read for SharedRead {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key)
+    }
+    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.0.get_many(keys)
+    }
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, StoreError> {
+        self.0.scan(prefix, after, limit, reverse)
+    }
+}
+
+/// A writer whose commit ends the shared snapshot (one taken while it was open does not
+/// hold its writes).
+struct ForgetOnCommit {
+    inner: Box<dyn Write>,
+    snapshot: Rc<RefCell<Option<Rc<dyn Read>>>>,
+}
+
+impl Read for ForgetOnCommit {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get(key)
+    }
+    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.inner.get_many(keys)
+    }
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, StoreError> {
+        self.inner.scan(prefix, after, limit, reverse)
+    }
+}
+
+impl Write for ForgetOnCommit {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.inner.put(key, value)
+    }
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.inner.delete(key)
+    }
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        self.snapshot.borrow_mut().take();
+        self.inner.commit()
+    }
+    fn as_read(&self) -> &dyn Read {
+        self
+    }
 }
 
 /// Wall-clock time as Unix seconds.
@@ -362,5 +461,40 @@ pub mod mem {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.clone())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mem::MemStore;
+    use super::*;
+
+    fn put(store: &dyn Store, key: &[u8]) {
+        let mut w = store.begin_write().unwrap();
+        w.put(key, b"v").unwrap();
+        w.commit().unwrap();
+    }
+
+    fn has(store: &dyn Store, key: &[u8]) -> bool {
+        store.begin_read().unwrap().get(key).unwrap().is_some()
+    }
+
+    #[test]
+    fn reads_share_a_snapshot_until_a_write_begins_or_commits() {
+        let inner = MemStore::default();
+        let shared = SharedSnapshot::new(inner.clone());
+        assert!(!has(&shared, b"a"));
+        // Written past the shared store: its reads still share the snapshot of before.
+        put(&inner, b"a");
+        assert!(!has(&shared, b"a"), "one snapshot for the reads");
+        // A write of its own ends the snapshot.
+        put(&shared, b"b");
+        assert!(has(&shared, b"a") && has(&shared, b"b"));
+        // A snapshot taken while a write is open does not hold the write once committed.
+        let mut w = shared.begin_write().unwrap();
+        w.put(b"c", b"v").unwrap();
+        assert!(!has(&shared, b"c"));
+        w.commit().unwrap();
+        assert!(has(&shared, b"c"), "the commit ended the snapshot");
     }
 }

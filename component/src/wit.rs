@@ -1,9 +1,6 @@
 //! The WIT-backed side: `caps` implemented on the imported interfaces, and the transport
 //! between `wasi:http` values and `http::Request`/`Response`.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use crate::bindings::admin::AccountKey;
 use crate::bindings::faktura::service::store as kv;
 use crate::bindings::wasi::http::types::{
@@ -16,7 +13,7 @@ use crate::http::{self, Body, Method, Request};
 use crate::limits;
 
 struct WitStore;
-struct WitRead(Rc<kv::ReadTxn>);
+struct WitRead(kv::ReadTxn);
 struct WitWrite(kv::WriteTxn);
 struct WitClock;
 struct WitPdf;
@@ -105,8 +102,6 @@ impl caps::Write for WitWrite {
         self.0.delete(key).map_err(store_error)
     }
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
-        // A snapshot taken while the write was open does not hold it.
-        forget_snapshot();
         kv::WriteTxn::commit(self.0).map_err(store_error)
     }
     fn as_read(&self) -> &dyn caps::Read {
@@ -114,32 +109,11 @@ impl caps::Write for WitWrite {
     }
 }
 
-thread_local! {
-    /// The snapshot that reads of this request share until it writes: authenticating and
-    /// handling a GET read from one snapshot instead of opening one each. Beginning or
-    /// committing a write ends it, so that reads after a write see it.
-    static SNAPSHOT: RefCell<Option<Rc<kv::ReadTxn>>> = const { RefCell::new(None) };
-}
-
-fn forget_snapshot() {
-    SNAPSHOT.with(|s| s.borrow_mut().take());
-}
-
 impl caps::Store for WitStore {
     fn begin_read(&self) -> Result<Box<dyn caps::Read>, StoreError> {
-        SNAPSHOT.with(|s| {
-            let mut s = s.borrow_mut();
-            let txn = match &*s {
-                Some(txn) => txn.clone(),
-                None => s
-                    .insert(Rc::new(kv::begin_read().map_err(store_error)?))
-                    .clone(),
-            };
-            Ok(Box::new(WitRead(txn)) as Box<dyn caps::Read>)
-        })
+        Ok(Box::new(WitRead(kv::begin_read().map_err(store_error)?)))
     }
     fn begin_write(&self) -> Result<Box<dyn caps::Write>, StoreError> {
-        forget_snapshot();
         Ok(Box::new(WitWrite(kv::begin_write().map_err(store_error)?)))
     }
 }
@@ -259,9 +233,9 @@ fn mail_error(e: crate::bindings::faktura::service::mail::MailError) -> caps::Ma
     }
 }
 
-fn caps() -> Caps<'static> {
+fn caps(store: &dyn caps::Store) -> Caps<'_> {
     Caps {
-        store: &WitStore,
+        store,
         clock: &WitClock,
         random: &WitRandom,
         pdf: &WitPdf,
@@ -274,7 +248,9 @@ fn caps() -> Caps<'static> {
 pub fn handle(request: IncomingRequest, out: ResponseOutparam) {
     let req = read_request(&request);
     drop(request);
-    let response = http::handle(&caps(), &req);
+    // One per request: its reads share a snapshot until it writes.
+    let store = caps::SharedSnapshot::new(WitStore);
+    let response = http::handle(&caps(&store), &req);
     write_response(response, out);
 }
 

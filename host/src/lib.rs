@@ -170,7 +170,6 @@ impl wasmtime_wasi_http::WasiHttpHooks for NoOutgoingHttp {
     }
 }
 
-/// Ensures the data directory exists.
 /// Creates the data directory, readable by its owner alone: it holds every account's
 /// documents, key hashes and queued mail. An existing directory keeps its mode.
 fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {

@@ -101,9 +101,15 @@ impl Db {
         self.writer.clone().lock_owned().await
     }
 
+    /// The slot of the open batch; a panic while it was held leaves it usable (every
+    /// change to it is one assignment).
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Batch>> {
+        self.batch.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The open batch, opened when there is none; for the holder of the turn.
     fn batch(&self) -> Result<std::sync::MutexGuard<'_, Option<Batch>>, Error> {
-        let mut slot = self.batch.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.slot();
         if slot.is_none() {
             let txn = self.db.begin_write().map_err(backend)?;
             *slot = Some(Batch {
@@ -164,7 +170,7 @@ impl Db {
             Ok(())
         });
         if let Err(e) = &restored
-            && let Some(batch) = self.batch.lock().unwrap_or_else(|p| p.into_inner()).take()
+            && let Some(batch) = self.slot().take()
         {
             batch
                 .outcome
@@ -238,7 +244,7 @@ impl Db {
                     // take the turn and commit it.
                     tracing::warn!(batch = id, "batch still open after {BATCH_CHECK:?}");
                     let turn = self.turn().await;
-                    let mut slot = self.batch.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut slot = self.slot();
                     if slot.as_ref().is_some_and(|b| b.id == id) {
                         let batch = slot.take().expect("checked");
                         drop(slot);
@@ -292,9 +298,7 @@ impl Db {
                 txn.commit().map_err(backend).map(|()| seq)
             });
         drop(turn);
-        outcome.send_replace(Some(
-            result.as_ref().map(|s| *s).map_err(|e| format!("{e:?}")),
-        ));
+        tell(&outcome, &result);
         result
     }
 
@@ -319,7 +323,7 @@ impl Db {
         // numbered up to `upto` is finished and the flush covers it. An open batch is
         // committed by the flush itself.
         let turn = self.writer.clone().lock_owned().await;
-        let open = self.batch.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let open = self.slot().take();
         let (txn, outcome, batch_seq) = match open {
             Some(Batch { txn, outcome, .. }) => (
                 Some(txn),
@@ -345,18 +349,21 @@ impl Db {
         .map_err(backend)
         .and_then(|r| r);
         if let (Some(outcome), Some(batch_seq)) = (outcome, batch_seq) {
-            outcome.send_replace(Some(
-                flushed
-                    .as_ref()
-                    .map(|()| batch_seq)
-                    .map_err(|e| format!("{e:?}")),
-            ));
+            tell(
+                &outcome,
+                &flushed.as_ref().map(|()| batch_seq).map_err(Clone::clone),
+            );
         }
         flushed?;
         self.flushes.fetch_add(1, Ordering::Relaxed);
         self.durable.send_modify(|d| *d = (*d).max(upto));
         Ok(())
     }
+}
+
+/// Tells a batch's writers the number of the commit that holds it, or why there is none.
+fn tell(outcome: &watch::Sender<Option<Result<u64, String>>>, result: &Result<u64, Error>) {
+    outcome.send_replace(Some(result.clone().map_err(|e| format!("{e:?}"))));
 }
 
 /// What a writer ending its turn waits for.

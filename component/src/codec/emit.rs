@@ -95,17 +95,30 @@ impl XmlWriter {
 
     /// Ends a pending start tag before a child, and indents for the new element.
     fn before_child(&mut self) {
+        self.end_pending_start();
+        indent(&mut self.out, self.open.len());
+    }
+
+    /// Ends the parent's start tag with `>` when this is its first child.
+    fn end_pending_start(&mut self) {
         if let Some((_, pending @ true)) = self.open.last_mut() {
             *pending = false;
             self.out.extend_from_slice(b">\n");
         }
-        indent(&mut self.out, self.open.len());
     }
 
     /// The start tag of an element, without its closing `>`.
     fn begin(&mut self, name: &str, attrs: &[(&str, &str)]) {
         self.before_child();
         start_tag(&mut self.out, name, attrs);
+    }
+
+    /// A scalar element written out in full.
+    fn element(&mut self, name: &str, attrs: &[(&str, &str)], text: Text<'_>) {
+        self.begin(name, attrs);
+        if text_after_start(&mut self.out, text) {
+            end_tag(&mut self.out, name);
+        }
     }
 }
 
@@ -263,10 +276,7 @@ impl Emit for XmlWriter {
     }
 
     fn scalar(&mut self, name: &str, attrs: &[(&str, &str)], text: &str) {
-        self.begin(name, attrs);
-        if text_after_start(&mut self.out, Text::Any(text)) {
-            end_tag(&mut self.out, name);
-        }
+        self.element(name, attrs, Text::Any(text));
     }
 
     fn field(&mut self, name: &'static str, attrs: StaticAttrs, text: Text<'_>) {
@@ -279,16 +289,10 @@ impl Emit for XmlWriter {
             self.tags.of(name, attrs, depth)
         };
         let Some((start, end)) = kept else {
-            self.begin(name, attrs);
-            if text_after_start(&mut self.out, text) {
-                end_tag(&mut self.out, name);
-            }
+            self.element(name, attrs, text);
             return;
         };
-        if let Some((_, pending @ true)) = self.open.last_mut() {
-            *pending = false;
-            self.out.extend_from_slice(b">\n");
-        }
+        self.end_pending_start();
         let start = &self.tags.bytes[start];
         if text_bytes(text).is_empty() {
             self.out.extend_from_slice(&start[..start.len() - 1]);

@@ -88,9 +88,9 @@ impl Date {
         let (year @ 0..=9999, month, day) = self.civil() else {
             return false;
         };
-        fill_digits(&mut text[0..4], year as u64);
-        fill_digits(&mut text[5..7], month.into());
-        fill_digits(&mut text[8..10], day.into());
+        digits_into(text, 4, year as u64, 4);
+        digits_into(text, 7, month.into(), 2);
+        digits_into(text, 10, day.into(), 2);
         true
     }
 
@@ -127,14 +127,6 @@ pub fn push_digits(out: &mut Vec<u8>, n: u64, width: usize) {
 /// Writes ASCII that a `push_to` appended (`Display` of the formatted values).
 pub fn write_ascii(f: &mut std::fmt::Formatter<'_>, ascii: &[u8]) -> std::fmt::Result {
     f.write_str(std::str::from_utf8(ascii).map_err(|_| std::fmt::Error)?)
-}
-
-/// Writes the last `slots.len()` decimal digits of `n` into `slots`, zero-padded.
-fn fill_digits(slots: &mut [u8], mut n: u64) {
-    for slot in slots.iter_mut().rev() {
-        *slot = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
 }
 
 /// Writes the decimal digits of `n` (zero-padded to `width`) to end at `buf[end]`;
@@ -184,9 +176,9 @@ impl DateTime {
         debug_assert!(in_range, "years 0–9999 by the bounds above");
         text[..10].copy_from_slice(&date);
         let of_day = secs.rem_euclid(86_400) as u64;
-        fill_digits(&mut text[11..13], of_day / 3600);
-        fill_digits(&mut text[14..16], of_day / 60 % 60);
-        fill_digits(&mut text[17..19], of_day % 60);
+        digits_into(&mut text, 13, of_day / 3600, 2);
+        digits_into(&mut text, 16, of_day / 60 % 60, 2);
+        digits_into(&mut text, 19, of_day % 60, 2);
         out.extend_from_slice(&text);
     }
 }

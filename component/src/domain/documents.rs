@@ -451,7 +451,7 @@ fn text(s: &str) -> Option<Value<'_>> {
 }
 
 /// The getter of a response field.
-fn getter(name: &str) -> Getter {
+pub fn getter(name: &str) -> Getter {
     match name {
         "id" => |d, _| Some(Value::Int(d.id as i64)),
         "client_id" => |d, _| Some(Value::Int(d.client_id as i64)),

@@ -88,13 +88,13 @@ struct WireField {
 /// The written fields of a kind (files left out), worked out once per instance.
 fn wire_fields(kind: DocKind) -> &'static [WireField] {
     fn table(kind: DocKind) -> Vec<WireField> {
-        let mut fields: Vec<WireField> = documents::response_fields(kind)
+        let mut fields: Vec<WireField> = documents::fields(kind)
             .iter()
-            .filter(|(f, _)| f.kind != Kind::File)
-            .map(|(f, get)| WireField {
+            .filter(|f| f.kind != Kind::File)
+            .map(|f| WireField {
                 name: f.name,
                 attrs: scalar_type(f.kind).map_or(&[][..], ScalarType::attrs),
-                get: *get,
+                get: documents::getter(f.name),
                 taxes_after: f.name == "quote",
             })
             .collect();
