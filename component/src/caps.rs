@@ -82,7 +82,7 @@ impl<S: Store> Store for SharedSnapshot<S> {
             Some(read) => read.clone(),
             None => snapshot.insert(Rc::from(self.inner.begin_read()?)).clone(),
         };
-        Ok(Box::new(SharedRead(shared)))
+        Ok(Box::new(shared))
     }
 
     fn begin_write(&self) -> Result<Box<dyn Write>, StoreError> {
@@ -94,14 +94,13 @@ impl<S: Store> Store for SharedSnapshot<S> {
     }
 }
 
-struct SharedRead(Rc<dyn Read>);
-
-impl Read for SharedRead {
+/// A shared snapshot reads as the snapshot.
+impl<R: Read + ?Sized> Read for Rc<R> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.0.get(key)
+        (**self).get(key)
     }
     fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        self.0.get_many(keys)
+        (**self).get_many(keys)
     }
     fn scan(
         &self,
@@ -110,7 +109,7 @@ impl Read for SharedRead {
         limit: u32,
         reverse: bool,
     ) -> Result<Vec<Entry>, StoreError> {
-        self.0.scan(prefix, after, limit, reverse)
+        (**self).scan(prefix, after, limit, reverse)
     }
 }
 
