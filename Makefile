@@ -2,7 +2,7 @@
 
 CARGO       ?= cargo
 WASM_TARGET := wasm32-wasip2
-WASM_OUT    := target/$(WASM_TARGET)/release/faktura_component.wasm
+WASM_OUT    := target/$(WASM_TARGET)/component/faktura_component.wasm
 COMPONENT   := target/release/faktura.wasm
 TEST_WASM   := target/faktura-test.wasm
 PLUG        := target/faktura-plug.wasm
@@ -24,13 +24,13 @@ wasm-target:
 
 # The shipped component, next to the host binary where `faktura` looks for it.
 component: wasm-target
-	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-component
+	$(CARGO) build --profile component --target $(WASM_TARGET) -p faktura-component
 	@mkdir -p target/release
 	cp $(WASM_OUT) $(COMPONENT)
 
 # The same component with the test-only routes (a deliberate panic, ...).
 test-component: wasm-target
-	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-component --features test-routes
+	$(CARGO) build --profile component --target $(WASM_TARGET) -p faktura-component --features test-routes
 	cp $(WASM_OUT) $(TEST_WASM)
 
 build: component

@@ -79,8 +79,16 @@ fn engine(limits: &Limits) -> anyhow::Result<Engine> {
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     // `FAKTURA_PROFILE=perfmap` names the guest's compiled functions for `perf`
     // (/tmp/perf-PID.map).
-    if std::env::var("FAKTURA_PROFILE").is_ok_and(|v| v == "perfmap") {
-        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    // `FAKTURA_PROFILE=fuel` counts the wasm operators each request runs and logs them
+    // (`wasm_ops`): a measure of the guest's work that does not vary from run to run.
+    match std::env::var("FAKTURA_PROFILE").as_deref() {
+        Ok("perfmap") => {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
+        Ok("fuel") => {
+            config.consume_fuel(true);
+        }
+        _ => {}
     }
     Ok(Engine::new(&config)?)
 }

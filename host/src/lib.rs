@@ -136,6 +136,8 @@ pub(crate) fn new_store(
 ) -> Store<State> {
     let mut store = Store::new(engine, State::new(shared, limits));
     store.limiter(|s| &mut s.limits);
+    // Only an engine counting fuel (`FAKTURA_PROFILE=fuel`) takes it.
+    let _ = store.set_fuel(u64::MAX);
     let deadline = std::time::Instant::now() + limits.request_time_max;
     // Every epoch tick the guest yields to other tasks; past the deadline it traps.
     store.epoch_deadline_callback(move |_| {

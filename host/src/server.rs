@@ -59,6 +59,11 @@ impl Runtime {
             || header(hyper::header::CONTENT_LENGTH)
                 .and_then(|n| n.parse::<u64>().ok())
                 .is_some_and(|n| n > INLINE_BODY_MAX);
+        // With fuel counted (`FAKTURA_PROFILE=fuel`), each request's count is logged with it.
+        let profiled = store
+            .get_fuel()
+            .is_ok()
+            .then(|| format!("{} {}", req.method(), req.uri()));
         let req = store
             .data_mut()
             .http()
@@ -77,6 +82,14 @@ impl Runtime {
             .await;
             if let Err(e) = &result {
                 tracing::error!(request_id = id, "guest failed: {e:?}");
+            }
+            if let (Some(request), Ok(left)) = (profiled, store.get_fuel()) {
+                tracing::info!(
+                    request_id = id,
+                    request,
+                    wasm_ops = u64::MAX - left,
+                    "guest finished"
+                );
             }
             // The pooled instance is freed with its store; only then may the next request
             // take the slot, or the pool can be full while a permit is free.

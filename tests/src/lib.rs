@@ -278,7 +278,20 @@ pub async fn try_send(
 /// Starts the release host as its own process (to be killed, or measured as shipped) on
 /// `data`, serving the test component on 127.0.0.1:`port` with `key` as its admin key.
 pub fn start_release_host(data: &Path, port: u16, key: &str, extra: &[&str]) -> HostProcess {
-    let child = std::process::Command::new(host_binary())
+    start_release_host_with(data, port, key, extra, |_| {})
+}
+
+/// `start_release_host`, with `adjust` setting more of the command (environment, where
+/// its log goes) before the host starts.
+pub fn start_release_host_with(
+    data: &Path,
+    port: u16,
+    key: &str,
+    extra: &[&str],
+    adjust: impl FnOnce(&mut std::process::Command),
+) -> HostProcess {
+    let mut command = std::process::Command::new(host_binary());
+    command
         .args([
             "serve",
             "--listen",
@@ -293,7 +306,9 @@ pub fn start_release_host(data: &Path, port: u16, key: &str, extra: &[&str]) -> 
         .args(extra)
         .env("FAKTURA_LOG", "warn")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    adjust(&mut command);
+    let child = command
         .spawn()
         .expect("the release host is built (make build)");
     HostProcess(child)

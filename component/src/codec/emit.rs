@@ -36,6 +36,10 @@ pub trait Emit {
             Text::Ascii(a) => self.scalar(name, attrs, &String::from_utf8_lossy(a)),
         }
     }
+    /// The XML writer itself, for writers of long lists to call statically.
+    fn as_xml(&mut self) -> Option<&mut XmlWriter> {
+        None
+    }
 }
 
 /// Emits an existing tree.
@@ -84,6 +88,16 @@ impl XmlWriter {
             names: String::new(),
             tags: Tags::default(),
         }
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Makes room for `more` bytes.
+    pub fn reserve(&mut self, more: usize) {
+        self.out.reserve(more);
     }
 
     pub fn finish(mut self) -> Vec<u8> {
@@ -256,6 +270,10 @@ impl Tags {
 }
 
 impl Emit for XmlWriter {
+    fn as_xml(&mut self) -> Option<&mut XmlWriter> {
+        Some(self)
+    }
+
     fn open(&mut self, name: &str, attrs: &[(&str, &str)]) {
         self.begin(name, attrs);
         self.open.push((self.names.len(), true));

@@ -116,6 +116,36 @@ fn wire_fields(kind: DocKind) -> &'static [WireField] {
 /// Writes a document in response order, its taxes after `quote` (or last).
 pub fn emit_document(inv: &Document, today: Date, e: &mut dyn Emit) {
     let mut w = ValueWriter::default();
+    match e.as_xml() {
+        Some(x) => write_document(inv, today, &mut w, x),
+        None => write_document(inv, today, &mut w, e),
+    }
+}
+
+/// Writes documents one after the other: straight into the XML writer when that is
+/// where they go (static calls, one buffer reserved for all of them), else through `e`.
+fn emit_documents(found: &[Document], today: Date, e: &mut dyn Emit) {
+    let mut w = ValueWriter::default();
+    let Some(x) = e.as_xml() else {
+        for inv in found {
+            write_document(inv, today, &mut w, e);
+        }
+        return;
+    };
+    let Some((first, rest)) = found.split_first() else {
+        return;
+    };
+    let before = x.written();
+    write_document(first, today, &mut w, x);
+    // The others are about as long as the first.
+    let each = x.written() - before;
+    x.reserve(rest.len() * (each + each / 8));
+    for inv in rest {
+        write_document(inv, today, &mut w, x);
+    }
+}
+
+fn write_document<E: Emit + ?Sized>(inv: &Document, today: Date, w: &mut ValueWriter, e: &mut E) {
     e.open(names(inv.kind).singular, &[]);
     for f in wire_fields(inv.kind) {
         match (f.get)(inv, today) {
@@ -123,13 +153,13 @@ pub fn emit_document(inv: &Document, today: Date, e: &mut dyn Emit) {
             None => e.field(f.name, f.attrs, Text::Any("")),
         }
         if f.taxes_after {
-            emit_taxes(inv, &mut w, e);
+            emit_taxes(inv, w, e);
         }
     }
     e.close();
 }
 
-fn emit_taxes(inv: &Document, w: &mut ValueWriter, e: &mut dyn Emit) {
+fn emit_taxes<E: Emit + ?Sized>(inv: &Document, w: &mut ValueWriter, e: &mut E) {
     let float = ScalarType::Float.attrs();
     e.open("taxes", &[("type", "array")]);
     for t in &inv.taxes {
@@ -150,7 +180,13 @@ struct ValueWriter {
 }
 
 impl ValueWriter {
-    fn emit(&mut self, e: &mut dyn Emit, name: &'static str, attrs: StaticAttrs, v: Value) {
+    fn emit<E: Emit + ?Sized>(
+        &mut self,
+        e: &mut E,
+        name: &'static str,
+        attrs: StaticAttrs,
+        v: Value,
+    ) {
         if let Value::Text(t) = v {
             e.field(name, attrs, Text::Any(t));
         } else {
@@ -305,9 +341,7 @@ pub fn list(
                 ("total", &total),
             ],
         );
-        for inv in &found {
-            emit_document(inv, today, e);
-        }
+        emit_documents(&found, today, e);
         e.close();
     });
     r.headers.push(("x-total-count".into(), total.to_string()));
