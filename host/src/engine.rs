@@ -48,6 +48,30 @@ pub struct Runtime {
     pub(crate) slots: Arc<Semaphore>,
     /// Where the admin socket goes while serving.
     pub(crate) data_dir: PathBuf,
+    /// Whether the engine counts fuel (`FAKTURA_PROFILE=fuel`): every store then needs
+    /// some, and each request's count is logged.
+    pub(crate) fuel: bool,
+}
+
+/// What `FAKTURA_PROFILE` asks for, read once at start-up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Profile {
+    Off,
+    /// Names the guest's compiled functions for `perf` (/tmp/perf-PID.map).
+    PerfMap,
+    /// Counts the wasm operators each request runs: a measure of the guest's work that
+    /// does not vary from run to run.
+    Fuel,
+}
+
+impl Profile {
+    fn from_env() -> Profile {
+        match std::env::var("FAKTURA_PROFILE").as_deref() {
+            Ok("perfmap") => Profile::PerfMap,
+            Ok("fuel") => Profile::Fuel,
+            _ => Profile::Off,
+        }
+    }
 }
 
 /// Bytes of each pooled memory and table kept mapped between instances and cleared with
@@ -56,7 +80,7 @@ pub struct Runtime {
 /// 1 MiB serves W1 as fast as 4 MiB did and holds 40 MiB less at 32 concurrent requests.
 const KEEP_RESIDENT: usize = 1 << 20;
 
-fn engine(limits: &Limits) -> anyhow::Result<Engine> {
+fn engine(limits: &Limits, profile: Profile) -> anyhow::Result<Engine> {
     let mut pool = PoolingAllocationConfig::default();
     let instances = limits.instances_max;
     pool.total_component_instances(instances)
@@ -77,18 +101,14 @@ fn engine(limits: &Limits) -> anyhow::Result<Engine> {
     config
         .epoch_interruption(true)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    // `FAKTURA_PROFILE=perfmap` names the guest's compiled functions for `perf`
-    // (/tmp/perf-PID.map).
-    // `FAKTURA_PROFILE=fuel` counts the wasm operators each request runs and logs them
-    // (`wasm_ops`): a measure of the guest's work that does not vary from run to run.
-    match std::env::var("FAKTURA_PROFILE").as_deref() {
-        Ok("perfmap") => {
+    match profile {
+        Profile::Off => {}
+        Profile::PerfMap => {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
-        Ok("fuel") => {
+        Profile::Fuel => {
             config.consume_fuel(true);
         }
-        _ => {}
     }
     Ok(Engine::new(&config)?)
 }
@@ -152,7 +172,8 @@ impl Runtime {
                 options.component.display()
             )
         })?;
-        let engine = engine(&options.limits)?;
+        let profile = Profile::from_env();
+        let engine = engine(&options.limits, profile)?;
         let cache_dir: PathBuf = options
             .cache_dir
             .clone()
@@ -189,6 +210,7 @@ impl Runtime {
             slots: Arc::new(Semaphore::new(options.limits.instances_max as usize)),
             limits: options.limits.clone(),
             data_dir: options.data_dir.clone(),
+            fuel: profile == Profile::Fuel,
         })
     }
 
@@ -206,7 +228,7 @@ impl Runtime {
         f: impl AsyncFnOnce(&mut wasmtime::Store<State>, &Service) -> wasmtime::Result<T>,
     ) -> anyhow::Result<T> {
         let _slot = self.slots.acquire().await?;
-        let mut store = new_store(&self.engine, self.shared.clone(), &self.limits);
+        let mut store = new_store(&self.engine, self.shared.clone(), &self.limits, self.fuel);
         store.set_epoch_deadline(1);
         let service = self.pre.instantiate_async(&mut store).await?;
         Ok(f(&mut store, &service).await?)

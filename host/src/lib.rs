@@ -128,16 +128,21 @@ impl State {
     }
 }
 
-/// A new store with the limiter and the request deadline installed.
+/// A new store with the limiter and the request deadline installed, and all the fuel
+/// there is when the engine counts it (`fuel`).
 pub(crate) fn new_store(
     engine: &wasmtime::Engine,
     shared: Arc<Shared>,
     limits: &Limits,
+    fuel: bool,
 ) -> Store<State> {
     let mut store = Store::new(engine, State::new(shared, limits));
     store.limiter(|s| &mut s.limits);
-    // Only an engine counting fuel (`FAKTURA_PROFILE=fuel`) takes it.
-    let _ = store.set_fuel(u64::MAX);
+    if fuel {
+        store
+            .set_fuel(u64::MAX)
+            .expect("the engine counts fuel when `fuel` is set");
+    }
     let deadline = std::time::Instant::now() + limits.request_time_max;
     // Every epoch tick the guest yields to other tasks; past the deadline it traps.
     store.epoch_deadline_callback(move |_| {

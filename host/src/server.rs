@@ -51,7 +51,7 @@ impl Runtime {
     /// Serves one request in a fresh instance.
     async fn call(&self, req: hyper::Request<Incoming>, id: u64) -> anyhow::Result<Response> {
         let slot = self.slots.clone().acquire_owned().await?;
-        let mut store = new_store(&self.engine, self.shared.clone(), &self.limits);
+        let mut store = new_store(&self.engine, self.shared.clone(), &self.limits, self.fuel);
         store.set_epoch_deadline(1);
         let (sender, receiver) = oneshot::channel();
         let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
@@ -60,10 +60,7 @@ impl Runtime {
                 .and_then(|n| n.parse::<u64>().ok())
                 .is_some_and(|n| n > INLINE_BODY_MAX);
         // With fuel counted (`FAKTURA_PROFILE=fuel`), each request's count is logged with it.
-        let profiled = store
-            .get_fuel()
-            .is_ok()
-            .then(|| format!("{} {}", req.method(), req.uri()));
+        let profiled = self.fuel.then(|| format!("{} {}", req.method(), req.uri()));
         let req = store
             .data_mut()
             .http()
@@ -83,7 +80,9 @@ impl Runtime {
             if let Err(e) = &result {
                 tracing::error!(request_id = id, "guest failed: {e:?}");
             }
-            if let (Some(request), Ok(left)) = (profiled, store.get_fuel()) {
+            if let Some(request) = profiled
+                && let Ok(left) = store.get_fuel()
+            {
                 tracing::info!(
                     request_id = id,
                     request,

@@ -113,15 +113,6 @@ fn wire_fields(kind: DocKind) -> &'static [WireField] {
     }
 }
 
-/// Writes a document in response order, its taxes after `quote` (or last).
-pub fn emit_document(inv: &Document, today: Date, e: &mut dyn Emit) {
-    let mut w = ValueWriter::default();
-    match e.as_xml() {
-        Some(x) => write_document(inv, today, &mut w, x),
-        None => write_document(inv, today, &mut w, e),
-    }
-}
-
 /// Writes documents one after the other: straight into the XML writer when that is
 /// where they go (static calls, one buffer reserved for all of them), else through `e`.
 fn emit_documents(found: &[Document], today: Date, e: &mut dyn Emit) {
@@ -145,6 +136,7 @@ fn emit_documents(found: &[Document], today: Date, e: &mut dyn Emit) {
     }
 }
 
+/// Writes a document in response order, its taxes after `quote` (or last).
 fn write_document<E: Emit + ?Sized>(inv: &Document, today: Date, w: &mut ValueWriter, e: &mut E) {
     e.open(names(inv.kind).singular, &[]);
     for f in wire_fields(inv.kind) {
@@ -200,7 +192,9 @@ impl ValueWriter {
 /// A response of one document.
 fn document_response(status: u16, inv: Document, ctx: &Ctx) -> Response {
     let today = documents::today(ctx);
-    Response::emitted(status, move |e| emit_document(&inv, today, e))
+    Response::emitted(status, move |e| {
+        emit_documents(std::slice::from_ref(&inv), today, e)
+    })
 }
 
 fn parse_id(raw: &str, label: &str) -> Result<u64, ApiError> {
