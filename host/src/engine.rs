@@ -42,6 +42,9 @@ impl Default for Limits {
 pub struct Runtime {
     pub(crate) engine: Engine,
     pub(crate) pre: ServicePre<State>,
+    /// Where the HTTP handler sits among the component's exports: a request looks up
+    /// only that, not the admin functions too.
+    pub(crate) http: crate::bindings::exports::wasi::http::incoming_handler::GuestIndices,
     pub(crate) shared: Arc<Shared>,
     pub(crate) limits: Limits,
     /// One permit per pooled instance slot.
@@ -182,6 +185,9 @@ impl Runtime {
         let component = load_component(&engine, &wasm, &cache_dir)?;
         tracing::debug!("component ready in {:?}", started.elapsed());
         let pre = ServicePre::new(linker(&engine)?.instantiate_pre(&component)?)?;
+        let http = crate::bindings::exports::wasi::http::incoming_handler::GuestIndices::new(
+            pre.instance_pre(),
+        )?;
         let db = store::Db::open(&options.db_path())?;
         let shared = Arc::new(Shared {
             db,
@@ -206,6 +212,7 @@ impl Runtime {
         Ok(Runtime {
             engine,
             pre,
+            http,
             shared,
             slots: Arc::new(Semaphore::new(options.limits.instances_max as usize)),
             limits: options.limits.clone(),

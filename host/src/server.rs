@@ -67,12 +67,12 @@ impl Runtime {
             .new_incoming_request(Scheme::Http, req)?;
         let out = store.data_mut().http().new_response_outparam(sender)?;
         let seen = store.data().seen.clone();
-        let pre = self.pre.clone();
+        let pre = self.pre.instance_pre().clone();
+        let http = self.http.clone();
         let guest = async move {
             let result = async {
-                let service = pre.instantiate_async(&mut store).await?;
-                service
-                    .wasi_http_incoming_handler()
+                let instance = pre.instantiate_async(&mut store).await?;
+                http.load(&mut store, &instance)?
                     .call_handle(&mut store, req, out)
                     .await
             }

@@ -490,6 +490,21 @@ async fn limits_and_methods_answer_with_their_status() {
     )
     .await;
     too_large.assert_error(413, "larger than");
+    // The body of a GET means nothing to any route: even one over the limit is not read.
+    let get_with_body = send_raw(
+        &app.base,
+        "GET",
+        "/api/clients",
+        Some(vec![b'a'; faktura_component::limits::BODY_BYTES_MAX + 10]),
+        &[("X-ServiceApiKey", &app.key)],
+    )
+    .await;
+    assert_eq!(get_with_body.status, 200, "{}", get_with_body.body);
+    assert!(
+        get_with_body.body.contains("<clients"),
+        "{}",
+        get_with_body.body
+    );
     let json = app
         .send(
             "POST",

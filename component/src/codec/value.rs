@@ -20,7 +20,7 @@ impl ScalarType {
     }
 
     /// The `type=` attribute, as `Emit` takes attributes.
-    pub fn attrs(self) -> &'static [(&'static str, &'static str)] {
+    pub const fn attrs(self) -> &'static [(&'static str, &'static str)] {
         match self {
             ScalarType::Integer => &[("type", "integer")],
             ScalarType::Float => &[("type", "float")],

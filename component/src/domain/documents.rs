@@ -4,8 +4,6 @@
 //! in their own modules and keep the document's cached totals, payment state and tags
 //! current in the same transaction.
 
-use std::sync::OnceLock;
-
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
@@ -443,75 +441,197 @@ pub fn today(ctx: &Ctx) -> Date {
     Date::from_unix(ctx.now)
 }
 
-/// Reads one response field of a document; `None` leaves it empty.
-pub type Getter = for<'a> fn(&'a Document, Date) -> Option<Value<'a>>;
+/// Which response field of a document to read. A `match` rather than a function pointer
+/// per field: each instance sets up an indirect call's target afresh, once per field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Getter {
+    Id,
+    ClientId,
+    ContactId,
+    Created,
+    Updated,
+    InvoiceNumber,
+    Title,
+    InvoiceId,
+    FreeTextId,
+    Number,
+    NumberPre,
+    NumberLength,
+    Status,
+    Date,
+    SupplyDate,
+    SupplyDateType,
+    DueDate,
+    DueDays,
+    Address,
+    DiscountRate,
+    DiscountDate,
+    DiscountDays,
+    DiscountAmount,
+    Label,
+    Intro,
+    Note,
+    TotalGross,
+    TotalNet,
+    NetGross,
+    Reduction,
+    TotalGrossUnreduced,
+    TotalNetUnreduced,
+    TotalReduction,
+    CurrencyCode,
+    Quote,
+    PaymentTypes,
+    PaidAmount,
+    OpenAmount,
+    TemplateId,
+    /// Not kept (customerportal_url): always empty.
+    Empty,
+}
+
+impl Getter {
+    /// The field's value; `None` leaves it empty.
+    pub fn get(self, d: &Document, today: Date) -> Option<Value<'_>> {
+        match self {
+            Getter::Id => Some(Value::Int(d.id as i64)),
+            Getter::ClientId => Some(Value::Int(d.client_id as i64)),
+            Getter::ContactId => d.contact_id.map(Value::Int),
+            Getter::Created => Some(Value::DateTime(d.created)),
+            Getter::Updated => Some(Value::DateTime(d.updated)),
+            Getter::InvoiceNumber => text(&d.invoice_number),
+            Getter::Title => text(&d.title),
+            Getter::InvoiceId => d.invoice_id.map(Value::Int),
+            Getter::FreeTextId => d.free_text_id.map(Value::Int),
+            Getter::Number => Some(Value::Int(d.number)),
+            Getter::NumberPre => text(&d.number_pre),
+            Getter::NumberLength => Some(Value::Int(d.number_length)),
+            Getter::Status => Some(Value::Text(d.shown(today).as_str())),
+            Getter::Date => Some(Value::Date(d.date)),
+            Getter::SupplyDate => text(&d.supply_date),
+            Getter::SupplyDateType => text(&d.supply_date_type),
+            Getter::DueDate => Some(Value::Date(d.due_date)),
+            Getter::DueDays => Some(Value::Int(d.due_date.days_since(d.date))),
+            Getter::Address => text(&d.address),
+            Getter::DiscountRate => Some(Value::Dec(d.discount_rate)),
+            Getter::DiscountDate => Some(Value::Date(d.discount_date)),
+            Getter::DiscountDays => Some(Value::Int(d.discount_date.days_since(d.date))),
+            Getter::DiscountAmount => Some(Value::Dec(money::discount_amount(
+                d.total_gross,
+                d.discount_rate,
+            ))),
+            Getter::Label => text(&d.label),
+            Getter::Intro => text(&d.intro),
+            Getter::Note => text(&d.note),
+            Getter::TotalGross => Some(Value::Dec(d.total_gross)),
+            Getter::TotalNet => Some(Value::Dec(d.total_net)),
+            Getter::NetGross => text(&d.net_gross),
+            Getter::Reduction => text(&d.reduction),
+            Getter::TotalGrossUnreduced => Some(Value::Dec(d.total_gross_unreduced)),
+            Getter::TotalNetUnreduced => Some(Value::Dec(d.total_net_unreduced)),
+            Getter::TotalReduction => Some(Value::Dec(d.total_reduction)),
+            Getter::CurrencyCode => text(&d.currency_code),
+            Getter::Quote => Some(Value::Dec(d.quote)),
+            Getter::PaymentTypes => text(&d.payment_types),
+            Getter::PaidAmount => Some(Value::Dec(d.paid_amount)),
+            Getter::OpenAmount => Some(Value::Dec(d.open_amount())),
+            Getter::TemplateId => d.template_id.map(Value::Int),
+            Getter::Empty => None,
+        }
+    }
+}
 
 fn text(s: &str) -> Option<Value<'_>> {
     (!s.is_empty()).then_some(Value::Text(s))
 }
 
-/// The getter of a response field.
-pub fn getter(name: &str) -> Getter {
-    match name {
-        "id" => |d, _| Some(Value::Int(d.id as i64)),
-        "client_id" => |d, _| Some(Value::Int(d.client_id as i64)),
-        "contact_id" => |d, _| d.contact_id.map(Value::Int),
-        "created" => |d, _| Some(Value::DateTime(d.created)),
-        "updated" => |d, _| Some(Value::DateTime(d.updated)),
-        "invoice_number" | "credit_note_number" => |d, _| text(&d.invoice_number),
-        "title" => |d, _| text(&d.title),
-        "invoice_id" => |d, _| d.invoice_id.map(Value::Int),
-        "free_text_id" => |d, _| d.free_text_id.map(Value::Int),
-        "number" => |d, _| Some(Value::Int(d.number)),
-        "number_pre" => |d, _| text(&d.number_pre),
-        "number_length" => |d, _| Some(Value::Int(d.number_length)),
-        "status" => |d, today| Some(Value::Text(d.shown(today).as_str())),
-        "date" => |d, _| Some(Value::Date(d.date)),
-        "supply_date" => |d, _| text(&d.supply_date),
-        "supply_date_type" => |d, _| text(&d.supply_date_type),
-        "due_date" => |d, _| Some(Value::Date(d.due_date)),
-        "due_days" => |d, _| Some(Value::Int(d.due_date.days_since(d.date))),
-        "address" => |d, _| text(&d.address),
-        "discount_rate" => |d, _| Some(Value::Dec(d.discount_rate)),
-        "discount_date" => |d, _| Some(Value::Date(d.discount_date)),
-        "discount_days" => |d, _| Some(Value::Int(d.discount_date.days_since(d.date))),
-        "discount_amount" => |d, _| {
-            Some(Value::Dec(money::discount_amount(
-                d.total_gross,
-                d.discount_rate,
-            )))
-        },
-        "label" => |d, _| text(&d.label),
-        "intro" => |d, _| text(&d.intro),
-        "note" => |d, _| text(&d.note),
-        "total_gross" => |d, _| Some(Value::Dec(d.total_gross)),
-        "total_net" => |d, _| Some(Value::Dec(d.total_net)),
-        "net_gross" => |d, _| text(&d.net_gross),
-        "reduction" => |d, _| text(&d.reduction),
-        "total_gross_unreduced" => |d, _| Some(Value::Dec(d.total_gross_unreduced)),
-        "total_net_unreduced" => |d, _| Some(Value::Dec(d.total_net_unreduced)),
-        "total_reduction" => |d, _| Some(Value::Dec(d.total_reduction)),
-        "currency_code" => |d, _| text(&d.currency_code),
-        "quote" => |d, _| Some(Value::Dec(d.quote)),
-        "payment_types" => |d, _| text(&d.payment_types),
-        "paid_amount" => |d, _| Some(Value::Dec(d.paid_amount)),
-        "open_amount" => |d, _| Some(Value::Dec(d.open_amount())),
-        "template_id" => |d, _| d.template_id.map(Value::Int),
-        // Not kept (customerportal_url): always empty.
-        _ => |_, _| None,
+/// Response field names and their getters.
+const GETTERS: &[(&str, Getter)] = &[
+    ("id", Getter::Id),
+    ("client_id", Getter::ClientId),
+    ("contact_id", Getter::ContactId),
+    ("created", Getter::Created),
+    ("updated", Getter::Updated),
+    ("invoice_number", Getter::InvoiceNumber),
+    ("credit_note_number", Getter::InvoiceNumber),
+    ("title", Getter::Title),
+    ("invoice_id", Getter::InvoiceId),
+    ("free_text_id", Getter::FreeTextId),
+    ("number", Getter::Number),
+    ("number_pre", Getter::NumberPre),
+    ("number_length", Getter::NumberLength),
+    ("status", Getter::Status),
+    ("date", Getter::Date),
+    ("supply_date", Getter::SupplyDate),
+    ("supply_date_type", Getter::SupplyDateType),
+    ("due_date", Getter::DueDate),
+    ("due_days", Getter::DueDays),
+    ("address", Getter::Address),
+    ("discount_rate", Getter::DiscountRate),
+    ("discount_date", Getter::DiscountDate),
+    ("discount_days", Getter::DiscountDays),
+    ("discount_amount", Getter::DiscountAmount),
+    ("label", Getter::Label),
+    ("intro", Getter::Intro),
+    ("note", Getter::Note),
+    ("total_gross", Getter::TotalGross),
+    ("total_net", Getter::TotalNet),
+    ("net_gross", Getter::NetGross),
+    ("reduction", Getter::Reduction),
+    ("total_gross_unreduced", Getter::TotalGrossUnreduced),
+    ("total_net_unreduced", Getter::TotalNetUnreduced),
+    ("total_reduction", Getter::TotalReduction),
+    ("currency_code", Getter::CurrencyCode),
+    ("quote", Getter::Quote),
+    ("payment_types", Getter::PaymentTypes),
+    ("paid_amount", Getter::PaidAmount),
+    ("open_amount", Getter::OpenAmount),
+    ("template_id", Getter::TemplateId),
+];
+
+/// The getter of a response field; a `const fn`, so that tables of fields and getters are
+/// worked out when the component is compiled rather than in each instance.
+pub const fn getter(name: &str) -> Getter {
+    let mut i = 0;
+    while i < GETTERS.len() {
+        if same(GETTERS[i].0, name) {
+            return GETTERS[i].1;
+        }
+        i += 1;
     }
+    Getter::Empty
+}
+
+/// `a == b`, in a `const fn`.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The response fields of a kind with their getters, in response order.
 pub fn response_fields(kind: DocKind) -> &'static [(&'static Field, Getter)] {
-    fn table(fields: &'static [Field]) -> Vec<(&'static Field, Getter)> {
-        fields.iter().map(|f| (f, getter(f.name))).collect()
+    const fn table<const N: usize>(fields: &'static [Field]) -> [(&'static Field, Getter); N] {
+        let mut out = [(&fields[0], Getter::Empty); N];
+        let mut i = 0;
+        while i < N {
+            out[i] = (&fields[i], getter(fields[i].name));
+            i += 1;
+        }
+        out
     }
-    static INVOICE: OnceLock<Vec<(&'static Field, Getter)>> = OnceLock::new();
-    static CREDIT_NOTE: OnceLock<Vec<(&'static Field, Getter)>> = OnceLock::new();
+    static INVOICE: [(&Field, Getter); INVOICE_FIELDS.len()] = table(INVOICE_FIELDS);
+    static CREDIT_NOTE: [(&Field, Getter); CREDIT_NOTE_FIELDS.len()] = table(CREDIT_NOTE_FIELDS);
     match kind {
-        DocKind::Invoice => INVOICE.get_or_init(|| table(INVOICE_FIELDS)),
-        DocKind::CreditNote => CREDIT_NOTE.get_or_init(|| table(CREDIT_NOTE_FIELDS)),
+        DocKind::Invoice => &INVOICE,
+        DocKind::CreditNote => &CREDIT_NOTE,
     }
 }
 
@@ -519,7 +639,7 @@ pub fn response_fields(kind: DocKind) -> &'static [(&'static Field, Getter)] {
 pub fn to_record(inv: &Document, today: Date) -> Record {
     let mut r = Record::default();
     for (f, get) in response_fields(inv.kind) {
-        if let Some(v) = get(inv, today) {
+        if let Some(v) = get.get(inv, today) {
             r.values.insert(f.name.to_owned(), v.to_scalar());
         }
     }

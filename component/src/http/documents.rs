@@ -2,8 +2,6 @@
 //! `/api/credit-notes` with their items, payments, comments and tags, groups, PDFs,
 //! signatures, e-mail and (credit notes) postal mail.
 
-use std::sync::OnceLock;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
@@ -78,6 +76,7 @@ pub fn names(kind: DocKind) -> &'static Names {
 
 /// A response field as written: name, `type=` attribute, getter, and whether the taxes
 /// follow it.
+#[derive(Clone, Copy)]
 struct WireField {
     name: &'static str,
     attrs: StaticAttrs,
@@ -85,31 +84,61 @@ struct WireField {
     taxes_after: bool,
 }
 
-/// The written fields of a kind (files left out), worked out once per instance.
+/// The written fields of a kind (files left out), worked out when the component is
+/// compiled: a table built at run time would be built again in every instance.
 fn wire_fields(kind: DocKind) -> &'static [WireField] {
-    fn table(kind: DocKind) -> Vec<WireField> {
-        let mut fields: Vec<WireField> = documents::fields(kind)
-            .iter()
-            .filter(|f| f.kind != Kind::File)
-            .map(|f| WireField {
-                name: f.name,
-                attrs: scalar_type(f.kind).map_or(&[][..], ScalarType::attrs),
-                get: documents::getter(f.name),
-                taxes_after: f.name == "quote",
-            })
-            .collect();
-        if !fields.iter().any(|f| f.taxes_after)
-            && let Some(last) = fields.last_mut()
-        {
-            last.taxes_after = true;
+    const fn count(fields: &[Field]) -> usize {
+        let (mut n, mut i) = (0, 0);
+        while i < fields.len() {
+            if !matches!(fields[i].kind, Kind::File) {
+                n += 1;
+            }
+            i += 1;
         }
-        fields
+        n
     }
-    static INVOICE: OnceLock<Vec<WireField>> = OnceLock::new();
-    static CREDIT_NOTE: OnceLock<Vec<WireField>> = OnceLock::new();
+    const fn table<const N: usize>(fields: &[Field]) -> [WireField; N] {
+        const NONE: WireField = WireField {
+            name: "",
+            attrs: &[],
+            get: documents::Getter::Empty,
+            taxes_after: false,
+        };
+        let mut out = [NONE; N];
+        let (mut n, mut i) = (0, 0);
+        let mut taxes_placed = false;
+        while i < fields.len() {
+            let f = &fields[i];
+            if !matches!(f.kind, Kind::File) {
+                let get = documents::getter(f.name);
+                let taxes_after = matches!(get, documents::Getter::Quote);
+                taxes_placed |= taxes_after;
+                out[n] = WireField {
+                    name: f.name,
+                    attrs: match scalar_type(f.kind) {
+                        Some(t) => t.attrs(),
+                        None => &[],
+                    },
+                    get,
+                    taxes_after,
+                };
+                n += 1;
+            }
+            i += 1;
+        }
+        // Without a `quote`, the taxes come last.
+        if !taxes_placed && N > 0 {
+            out[N - 1].taxes_after = true;
+        }
+        out
+    }
+    static INVOICE: [WireField; count(documents::INVOICE_FIELDS)] =
+        table(documents::INVOICE_FIELDS);
+    static CREDIT_NOTE: [WireField; count(documents::CREDIT_NOTE_FIELDS)] =
+        table(documents::CREDIT_NOTE_FIELDS);
     match kind {
-        DocKind::Invoice => INVOICE.get_or_init(|| table(kind)),
-        DocKind::CreditNote => CREDIT_NOTE.get_or_init(|| table(kind)),
+        DocKind::Invoice => &INVOICE,
+        DocKind::CreditNote => &CREDIT_NOTE,
     }
 }
 
@@ -140,7 +169,7 @@ fn emit_documents(found: &[Document], today: Date, e: &mut dyn Emit) {
 fn write_document<E: Emit + ?Sized>(inv: &Document, today: Date, w: &mut ValueWriter, e: &mut E) {
     e.open(names(inv.kind).singular, &[]);
     for f in wire_fields(inv.kind) {
-        match (f.get)(inv, today) {
+        match f.get.get(inv, today) {
             Some(v) => w.emit(e, f.name, f.attrs, v),
             None => e.field(f.name, f.attrs, Text::Any("")),
         }

@@ -73,7 +73,7 @@ pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
         .ok()
 }
 
-pub fn scalar_type(kind: Kind) -> Option<ScalarType> {
+pub const fn scalar_type(kind: Kind) -> Option<ScalarType> {
     match kind {
         Kind::Integer => Some(ScalarType::Integer),
         Kind::Decimal => Some(ScalarType::Float),
