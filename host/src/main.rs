@@ -7,11 +7,6 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use faktura_host::{Options, Runtime, admin};
 
-/// The host allocates and frees per request (hyper's buffers, wasmtime's stores, redb's
-/// values); mimalloc's thread-local free lists do that with less work than glibc's malloc.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(name = "faktura", version, about = "Self-hosted invoicing service")]
 struct Cli {
