@@ -136,6 +136,67 @@ impl XmlWriter {
     }
 }
 
+/// The tags of a fixed list of fields, rendered once for records written at one depth:
+/// `XmlWriter::tagged` takes them by the field's index, with no lookup.
+pub struct FieldTags {
+    bytes: Vec<u8>,
+    /// Per field: where its indented start tag (with `>`) begins, where its end tag
+    /// begins, and where that ends.
+    at: Vec<(usize, usize, usize)>,
+}
+
+impl FieldTags {
+    /// The tags of `fields` as children of an element at `depth` (the root is at 0).
+    pub fn new<'a>(
+        depth: usize,
+        fields: impl ExactSizeIterator<Item = (&'a str, &'a [(&'a str, &'a str)])>,
+    ) -> FieldTags {
+        let depth = depth + 1;
+        let mut tags = FieldTags {
+            bytes: Vec::with_capacity(fields.len() * 48),
+            at: Vec::with_capacity(fields.len()),
+        };
+        for (name, attrs) in fields {
+            let start = tags.bytes.len();
+            indent(&mut tags.bytes, depth);
+            start_tag(&mut tags.bytes, name, attrs);
+            tags.bytes.push(b'>');
+            let middle = tags.bytes.len();
+            end_tag(&mut tags.bytes, name);
+            tags.at.push((start, middle, tags.bytes.len()));
+        }
+        tags
+    }
+}
+
+impl XmlWriter {
+    /// The depth an element opened now is at.
+    pub fn depth(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Field `i` of `tags` with `text`, escaped; empty text is an empty element.
+    pub fn tagged(&mut self, tags: &FieldTags, i: usize, text: &str) {
+        self.tagged_with(tags, i, |out| escape_bytes(out, text.as_bytes(), false));
+    }
+
+    /// Field `i` of `tags` with the text `write` appends, which must need no escaping;
+    /// when it appends nothing, an empty element.
+    pub fn tagged_with(&mut self, tags: &FieldTags, i: usize, write: impl FnOnce(&mut Vec<u8>)) {
+        self.end_pending_start();
+        let (start, middle, end) = tags.at[i];
+        self.out.extend_from_slice(&tags.bytes[start..middle]);
+        let text_at = self.out.len();
+        write(&mut self.out);
+        if self.out.len() == text_at {
+            self.out.truncate(text_at - 1);
+            self.out.extend_from_slice(b"/>\n");
+        } else {
+            self.out.extend_from_slice(&tags.bytes[middle..end]);
+        }
+    }
+}
+
 /// After a start tag: `>` and the text, and true when an end tag must follow; `/>` and a
 /// line feed for empty text.
 fn text_after_start(out: &mut Vec<u8>, text: Text<'_>) -> bool {
@@ -549,6 +610,48 @@ line 2</name>
         let mut scalar_tree = TreeBuilder::new();
         emit_all(&mut scalar_tree, false);
         assert_eq!(tree.finish(), scalar_tree.finish());
+    }
+
+    /// Records written through rendered tags read as records written scalar by scalar:
+    /// indented for their depth, text escaped, nothing written an empty element.
+    #[test]
+    fn tagged_fields_are_written_as_scalars_are() {
+        const FIELDS: [(&str, StaticAttrs); 3] = [
+            ("id", &[("type", "integer")]),
+            ("note", &[]),
+            ("paid", &[("type", "float")]),
+        ];
+        let records = [("1", "a <b> & c", "2.5"), ("22", "", "")];
+        let mut tagged = XmlWriter::new();
+        let mut scalars = XmlWriter::new();
+        for x in [&mut tagged, &mut scalars] {
+            x.open("invoices", &[("type", "array")]);
+        }
+        let tags = FieldTags::new(tagged.depth(), FIELDS.iter().copied());
+        for (id, note, paid) in records {
+            tagged.open("invoice", &[]);
+            tagged.tagged_with(&tags, 0, |out| out.extend_from_slice(id.as_bytes()));
+            tagged.tagged(&tags, 1, note);
+            tagged.tagged_with(&tags, 2, |out| out.extend_from_slice(paid.as_bytes()));
+            tagged.close();
+            scalars.open("invoice", &[]);
+            for ((name, attrs), text) in FIELDS.iter().zip([id, note, paid]) {
+                scalars.scalar(name, attrs, text);
+            }
+            scalars.close();
+        }
+        let tagged = String::from_utf8(tagged.finish()).unwrap();
+        assert_eq!(tagged, String::from_utf8(scalars.finish()).unwrap());
+        assert!(
+            tagged.contains(
+                "  <invoice>\n    <id type=\"integer\">22</id>\n    <note/>\n    <paid type=\"float\"/>\n  </invoice>\n"
+            ),
+            "{tagged}"
+        );
+        assert!(
+            tagged.contains("<note>a &lt;b&gt; &amp; c</note>"),
+            "{tagged}"
+        );
     }
 
     #[test]

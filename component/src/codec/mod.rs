@@ -9,7 +9,7 @@ mod json;
 mod value;
 mod xml;
 
-pub use emit::{Emit, StaticAttrs, Text, TreeBuilder, XmlWriter, emit_element};
+pub use emit::{Emit, FieldTags, StaticAttrs, Text, TreeBuilder, XmlWriter, emit_element};
 pub use json::{decode_json, encode_json};
 pub use value::{Content, Element, ScalarType};
 pub use xml::{DecodeError, decode_xml, encode_xml};

@@ -10,7 +10,7 @@ use super::query::Query;
 use super::records::{decode_changes, encode_record, scalar_type};
 use super::{Payload, Request, Response, in_write};
 use crate::caps::{Attachment, Caps};
-use crate::codec::{Element, Emit, ScalarType, StaticAttrs, Text};
+use crate::codec::{Element, Emit, FieldTags, ScalarType, StaticAttrs, Text, XmlWriter};
 use crate::domain::date::Date;
 use crate::domain::date::format_datetime;
 use crate::domain::documents::{self, DocKind, Document, Filter, Shown};
@@ -155,14 +155,69 @@ fn emit_documents(found: &[Document], today: Date, e: &mut dyn Emit) {
     let Some((first, rest)) = found.split_first() else {
         return;
     };
+    if rest.is_empty() {
+        // One document: its tags are written once, so rendering them first would not pay.
+        write_document(first, today, &mut w, x);
+        return;
+    }
+    let fields = wire_fields(first.kind);
+    let tags = RecordTags {
+        fields: FieldTags::new(x.depth(), fields.iter().map(|f| (f.name, f.attrs))),
+        // Below <invoice><taxes><tax>.
+        tax: FieldTags::new(x.depth() + 2, TAX_FIELDS.iter().copied()),
+    };
     let before = x.written();
-    write_document(first, today, &mut w, x);
+    write_document_xml(first, today, fields, &tags, x);
     // The others are about as long as the first.
     let each = x.written() - before;
     x.reserve(rest.len() * (each + each / 8));
     for inv in rest {
-        write_document(inv, today, &mut w, x);
+        write_document_xml(inv, today, fields, &tags, x);
     }
+}
+
+/// The fields of a tax, as `emit_taxes` writes them.
+const TAX_FIELDS: [(&str, StaticAttrs); 3] = [
+    ("name", &[]),
+    ("rate", ScalarType::Float.attrs()),
+    ("amount", ScalarType::Float.attrs()),
+];
+
+/// The tags of a document's fields and of its taxes' fields.
+struct RecordTags {
+    fields: FieldTags,
+    tax: FieldTags,
+}
+
+/// `write_document` for the XML writer, with the fields' tags rendered beforehand and the
+/// values written straight into the response.
+fn write_document_xml(
+    inv: &Document,
+    today: Date,
+    fields: &[WireField],
+    tags: &RecordTags,
+    x: &mut XmlWriter,
+) {
+    x.open(names(inv.kind).singular, &[]);
+    for (i, f) in fields.iter().enumerate() {
+        match f.get.get(inv, today) {
+            Some(Value::Text(t)) => x.tagged(&tags.fields, i, t),
+            Some(v) => x.tagged_with(&tags.fields, i, |out| v.push_to(out)),
+            None => x.tagged(&tags.fields, i, ""),
+        }
+        if f.taxes_after {
+            x.open("taxes", &[("type", "array")]);
+            for t in &inv.taxes {
+                x.open("tax", &[]);
+                x.tagged(&tags.tax, 0, &t.name);
+                x.tagged_with(&tags.tax, 1, |out| Value::Dec(t.rate).push_to(out));
+                x.tagged_with(&tags.tax, 2, |out| Value::Dec(t.amount).push_to(out));
+                x.close();
+            }
+            x.close();
+        }
+    }
+    x.close();
 }
 
 /// Writes a document in response order, its taxes after `quote` (or last).
@@ -181,13 +236,17 @@ fn write_document<E: Emit + ?Sized>(inv: &Document, today: Date, w: &mut ValueWr
 }
 
 fn emit_taxes<E: Emit + ?Sized>(inv: &Document, w: &mut ValueWriter, e: &mut E) {
-    let float = ScalarType::Float.attrs();
+    let [
+        (name, name_attrs),
+        (rate, rate_attrs),
+        (amount, amount_attrs),
+    ] = TAX_FIELDS;
     e.open("taxes", &[("type", "array")]);
     for t in &inv.taxes {
         e.open("tax", &[]);
-        e.field("name", &[], Text::Any(&t.name));
-        w.emit(e, "rate", float, Value::Dec(t.rate));
-        w.emit(e, "amount", float, Value::Dec(t.amount));
+        e.field(name, name_attrs, Text::Any(&t.name));
+        w.emit(e, rate, rate_attrs, Value::Dec(t.rate));
+        w.emit(e, amount, amount_attrs, Value::Dec(t.amount));
         e.close();
     }
     e.close();

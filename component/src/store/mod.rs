@@ -25,24 +25,66 @@ use crate::limits;
 
 /// Decimals stored as their exact 16-byte form (postcard cannot read serde's string form).
 /// Use as `#[serde(with = "crate::store::decimal_bytes")]`.
+///
+/// Records of format 1 hold the 16 bytes as a tuple, which serde reads one element (and
+/// one call) at a time; from format 2 on they are one byte string of length 16, read in
+/// one call. `decode` tells the reader which format the record it reads is in.
 pub mod decimal_bytes {
+    use std::cell::Cell;
+    use std::fmt;
+
     use rust_decimal::Decimal;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde::de::{Error, Visitor};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    thread_local! {
+        /// Whether the record being decoded is of format 1.
+        static TUPLES: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Runs `read` with decimals read as format 1 wrote them when `tuples` is true.
+    pub(super) fn reading<T>(tuples: bool, read: impl FnOnce() -> T) -> T {
+        let before = TUPLES.replace(tuples);
+        let out = read();
+        TUPLES.set(before);
+        out
+    }
 
     pub fn serialize<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
-        d.serialize().serialize(s)
+        s.serialize_bytes(&d.serialize())
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
-        Ok(Decimal::deserialize(<[u8; 16]>::deserialize(d)?))
+        let bytes = if TUPLES.get() {
+            <[u8; 16]>::deserialize(d)?
+        } else {
+            d.deserialize_bytes(Bytes16)?
+        };
+        Ok(Decimal::deserialize(bytes))
+    }
+
+    struct Bytes16;
+
+    impl Visitor<'_> for Bytes16 {
+        type Value = [u8; 16];
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("the 16 bytes of a decimal")
+        }
+
+        fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<[u8; 16], E> {
+            v.try_into().map_err(|_| E::invalid_length(v.len(), &self))
+        }
     }
 }
 
-/// Version byte in front of every stored value, so the encoding can evolve.
+/// Version byte in front of every stored value, so the encoding can evolve. Format 1
+/// differs from 2 only in how decimals are written (see `decimal_bytes`); both are read.
 const FORMAT_V1: u8 = 1;
+const FORMAT_V2: u8 = 2;
 
 pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    let mut out = vec![FORMAT_V1];
+    let mut out = vec![FORMAT_V2];
     // Serializing plain data structures into a Vec cannot fail.
     let body = postcard::to_allocvec(value).expect("records always serialize");
     out.extend_from_slice(&body);
@@ -50,12 +92,14 @@ pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 }
 
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError> {
-    match bytes.split_first() {
-        Some((&FORMAT_V1, body)) => postcard::from_bytes(body)
-            .map_err(|e| StoreError::Backend(format!("corrupt record: {e}"))),
-        Some((v, _)) => Err(StoreError::Backend(format!("unknown record format {v}"))),
-        None => Err(StoreError::Backend("empty record".into())),
-    }
+    let (tuples, body) = match bytes.split_first() {
+        Some((&FORMAT_V2, body)) => (false, body),
+        Some((&FORMAT_V1, body)) => (true, body),
+        Some((v, _)) => return Err(StoreError::Backend(format!("unknown record format {v}"))),
+        None => return Err(StoreError::Backend("empty record".into())),
+    };
+    decimal_bytes::reading(tuples, || postcard::from_bytes(body))
+        .map_err(|e| StoreError::Backend(format!("corrupt record: {e}")))
 }
 
 pub fn global_key(kind: &str, tail: &[u8]) -> Vec<u8> {
@@ -282,6 +326,56 @@ mod tests {
     use super::*;
     use crate::caps::Store;
     use crate::caps::mem::MemStore;
+
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Priced {
+        name: String,
+        #[serde(with = "decimal_bytes")]
+        price: rust_decimal::Decimal,
+        #[serde(with = "decimal_bytes")]
+        rate: rust_decimal::Decimal,
+    }
+
+    /// Format 2 writes a decimal as one byte string; records of format 1, whose decimals
+    /// are 16-element tuples, are still read, and a wrong length is a corrupt record.
+    #[test]
+    fn decimals_of_both_formats_are_read() {
+        let record = Priced {
+            name: "Beratung".into(),
+            price: "-1234.5600".parse().unwrap(),
+            rate: "19".parse().unwrap(),
+        };
+        let v2 = encode(&record);
+        assert_eq!(v2[0], FORMAT_V2);
+        assert_eq!(decode::<Priced>(&v2).unwrap(), record);
+
+        #[derive(serde::Serialize)]
+        struct Tuples<'a> {
+            name: &'a str,
+            price: [u8; 16],
+            rate: [u8; 16],
+        }
+        let mut v1 = vec![FORMAT_V1];
+        v1.extend(
+            postcard::to_allocvec(&Tuples {
+                name: &record.name,
+                price: record.price.serialize(),
+                rate: record.rate.serialize(),
+            })
+            .unwrap(),
+        );
+        assert_eq!(v1.len() + 2, v2.len(), "a length byte per decimal");
+        let read: Priced = decode(&v1).unwrap();
+        assert_eq!(read, record);
+        assert_eq!(read.price.to_string(), "-1234.5600");
+
+        // The same bytes with the version byte of format 2 lack the length bytes.
+        let mut wrong = v1.clone();
+        wrong[0] = FORMAT_V2;
+        assert!(decode::<Priced>(&wrong).is_err());
+        // A format 2 record read after a format 1 record is read as format 2.
+        assert_eq!(decode::<Priced>(&v2).unwrap(), record);
+    }
 
     #[test]
     fn accounts_never_share_a_prefix() {
