@@ -157,13 +157,8 @@ impl FieldTags {
             at: Vec::with_capacity(fields.len()),
         };
         for (name, attrs) in fields {
-            let start = tags.bytes.len();
-            indent(&mut tags.bytes, depth);
-            start_tag(&mut tags.bytes, name, attrs);
-            tags.bytes.push(b'>');
-            let middle = tags.bytes.len();
-            end_tag(&mut tags.bytes, name);
-            tags.at.push((start, middle, tags.bytes.len()));
+            let (start, end) = render_tags(&mut tags.bytes, depth, name, attrs);
+            tags.at.push((start.start, end.start, end.end));
         }
         tags
     }
@@ -245,6 +240,23 @@ fn start_tag(out: &mut Vec<u8>, name: &str, attrs: &[(&str, &str)]) {
     }
 }
 
+/// Appends the start tag of a field at `depth`, indented and with its `>`, then its end
+/// tag; where each lies in `bytes`.
+fn render_tags(
+    bytes: &mut Vec<u8>,
+    depth: usize,
+    name: &str,
+    attrs: &[(&str, &str)],
+) -> (Range<usize>, Range<usize>) {
+    let start = bytes.len();
+    indent(bytes, depth);
+    start_tag(bytes, name, attrs);
+    bytes.push(b'>');
+    let middle = bytes.len();
+    end_tag(bytes, name);
+    (start..middle, middle..bytes.len())
+}
+
 /// `</name>` and a line feed.
 fn end_tag(out: &mut Vec<u8>, name: &str) {
     out.extend_from_slice(b"</");
@@ -311,22 +323,17 @@ impl Tags {
         if self.used >= Self::SLOTS / 2 {
             return None;
         }
-        let start = self.bytes.len();
-        indent(&mut self.bytes, depth);
-        start_tag(&mut self.bytes, name, attrs);
-        self.bytes.push(b'>');
-        let middle = self.bytes.len();
-        end_tag(&mut self.bytes, name);
+        let (start, end) = render_tags(&mut self.bytes, depth, name, attrs);
         self.slots[at] = Tag {
             name: address,
             name_len: name.len(),
             attrs: attrs_address,
             depth,
-            start: start..middle,
-            end: middle..self.bytes.len(),
+            start: start.clone(),
+            end: end.clone(),
         };
         self.used += 1;
-        Some((start..middle, middle..self.bytes.len()))
+        Some((start, end))
     }
 }
 
