@@ -6,6 +6,10 @@
 //! - B: a native hyper server answering a constant body;
 //! - C: a loop of durable single-put redb commits on the same disk.
 //!
+//! A is measured in two halves, right before and right after W1, and C likewise around W2:
+//! the speed of a shared machine drifts over the minutes a run takes, and a ratio of two
+//! figures taken side by side does not move with it.
+//!
 //! Environment: `BENCH_INVOICES` (default 100,000), `BENCH_SECONDS` per measurement
 //! (default 10), `BENCH_SMOKE=1` (a few seconds on a small data set, for CI), and
 //! `FAKTURA_WASMTIME` (the wasmtime CLI; `make bench` sets it). Writes
@@ -267,60 +271,44 @@ fn main() -> anyhow::Result<()> {
     check(&mut failures, "B", &b);
     eprintln!("B  hyper constant body: {:.0} req/s", b.per_sec);
 
-    // A: wasmtime serve with the hello component, a fresh instance per request.
-    let a = {
-        let addr = free_addr()?;
-        let _serve = spawn(
-            Command::new(&cfg.wasmtime)
-                .arg("serve")
-                .arg("-Scli")
-                .arg("--addr")
-                .arg(addr.to_string())
-                .arg(&cfg.hello),
-            &cfg.out.join("wasmtime-serve.log"),
-        )?;
-        rt.block_on(client::first_ok(
-            addr,
-            KEY,
-            "/",
-            Instant::now(),
-            Duration::from_secs(60),
-        ))?;
-        Load {
-            url: format!("http://{addr}/"),
-            seconds: secs,
+    // A: wasmtime serve with the hello component, a fresh instance per request. Started
+    // now, measured around W1.
+    let a_addr = free_addr()?;
+    let a_serve = spawn(
+        Command::new(&cfg.wasmtime)
+            .arg("serve")
+            .arg("-Scli")
+            .arg("--addr")
+            .arg(a_addr.to_string())
+            .arg(&cfg.hello),
+        &cfg.out.join("wasmtime-serve.log"),
+    )?;
+    rt.block_on(client::first_ok(
+        a_addr,
+        KEY,
+        "/",
+        Instant::now(),
+        Duration::from_secs(60),
+    ))?;
+    let half = (secs / 2).max(1);
+    let a_half = || -> anyhow::Result<Figures> {
+        let f = Load {
+            url: format!("http://{a_addr}/"),
+            seconds: half,
             connections: conns,
             key: None,
             script: None,
         }
-        .run()?
+        .run()?;
+        eprintln!("A  wasmtime serve hello: {:.0} req/s", f.per_sec);
+        Ok(f)
     };
-    check(&mut failures, "A", &a);
-    eprintln!("A  wasmtime serve hello: {:.0} req/s", a.per_sec);
-
-    // C: the durable-write limit of the disk the data directory is on.
-    let c = anchors::redb_commits(&cfg.out, secs)?;
-    eprintln!("C  redb durable single-put commits: {:.0}/s", c.per_sec);
-
+    let c_half = || -> anyhow::Result<Figures> {
+        let f = anchors::redb_commits(&cfg.out, half)?;
+        eprintln!("C  redb durable single-put commits: {:.0}/s", f.per_sec);
+        Ok(f)
+    };
     let ratio_b = |f: &Figures| format!("{:.2} B", f.per_sec / b.per_sec);
-    rows.push(load_row(
-        "A  wasmtime serve -Scli, hello component",
-        &a,
-        "req/s",
-        ratio_b(&a),
-    ));
-    rows.push(load_row(
-        "B  native hyper, constant body",
-        &b,
-        "req/s",
-        "1.00 B".into(),
-    ));
-    rows.push(load_row(
-        "C  redb durable single-put commit loop",
-        &c,
-        "commits/s",
-        String::new(),
-    ));
 
     // The host on a fresh data directory; the first start compiles the component cache.
     let data = cfg.out.join("data");
@@ -434,6 +422,7 @@ fn main() -> anyhow::Result<()> {
         .copied()
         .step_by((n / 1000).max(1))
         .collect();
+    let a_before = a_half()?;
     let w1 = run(
         "w1-get",
         &format!(
@@ -441,6 +430,9 @@ fn main() -> anyhow::Result<()> {
             lua_list(&sample)
         ),
     )?;
+    let a = a_before.with(a_half()?);
+    a_serve.stop()?;
+    check(&mut failures, "A", &a);
     let get_path = |name: &str, method: &str, path: &str| {
         run(
             name,
@@ -470,6 +462,7 @@ fn main() -> anyhow::Result<()> {
         )
     };
     let before = probe(&rt)?;
+    let c_before = c_half()?;
     let w2 = run(
         "w2-create",
         &format!(
@@ -480,6 +473,7 @@ fn main() -> anyhow::Result<()> {
             ITEM.repeat(5)
         ),
     )?;
+    let c = c_before.with(c_half()?);
     let after = probe(&rt)?;
     let w3 = run(
         "w3-complete",
@@ -508,6 +502,24 @@ fn main() -> anyhow::Result<()> {
     let (host, _, w6) = start_host_timed(&cfg, &data, &rt, Duration::from_secs(120))?;
     host.stop()?;
 
+    rows.push(load_row(
+        "A  wasmtime serve -Scli, hello component",
+        &a,
+        "req/s",
+        ratio_b(&a),
+    ));
+    rows.push(load_row(
+        "B  native hyper, constant body",
+        &b,
+        "req/s",
+        "1.00 B".into(),
+    ));
+    rows.push(load_row(
+        "C  redb durable single-put commit loop",
+        &c,
+        "commits/s",
+        String::new(),
+    ));
     for (name, f) in [
         ("W1", &w1),
         ("W2", &w2),

@@ -17,6 +17,20 @@ pub struct Figures {
     pub errors: u64,
 }
 
+impl Figures {
+    /// Two measurements of equal length as one: requests and errors add up, the rate is
+    /// their mean, and so (approximately) are the latencies.
+    pub fn with(self, other: Figures) -> Figures {
+        Figures {
+            per_sec: (self.per_sec + other.per_sec) / 2.0,
+            p50_ms: (self.p50_ms + other.p50_ms) / 2.0,
+            p99_ms: (self.p99_ms + other.p99_ms) / 2.0,
+            count: self.count + other.count,
+            errors: self.errors + other.errors,
+        }
+    }
+}
+
 pub struct Load<'a> {
     pub url: String,
     pub seconds: u64,
