@@ -143,113 +143,192 @@ fn wire_fields(kind: DocKind) -> &'static [WireField] {
 }
 
 /// Writes documents one after the other: straight into the XML writer when that is
-/// where they go (static calls, one buffer reserved for all of them), else through `e`.
+/// where they go (static calls, one buffer reserved for all of them), a page of several
+/// by index into tags rendered once; else through `e` by name.
 fn emit_documents(found: &[Document], today: Date, e: &mut dyn Emit) {
-    let mut w = ValueWriter::default();
     let Some(x) = e.as_xml() else {
+        let mut out = ByName::new(e);
         for inv in found {
-            write_document(inv, today, &mut w, e);
+            write_document(inv, today, &mut out);
         }
         return;
     };
-    let Some((first, rest)) = found.split_first() else {
+    let [first, rest @ ..] = found else {
         return;
     };
     if rest.is_empty() {
         // One document: its tags are written once, so rendering them first would not pay.
-        write_document(first, today, &mut w, x);
+        write_document(first, today, &mut ByName::new(x));
         return;
     }
-    let fields = wire_fields(first.kind);
-    let tags = RecordTags {
-        fields: FieldTags::new(x.depth(), fields.iter().map(|f| (f.name, f.attrs))),
+    debug_assert!(
+        found.iter().all(|d| d.kind == first.kind),
+        "a page is of one kind"
+    );
+    let mut out = ByIndex {
+        fields: FieldTags::new(
+            x.depth(),
+            wire_fields(first.kind).iter().map(|f| (f.name, f.attrs)),
+        ),
         // Below <invoice><taxes><tax>.
         tax: FieldTags::new(x.depth() + 2, TAX_FIELDS.iter().copied()),
+        x,
     };
-    let before = x.written();
-    write_document_xml(first, today, fields, &tags, x);
+    let before = out.x.written();
+    write_document(first, today, &mut out);
     // The others are about as long as the first.
-    let each = x.written() - before;
-    x.reserve(rest.len() * (each + each / 8));
+    let each = out.x.written() - before;
+    out.x.reserve(rest.len() * (each + each / 8));
     for inv in rest {
-        write_document_xml(inv, today, fields, &tags, x);
+        write_document(inv, today, &mut out);
     }
 }
 
-/// The fields of a tax, as `emit_taxes` writes them.
+/// The fields of a tax.
 const TAX_FIELDS: [(&str, StaticAttrs); 3] = [
     ("name", &[]),
     ("rate", ScalarType::Float.attrs()),
     ("amount", ScalarType::Float.attrs()),
 ];
 
-/// The tags of a document's fields and of its taxes' fields.
-struct RecordTags {
+/// Which list a field is of: the kind's `wire_fields` or `TAX_FIELDS`.
+#[derive(Clone, Copy)]
+enum FieldList {
+    Document,
+    Tax,
+}
+
+/// Where `write_document` writes a document's elements.
+trait DocumentOut {
+    fn open(&mut self, name: &'static str, attrs: StaticAttrs);
+    fn close(&mut self);
+    /// Field `i` of `list`, named `name`; empty for `None`.
+    fn field(
+        &mut self,
+        list: FieldList,
+        i: usize,
+        name: &'static str,
+        attrs: StaticAttrs,
+        value: Option<Value>,
+    );
+}
+
+/// Any writer, field by field by name, non-text values formatted in one reused buffer.
+struct ByName<'e, E: Emit + ?Sized> {
+    e: &'e mut E,
+    w: ValueWriter,
+}
+
+impl<'e, E: Emit + ?Sized> ByName<'e, E> {
+    fn new(e: &'e mut E) -> Self {
+        ByName {
+            e,
+            w: ValueWriter::default(),
+        }
+    }
+}
+
+impl<E: Emit + ?Sized> DocumentOut for ByName<'_, E> {
+    fn open(&mut self, name: &'static str, attrs: StaticAttrs) {
+        self.e.open(name, attrs);
+    }
+
+    fn close(&mut self) {
+        self.e.close();
+    }
+
+    fn field(
+        &mut self,
+        _: FieldList,
+        _: usize,
+        name: &'static str,
+        attrs: StaticAttrs,
+        value: Option<Value>,
+    ) {
+        match value {
+            Some(v) => self.w.emit(self.e, name, attrs, v),
+            None => self.e.field(name, attrs, Text::Any("")),
+        }
+    }
+}
+
+/// The XML writer, field by field by index into the lists' tags, rendered once per
+/// response; values formatted straight into the response.
+struct ByIndex<'x> {
+    x: &'x mut XmlWriter,
     fields: FieldTags,
     tax: FieldTags,
 }
 
-/// `write_document` for the XML writer, with the fields' tags rendered beforehand and the
-/// values written straight into the response.
-fn write_document_xml(
-    inv: &Document,
-    today: Date,
-    fields: &[WireField],
-    tags: &RecordTags,
-    x: &mut XmlWriter,
-) {
-    x.open(names(inv.kind).singular, &[]);
-    for (i, f) in fields.iter().enumerate() {
-        match f.get.get(inv, today) {
-            Some(Value::Text(t)) => x.tagged(&tags.fields, i, t),
-            Some(v) => x.tagged_with(&tags.fields, i, |out| v.push_to(out)),
-            None => x.tagged(&tags.fields, i, ""),
-        }
-        if f.taxes_after {
-            x.open("taxes", &[("type", "array")]);
-            for t in &inv.taxes {
-                x.open("tax", &[]);
-                x.tagged(&tags.tax, 0, &t.name);
-                x.tagged_with(&tags.tax, 1, |out| Value::Dec(t.rate).push_to(out));
-                x.tagged_with(&tags.tax, 2, |out| Value::Dec(t.amount).push_to(out));
-                x.close();
-            }
-            x.close();
+impl DocumentOut for ByIndex<'_> {
+    fn open(&mut self, name: &'static str, attrs: StaticAttrs) {
+        self.x.open(name, attrs);
+    }
+
+    fn close(&mut self) {
+        self.x.close();
+    }
+
+    // Inlined into `write_document`'s loop, where `list` and `i` are known: a page of 100
+    // documents runs it 4,500 times (fuel: 2.8 % of the page's guest work without).
+    #[inline(always)]
+    fn field(
+        &mut self,
+        list: FieldList,
+        i: usize,
+        _: &'static str,
+        _: StaticAttrs,
+        value: Option<Value>,
+    ) {
+        let tags = match list {
+            FieldList::Document => &self.fields,
+            FieldList::Tax => &self.tax,
+        };
+        match value {
+            Some(Value::Text(t)) => self.x.tagged(tags, i, t),
+            Some(v) => self.x.tagged_with(tags, i, |out| v.push_to(out)),
+            None => self.x.tagged(tags, i, ""),
         }
     }
-    x.close();
 }
 
 /// Writes a document in response order, its taxes after `quote` (or last).
-fn write_document<E: Emit + ?Sized>(inv: &Document, today: Date, w: &mut ValueWriter, e: &mut E) {
-    e.open(names(inv.kind).singular, &[]);
-    for f in wire_fields(inv.kind) {
-        match f.get.get(inv, today) {
-            Some(v) => w.emit(e, f.name, f.attrs, v),
-            None => e.field(f.name, f.attrs, Text::Any("")),
-        }
+fn write_document(inv: &Document, today: Date, out: &mut impl DocumentOut) {
+    out.open(names(inv.kind).singular, &[]);
+    for (i, f) in wire_fields(inv.kind).iter().enumerate() {
+        out.field(
+            FieldList::Document,
+            i,
+            f.name,
+            f.attrs,
+            f.get.get(inv, today),
+        );
         if f.taxes_after {
-            emit_taxes(inv, w, e);
+            let [name, rate, amount] = TAX_FIELDS;
+            out.open("taxes", &[("type", "array")]);
+            for t in &inv.taxes {
+                out.open("tax", &[]);
+                out.field(
+                    FieldList::Tax,
+                    0,
+                    name.0,
+                    name.1,
+                    Some(Value::Text(&t.name)),
+                );
+                out.field(FieldList::Tax, 1, rate.0, rate.1, Some(Value::Dec(t.rate)));
+                out.field(
+                    FieldList::Tax,
+                    2,
+                    amount.0,
+                    amount.1,
+                    Some(Value::Dec(t.amount)),
+                );
+                out.close();
+            }
+            out.close();
         }
     }
-    e.close();
-}
-
-fn emit_taxes<E: Emit + ?Sized>(inv: &Document, w: &mut ValueWriter, e: &mut E) {
-    let [
-        (name, name_attrs),
-        (rate, rate_attrs),
-        (amount, amount_attrs),
-    ] = TAX_FIELDS;
-    e.open("taxes", &[("type", "array")]);
-    for t in &inv.taxes {
-        e.open("tax", &[]);
-        e.field(name, name_attrs, Text::Any(&t.name));
-        w.emit(e, rate, rate_attrs, Value::Dec(t.rate));
-        w.emit(e, amount, amount_attrs, Value::Dec(t.amount));
-        e.close();
-    }
-    e.close();
+    out.close();
 }
 
 /// Emits values, formatting those that are not text in one reused buffer (their ASCII

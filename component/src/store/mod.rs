@@ -84,11 +84,8 @@ const FORMAT_V1: u8 = 1;
 const FORMAT_V2: u8 = 2;
 
 pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    let mut out = vec![FORMAT_V2];
     // Serializing plain data structures into a Vec cannot fail.
-    let body = postcard::to_allocvec(value).expect("records always serialize");
-    out.extend_from_slice(&body);
-    out
+    postcard::to_extend(value, vec![FORMAT_V2]).expect("records always serialize")
 }
 
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, StoreError> {
