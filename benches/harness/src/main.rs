@@ -271,43 +271,6 @@ fn main() -> anyhow::Result<()> {
     check(&mut failures, "B", &b);
     eprintln!("B  hyper constant body: {:.0} req/s", b.per_sec);
 
-    // A: wasmtime serve with the hello component, a fresh instance per request. Started
-    // now, measured around W1.
-    let a_addr = free_addr()?;
-    let a_serve = spawn(
-        Command::new(&cfg.wasmtime)
-            .arg("serve")
-            .arg("-Scli")
-            .arg("--addr")
-            .arg(a_addr.to_string())
-            .arg(&cfg.hello),
-        &cfg.out.join("wasmtime-serve.log"),
-    )?;
-    rt.block_on(client::first_ok(
-        a_addr,
-        KEY,
-        "/",
-        Instant::now(),
-        Duration::from_secs(60),
-    ))?;
-    let half = (secs / 2).max(1);
-    let a_half = || -> anyhow::Result<Figures> {
-        let f = Load {
-            url: format!("http://{a_addr}/"),
-            seconds: half,
-            connections: conns,
-            key: None,
-            script: None,
-        }
-        .run()?;
-        eprintln!("A  wasmtime serve hello: {:.0} req/s", f.per_sec);
-        Ok(f)
-    };
-    let c_half = || -> anyhow::Result<Figures> {
-        let f = anchors::redb_commits(&cfg.out, half)?;
-        eprintln!("C  redb durable single-put commits: {:.0}/s", f.per_sec);
-        Ok(f)
-    };
     let ratio_b = |f: &Figures| format!("{:.2} B", f.per_sec / b.per_sec);
 
     // The host on a fresh data directory; the first start compiles the component cache.
@@ -422,6 +385,38 @@ fn main() -> anyhow::Result<()> {
         .copied()
         .step_by((n / 1000).max(1))
         .collect();
+    // A: wasmtime serve with the hello component, a fresh instance per request, measured
+    // in two halves around W1.
+    let a_addr = free_addr()?;
+    let a_serve = spawn(
+        Command::new(&cfg.wasmtime)
+            .arg("serve")
+            .arg("-Scli")
+            .arg("--addr")
+            .arg(a_addr.to_string())
+            .arg(&cfg.hello),
+        &cfg.out.join("wasmtime-serve.log"),
+    )?;
+    rt.block_on(client::first_ok(
+        a_addr,
+        KEY,
+        "/",
+        Instant::now(),
+        Duration::from_secs(60),
+    ))?;
+    let half = (secs / 2).max(1);
+    let a_half = || -> anyhow::Result<Figures> {
+        let f = Load {
+            url: format!("http://{a_addr}/"),
+            seconds: half,
+            connections: conns,
+            key: None,
+            script: None,
+        }
+        .run()?;
+        eprintln!("A  wasmtime serve hello: {:.0} req/s", f.per_sec);
+        Ok(f)
+    };
     let a_before = a_half()?;
     let w1 = run(
         "w1-get",
@@ -462,6 +457,12 @@ fn main() -> anyhow::Result<()> {
         )
     };
     let before = probe(&rt)?;
+    // C: durable single-put commits on the data directory's disk, in two halves around W2.
+    let c_half = || -> anyhow::Result<Figures> {
+        let f = anchors::redb_commits(&cfg.out, half)?;
+        eprintln!("C  redb durable single-put commits: {:.0}/s", f.per_sec);
+        Ok(f)
+    };
     let c_before = c_half()?;
     let w2 = run(
         "w2-create",
