@@ -1,5 +1,5 @@
 //! Accounts, users and API keys. A key is shown once and stored only as its SHA-256 hash;
-//! the hash leads to the user, and the user to the account every request is scoped to.
+//! the hash's entry names the user and the account every request is scoped to.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -63,11 +63,29 @@ fn check_key(key: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// What a key's entry holds: the principal itself, so that a request is authenticated with
+/// one read. A user's account and admin flag never change after it is created. Entries
+/// written before this held the user id alone, and are still read (`authenticate`).
+#[derive(Debug, Serialize, Deserialize)]
+struct KeyEntry {
+    user_id: u64,
+    account_id: u64,
+    is_admin: bool,
+}
+
 pub fn authenticate(txn: &dyn Read, key: &str) -> Result<Option<Principal>, Error> {
-    let Some(user_id) = txn.get(&store::global_key("key", &hash_key(key)))? else {
+    let Some(entry) = txn.get(&store::global_key("key", &hash_key(key)))? else {
         return Ok(None);
     };
-    let user_id: u64 = store::decode(&user_id)?;
+    if let Ok(entry) = store::decode::<KeyEntry>(&entry) {
+        return Ok(Some(Principal {
+            account_id: entry.account_id,
+            user_id: entry.user_id,
+            is_admin: entry.is_admin,
+        }));
+    }
+    // An entry of the first format: the user id, and the user read for the rest.
+    let user_id: u64 = store::decode(&entry)?;
     let Some(user) = txn.get(&store::global_key("user", &user_id.to_be_bytes()))? else {
         return Ok(None);
     };
@@ -198,7 +216,12 @@ pub fn create_user(
         &store::global_key("user", &id.to_be_bytes()),
         &store::encode(&user),
     )?;
-    txn.put(&key_entry, &store::encode(&id))?;
+    let entry = KeyEntry {
+        user_id: id,
+        account_id,
+        is_admin,
+    };
+    txn.put(&key_entry, &store::encode(&entry))?;
     Ok(IssuedKey {
         account_id,
         user_id: id,
@@ -258,6 +281,49 @@ mod tests {
             !k.windows(10).any(|w| w == &b.api_key.as_bytes()[..10])
                 && !v.windows(10).any(|w| w == &b.api_key.as_bytes()[..10])
         }));
+    }
+
+    #[test]
+    fn a_key_is_resolved_from_its_entry_alone_and_old_entries_still_work() {
+        let store = MemStore::default();
+        let random = CountingRandom::default();
+        let mut w = store.begin_write().unwrap();
+        let a = create_account(w.as_mut(), "A", "a@example.com", 0, &random, None).unwrap();
+        let b = create_user(
+            w.as_mut(),
+            a.account_id,
+            "b@example.com",
+            false,
+            0,
+            &random,
+            None,
+        )
+        .unwrap();
+        // The new entry names the principal: the user record is not read.
+        let user_key = store::global_key("user", &a.user_id.to_be_bytes());
+        let admin = load_user(w.as_read(), a.user_id).unwrap();
+        w.delete(&user_key).unwrap();
+        let p = authenticate(w.as_read(), &a.api_key).unwrap().unwrap();
+        assert_eq!(
+            (p.account_id, p.user_id, p.is_admin),
+            (a.account_id, a.user_id, true)
+        );
+        w.put(&user_key, &store::encode(&admin)).unwrap();
+        // An entry of the first format holds the user id; the user supplies the rest.
+        let user = load_user(w.as_read(), b.user_id).unwrap();
+        w.put(
+            &store::global_key("key", &user.key_hash),
+            &store::encode(&b.user_id),
+        )
+        .unwrap();
+        let p = authenticate(w.as_read(), &b.api_key).unwrap().unwrap();
+        assert_eq!(
+            (p.account_id, p.user_id, p.is_admin),
+            (a.account_id, b.user_id, false)
+        );
+        // Revoking removes either kind of entry.
+        revoke_user(w.as_mut(), b.user_id).unwrap();
+        assert!(authenticate(w.as_read(), &b.api_key).unwrap().is_none());
     }
 
     #[test]
