@@ -26,11 +26,14 @@ pub struct User {
     pub created: i64,
 }
 
-/// Who is calling: resolved from the API key of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Who is calling: resolved from the API key of a request, whose entry holds it (in this
+/// field order), so that a request is authenticated with one read. A user's account and
+/// admin flag never change after it is created. Entries written before held the user id
+/// alone, and are still read (`authenticate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Principal {
-    pub account_id: u64,
     pub user_id: u64,
+    pub account_id: u64,
     pub is_admin: bool,
 }
 
@@ -63,26 +66,12 @@ fn check_key(key: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// What a key's entry holds: the principal itself, so that a request is authenticated with
-/// one read. A user's account and admin flag never change after it is created. Entries
-/// written before this held the user id alone, and are still read (`authenticate`).
-#[derive(Debug, Serialize, Deserialize)]
-struct KeyEntry {
-    user_id: u64,
-    account_id: u64,
-    is_admin: bool,
-}
-
 pub fn authenticate(txn: &dyn Read, key: &str) -> Result<Option<Principal>, Error> {
     let Some(entry) = txn.get(&store::global_key("key", &hash_key(key)))? else {
         return Ok(None);
     };
-    if let Ok(entry) = store::decode::<KeyEntry>(&entry) {
-        return Ok(Some(Principal {
-            account_id: entry.account_id,
-            user_id: entry.user_id,
-            is_admin: entry.is_admin,
-        }));
+    if let Ok(principal) = store::decode::<Principal>(&entry) {
+        return Ok(Some(principal));
     }
     // An entry of the first format: the user id, and the user read for the rest.
     let user_id: u64 = store::decode(&entry)?;
@@ -216,12 +205,12 @@ pub fn create_user(
         &store::global_key("user", &id.to_be_bytes()),
         &store::encode(&user),
     )?;
-    let entry = KeyEntry {
+    let principal = Principal {
         user_id: id,
         account_id,
         is_admin,
     };
-    txn.put(&key_entry, &store::encode(&entry))?;
+    txn.put(&key_entry, &store::encode(&principal))?;
     Ok(IssuedKey {
         account_id,
         user_id: id,
@@ -251,22 +240,19 @@ mod tests {
     use crate::caps::Store;
     use crate::caps::mem::{CountingRandom, MemStore};
 
+    /// Account A (its admin `a`) and a second user `b` of it, not an admin.
+    fn account_and_user(w: &mut dyn Write) -> (IssuedKey, IssuedKey) {
+        let random = CountingRandom::default();
+        let a = create_account(w, "A", "a@example.com", 0, &random, None).unwrap();
+        let b = create_user(w, a.account_id, "b@example.com", false, 0, &random, None).unwrap();
+        (a, b)
+    }
+
     #[test]
     fn a_key_leads_to_its_account_and_is_stored_hashed() {
         let store = MemStore::default();
-        let random = CountingRandom::default();
         let mut w = store.begin_write().unwrap();
-        let a = create_account(w.as_mut(), "A", "a@example.com", 0, &random, None).unwrap();
-        let b = create_user(
-            w.as_mut(),
-            a.account_id,
-            "b@example.com",
-            false,
-            0,
-            &random,
-            None,
-        )
-        .unwrap();
+        let (a, b) = account_and_user(w.as_mut());
         w.commit().unwrap();
         let r = store.begin_read().unwrap();
         let p = authenticate(r.as_ref(), &b.api_key).unwrap().unwrap();
@@ -286,19 +272,8 @@ mod tests {
     #[test]
     fn a_key_is_resolved_from_its_entry_alone_and_old_entries_still_work() {
         let store = MemStore::default();
-        let random = CountingRandom::default();
         let mut w = store.begin_write().unwrap();
-        let a = create_account(w.as_mut(), "A", "a@example.com", 0, &random, None).unwrap();
-        let b = create_user(
-            w.as_mut(),
-            a.account_id,
-            "b@example.com",
-            false,
-            0,
-            &random,
-            None,
-        )
-        .unwrap();
+        let (a, b) = account_and_user(w.as_mut());
         // The new entry names the principal: the user record is not read.
         let user_key = store::global_key("user", &a.user_id.to_be_bytes());
         let admin = load_user(w.as_read(), a.user_id).unwrap();
