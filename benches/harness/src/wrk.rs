@@ -132,4 +132,27 @@ mod tests {
         assert!((f.p99_ms - 2010.0).abs() < 1e-9);
         assert!((f.per_sec - 12345.67).abs() < 1e-9);
     }
+
+    #[test]
+    fn two_halves_make_one_measurement() {
+        let before = Figures {
+            per_sec: 8000.0,
+            p50_ms: 3.0,
+            p99_ms: 9.0,
+            count: 40_000,
+            errors: 1,
+        };
+        let after = Figures {
+            per_sec: 10000.0,
+            p50_ms: 2.0,
+            p99_ms: 7.0,
+            count: 50_000,
+            errors: 2,
+        };
+        let f = before.with(after);
+        assert!((f.per_sec - 9000.0).abs() < 1e-9);
+        assert!((f.p50_ms - 2.5).abs() < 1e-9);
+        assert!((f.p99_ms - 8.0).abs() < 1e-9);
+        assert_eq!((f.count, f.errors), (90_000, 3));
+    }
 }
