@@ -12,7 +12,7 @@ use tokio::sync::Semaphore;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings::exports::faktura::service::admin::AccountKey;
+use crate::bindings::exports::faktura::service::admin::{AccountKey, Guest, Migration};
 use crate::bindings::{Service, ServicePre};
 use crate::{EPOCH_TICK, MailConfig, Options, Shared, State, new_store, store};
 
@@ -116,8 +116,21 @@ fn engine(limits: &Limits, profile: Profile) -> anyhow::Result<Engine> {
     Ok(Engine::new(&config)?)
 }
 
+/// The first bytes of a cache file: they name its format, so that a file of another
+/// format (an older host's bare `.cwasm`) is compiled again, not misread.
+const CACHE_MAGIC: &[u8; 8] = b"FKCWASM1";
+/// Bytes of a cache file before the compiled component: `CACHE_MAGIC`, then the SHA-256
+/// of the compiled bytes.
+const CACHE_HEADER_BYTES: usize = CACHE_MAGIC.len() + 32;
+
 /// Compiles the component, or loads the machine code compiled for these exact bytes by
 /// this exact engine from the cache.
+///
+/// A cache file is `CACHE_MAGIC`, the SHA-256 of the compiled bytes, and the compiled
+/// bytes (as `Engine::precompile_component` gave them); its name is the SHA-256 of the
+/// wasm and a hash of the engine's settings. It is written whole, synced, and renamed
+/// into place, so a crash leaves either no file or a complete one, and its bytes are
+/// checked against the digest before wasmtime is asked to trust them.
 fn load_component(engine: &Engine, wasm: &[u8], cache_dir: &Path) -> anyhow::Result<Component> {
     let mut engine_hash = std::collections::hash_map::DefaultHasher::new();
     engine
@@ -125,32 +138,108 @@ fn load_component(engine: &Engine, wasm: &[u8], cache_dir: &Path) -> anyhow::Res
         .hash(&mut engine_hash);
     let digest = hex::encode(Sha256::digest(wasm));
     let path = cache_dir.join(format!("{digest}-{:016x}.cwasm", engine_hash.finish()));
-    if path.exists() {
-        #[expect(
-            unsafe_code,
-            reason = "the cache file was written by this host from these exact wasm bytes \
-                      (its name is their SHA-256) and wasmtime checks engine compatibility"
-        )]
-        let loaded = unsafe { Component::deserialize_file(engine, &path) };
-        match loaded {
-            Ok(c) => return Ok(c),
-            Err(e) => tracing::warn!("ignoring cached component {}: {e:#}", path.display()),
-        }
+    match std::fs::read(&path) {
+        Ok(file) => match verify_cached(&file) {
+            Ok(compiled) => {
+                #[expect(
+                    unsafe_code,
+                    reason = "wasmtime runs these bytes as machine code, unchecked. They \
+                              match the SHA-256 in the file's header, which this host wrote \
+                              with them after compiling them itself: that rules out a torn, \
+                              truncated or damaged file. It cannot rule out a forged one: \
+                              whoever can write the cache directory (the owner's alone, like \
+                              the database beside it) can run code as the host, so that \
+                              directory is trusted as the host's executable is. wasmtime \
+                              checks that the bytes were compiled for this engine."
+                )]
+                let loaded = unsafe { Component::deserialize(engine, compiled) };
+                match loaded {
+                    Ok(c) => return Ok(c),
+                    Err(e) => {
+                        tracing::warn!(
+                            "compiling again: cached component {}: {e:#}",
+                            path.display()
+                        )
+                    }
+                }
+            }
+            Err(why) => {
+                tracing::warn!("compiling again: cached component {} {why}", path.display())
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => tracing::warn!("compiling again: reading {}: {e}", path.display()),
     }
     let compiled = engine.precompile_component(wasm)?;
-    std::fs::create_dir_all(cache_dir)?;
+    write_cached(cache_dir, &path, &digest, &compiled)
+        .with_context(|| format!("writing the compiled component to {}", path.display()))?;
+    #[expect(
+        unsafe_code,
+        reason = "the bytes were just produced by precompile_component of this engine, in \
+                  this process, and never left its memory"
+    )]
+    let component = unsafe { Component::deserialize(engine, &compiled) }?;
+    Ok(component)
+}
+
+/// The header of the cache file for `compiled`: the magic, then the bytes' SHA-256.
+fn cache_header(compiled: &[u8]) -> [u8; CACHE_HEADER_BYTES] {
+    let mut header = [0; CACHE_HEADER_BYTES];
+    let (magic, digest) = header.split_at_mut(CACHE_MAGIC.len());
+    magic.copy_from_slice(CACHE_MAGIC);
+    digest.copy_from_slice(&Sha256::digest(compiled));
+    header
+}
+
+/// The compiled bytes of a cache file, once its header names this format and its digest
+/// matches them; else why not, for the log.
+fn verify_cached(file: &[u8]) -> Result<&[u8], &'static str> {
+    let Some(rest) = file.strip_prefix(CACHE_MAGIC.as_slice()) else {
+        return Err("has no header of this host's format");
+    };
+    let Some((digest, compiled)) = rest.split_first_chunk::<32>() else {
+        return Err("is cut short");
+    };
+    if Sha256::digest(compiled).as_slice() != digest {
+        return Err("does not match its digest");
+    }
+    Ok(compiled)
+}
+
+/// Writes a cache file so that it is either absent or whole, even across a crash: a
+/// temporary file, synced, renamed over `path`, and the directory synced so the rename
+/// lasts.
+fn write_cached(
+    cache_dir: &Path,
+    path: &Path,
+    digest: &str,
+    compiled: &[u8],
+) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::DirBuilderExt as _;
+    // Like the data directory: what runs as the host's code is the owner's alone. An
+    // existing directory keeps its mode.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(cache_dir)?;
     // Unique per writer: several runtimes of one process may compile at once.
     static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let writer = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = cache_dir.join(format!(".tmp-{digest}-{}-{writer}", std::process::id()));
-    std::fs::write(&tmp, &compiled)?;
-    std::fs::rename(&tmp, &path)?;
-    #[expect(
-        unsafe_code,
-        reason = "the bytes were just produced by precompile_component of this engine"
-    )]
-    let component = unsafe { Component::deserialize(engine, &compiled) }?;
-    Ok(component)
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(&cache_header(compiled))?;
+        file.write_all(compiled)?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(cache_dir)?.sync_all()
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(written?)
 }
 
 fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
@@ -188,9 +277,8 @@ impl Runtime {
         let http = crate::bindings::exports::wasi::http::incoming_handler::GuestIndices::new(
             pre.instance_pre(),
         )?;
-        let db = store::Db::open(&options.db_path())?;
         let shared = Arc::new(Shared {
-            db,
+            db: Box::new(store::redb::Redb::open(&options.db_path())?),
             mail: MailConfig {
                 outbox: options.outbox_dir(),
                 postal: options.postal.clone(),
@@ -241,56 +329,49 @@ impl Runtime {
         Ok(f(&mut store, &service).await?)
     }
 
-    /// Creates the default account and admin user when there is no account yet.
-    pub async fn bootstrap(&self, key: Option<String>) -> anyhow::Result<Option<AccountKey>> {
+    /// Calls an operation of the component's `admin` export on a fresh instance.
+    async fn admin<T>(
+        &self,
+        call: impl AsyncFnOnce(
+            &mut wasmtime::Store<State>,
+            &Guest,
+        ) -> wasmtime::Result<Result<T, String>>,
+    ) -> anyhow::Result<T> {
         let result = self
             .with_instance(async |store, service| {
-                service
-                    .faktura_service_admin()
-                    .call_bootstrap(store, key.as_deref())
-                    .await
+                call(store, service.faktura_service_admin()).await
             })
             .await?;
         result.map_err(anyhow::Error::msg)
+    }
+
+    /// Brings the store to the component's data version before anything is served; the
+    /// component knows the layouts, the host only asks.
+    pub async fn migrate(&self) -> anyhow::Result<Migration> {
+        self.admin(async |store, admin| admin.call_migrate(store).await)
+            .await
+    }
+
+    /// Creates the default account and admin user when there is no account yet.
+    pub async fn bootstrap(&self, key: Option<String>) -> anyhow::Result<Option<AccountKey>> {
+        self.admin(async |store, admin| admin.call_bootstrap(store, key.as_deref()).await)
+            .await
     }
 
     pub async fn create_account(&self, name: &str, email: &str) -> anyhow::Result<AccountKey> {
-        let result = self
-            .with_instance(async |store, service| {
-                service
-                    .faktura_service_admin()
-                    .call_create_account(store, name, email)
-                    .await
-            })
-            .await?;
-        result.map_err(anyhow::Error::msg)
+        self.admin(async |store, admin| admin.call_create_account(store, name, email).await)
+            .await
     }
 
     pub async fn create_user(&self, account: u64, email: &str) -> anyhow::Result<AccountKey> {
-        let result = self
-            .with_instance(async |store, service| {
-                service
-                    .faktura_service_admin()
-                    .call_create_user(store, account, email)
-                    .await
-            })
-            .await?;
-        result.map_err(anyhow::Error::msg)
+        self.admin(async |store, admin| admin.call_create_user(store, account, email).await)
+            .await
     }
-}
 
-impl Runtime {
     /// Revokes a user's API key.
     pub async fn revoke_user(&self, user: u64) -> anyhow::Result<()> {
-        let result = self
-            .with_instance(async |store, service| {
-                service
-                    .faktura_service_admin()
-                    .call_revoke_user(store, user)
-                    .await
-            })
-            .await?;
-        result.map_err(anyhow::Error::msg)
+        self.admin(async |store, admin| admin.call_revoke_user(store, user).await)
+            .await
     }
 }
 
@@ -303,4 +384,71 @@ pub fn check_component(path: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The smallest component there is: the preamble alone.
+    const EMPTY_COMPONENT: &[u8] = b"\0asm\x0d\x00\x01\x00";
+
+    fn sealed(compiled: &[u8]) -> Vec<u8> {
+        [&cache_header(compiled)[..], compiled].concat()
+    }
+
+    fn check(file: &[u8], expected: Option<&[u8]>) {
+        assert_eq!(verify_cached(file).ok(), expected, "{file:?}");
+    }
+
+    #[test]
+    fn a_cache_file_is_trusted_only_whole_and_unchanged() {
+        let compiled = b"machine code".as_slice();
+        let good = sealed(compiled);
+        let changed = |at: usize| {
+            let mut file = good.clone();
+            file[at] ^= 1;
+            file
+        };
+        check(&good, Some(compiled));
+        check(&sealed(b""), Some(b""));
+        check(&changed(good.len() - 1), None);
+        check(&changed(CACHE_HEADER_BYTES), None);
+        check(&changed(CACHE_MAGIC.len()), None);
+        check(&changed(0), None);
+        check(&good[..good.len() - 1], None);
+        check(&good[..CACHE_HEADER_BYTES - 1], None);
+        check(&good[..3], None);
+        check(b"", None);
+        // An older host's cache file: the compiled bytes alone.
+        check(compiled, None);
+    }
+
+    #[test]
+    fn a_changed_cache_file_is_compiled_again_and_rewritten() {
+        let engine = Engine::default();
+        let cache = tempfile::tempdir().unwrap();
+        load_component(&engine, EMPTY_COMPONENT, cache.path()).unwrap();
+        let files: Vec<_> = std::fs::read_dir(cache.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        let [path] = files.as_slice() else {
+            panic!("one cache file and nothing else: {files:?}");
+        };
+        let written = std::fs::read(path).unwrap();
+        assert!(verify_cached(&written).is_ok());
+        // Loaded from the cache: the file stays as it is.
+        load_component(&engine, EMPTY_COMPONENT, cache.path()).unwrap();
+        assert_eq!(std::fs::read(path).unwrap(), written);
+
+        let mut damaged = written.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        std::fs::write(path, &damaged).unwrap();
+        load_component(&engine, EMPTY_COMPONENT, cache.path()).unwrap();
+        let rewritten = std::fs::read(path).unwrap();
+        assert_ne!(rewritten, damaged, "the damaged file was kept");
+        assert!(verify_cached(&rewritten).is_ok());
+    }
 }

@@ -69,7 +69,8 @@ impl Options {
 
 /// Resources every request shares.
 pub(crate) struct Shared {
-    pub(crate) db: store::Db,
+    /// The storage engine; the request path sees only the port (`store::Backend`).
+    pub(crate) db: Box<dyn store::Backend>,
     pub(crate) mail: MailConfig,
     pub(crate) outbox: Arc<mail::Outbox>,
     pub(crate) rate: ratelimit::Counter,

@@ -36,7 +36,7 @@ pub struct MailConfig {
 
 /// Wakes the delivery task when a message was queued.
 #[derive(Default)]
-pub struct Outbox {
+pub(crate) struct Outbox {
     pub(crate) queued: Notify,
 }
 
@@ -138,7 +138,7 @@ pub async fn deliver_once(outbox: &Path, url: &str) -> anyhow::Result<()> {
 }
 
 /// Delivers the outbox over SMTP until the task is dropped.
-pub async fn deliver(config: MailConfig, outbox: Arc<Outbox>) {
+pub(crate) async fn deliver(config: MailConfig, outbox: Arc<Outbox>) {
     let Some(url) = config.smtp.clone() else {
         return;
     };

@@ -153,6 +153,17 @@ async fn run() -> anyhow::Result<()> {
             options.smtp = smtp;
             options.rate_limit = rate_limit;
             let runtime = Runtime::new(&options)?;
+            let migration = runtime.migrate().await?;
+            if migration.from_version != migration.to_version {
+                println!(
+                    "Migrated the data directory from data version {} to {} ({} API keys, kept \
+                     sums of {} kinds of documents rebuilt).",
+                    migration.from_version,
+                    migration.to_version,
+                    migration.key_entries,
+                    migration.kept_rebuilt
+                );
+            }
             if let Some(key) = runtime.bootstrap(bootstrap_key.clone()).await? {
                 println!(
                     "Created the default account {} with an admin user.",

@@ -15,20 +15,20 @@ const WINDOW_SECS: u64 = 15 * 60;
 const BUCKETS_MAX: usize = 100_000;
 
 /// Counts per bucket: the window's start and the requests in it.
-pub struct Counter {
+pub(crate) struct Counter {
     limit: Option<u32>,
     buckets: Mutex<HashMap<String, (u64, u32)>>,
 }
 
 impl Counter {
-    pub fn new(limit: Option<u32>) -> Counter {
+    pub(crate) fn new(limit: Option<u32>) -> Counter {
         Counter {
             limit,
             buckets: Mutex::new(HashMap::new()),
         }
     }
 
-    pub fn hit(&self, bucket: &str, now: u64) -> Window {
+    pub(crate) fn hit(&self, bucket: &str, now: u64) -> Window {
         let start = now - now % WINDOW_SECS;
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         if buckets.len() > BUCKETS_MAX {

@@ -151,7 +151,7 @@ impl Runtime {
                     .db
                     .durable(seen)
                     .await
-                    .map_err(|e| anyhow!("{e:?}"))?;
+                    .map_err(|e| anyhow!("making what the reads saw durable: {e}"))?;
                 Ok(response)
             }
             Err(code) => Err(anyhow!("guest answered with error code {code:?}")),

@@ -1,4 +1,9 @@
-//! The `store` interface on redb: one file in the data dir, one table of byte keys.
+//! The redb backend: one file in the data dir, one table of byte keys (`faktura_backend::kv`),
+//! with batched commit and group commit.
+//!
+//! It owns the database, the writer's gate, the open batch, each writer's undo log and the
+//! commit numbering, and answers only with `DbError`: it names no WIT type, and the request
+//! path reaches it only through `Backend` (`Redb`).
 //!
 //! redb allows one writer at a time; `begin-write` waits for its turn on an async gate so
 //! that a waiting request never blocks a runtime thread. Reads use MVCC snapshots and never
@@ -11,13 +16,18 @@
 //! batch for every writer in it; the others wait for that. Concurrent requests thus share
 //! one redb commit and write each hot page once, not once per request.
 //!
+//! What a writer's writes replaced is held in host memory until its turn ends, so it is
+//! bounded (`UNDO_BYTES_MAX`): a write that would take a writer past the bound is refused
+//! with `DbError::TooLarge` and leaves the batch as it was.
+//!
 //! Group commit: a batch commits without fsync (`Durability::None`, in place on the
 //! runtime thread: CPU work and buffered writes); `commit` then returns only after a
 //! durable commit (`Durability::Immediate`, which makes every earlier commit durable) has
 //! covered it. Whoever waits first does that flush for everyone committed so far, so
 //! concurrent writers share one fsync. Commits made visible before they are durable are
 //! never shown to a client either: a request remembers the last commit its reads could
-//! see, and the server holds its response until that commit is durable (`Durable::wait`).
+//! see, and the server holds its response until that commit is durable
+//! (`Backend::visible`, `Backend::durable`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -28,10 +38,8 @@ use anyhow::Context as _;
 use faktura_backend::kv::{self, TABLE};
 use redb::{ReadableDatabase, ReadableTable};
 use tokio::sync::{Mutex, OwnedMutexGuard, watch};
-use wasmtime::component::Resource;
 
-use crate::State;
-use crate::bindings::faktura::service::store::{self as wit, Entry, Error};
+use super::backend::{self, Backend, BoxFuture, DbError, Entry};
 
 /// redb's own page cache (its default is 1 GiB); the kernel's page cache holds the rest of
 /// the file without counting against the process. 64 MiB served the benchmark's reads as
@@ -45,8 +53,58 @@ const BATCH_TIME_MAX: Duration = Duration::from_millis(10);
 /// How long a writer waits for its batch's outcome before making sure someone commits it.
 const BATCH_CHECK: Duration = Duration::from_secs(1);
 
+/// Most bytes of one writer's undo log (each entry: its key and the value it replaced).
+/// The log lives in host memory until the writer's turn ends, so without a bound one
+/// request overwriting large values could hold any amount. 64 MiB is one value of the
+/// largest size the store takes (`kv::VALUE_BYTES_MAX`), hundreds of times what a request
+/// of the component writes.
+const UNDO_BYTES_MAX: usize = 64 << 20;
+
+/// The store on redb, as the request path sees it: a handle on the shared engine, which
+/// each write transaction holds too.
+pub(crate) struct Redb(Arc<Db>);
+
+impl Redb {
+    /// Opens (or creates) the database file at `path`.
+    pub(crate) fn open(path: &Path) -> anyhow::Result<Redb> {
+        Ok(Redb(Arc::new(Db::open(path)?)))
+    }
+}
+
+impl Backend for Redb {
+    fn begin_read(&self) -> BoxFuture<'_, Result<Box<dyn backend::ReadTxn>, DbError>> {
+        let table = self
+            .0
+            .db
+            .begin_read()
+            .map_err(to_backend)
+            .and_then(|txn| txn.open_table(TABLE).map_err(to_backend));
+        ready(table.map(|table| Box::new(Snapshot(table)) as Box<dyn backend::ReadTxn>))
+    }
+
+    fn begin_write(&self) -> BoxFuture<'_, Result<Box<dyn backend::WriteTxn>, DbError>> {
+        let db = Arc::clone(&self.0);
+        Box::pin(async move {
+            let turn = db.turn().await;
+            Ok(Box::new(Writer {
+                db,
+                undo: Undo::default(),
+                turn: Some(turn),
+            }) as Box<dyn backend::WriteTxn>)
+        })
+    }
+
+    fn visible(&self) -> u64 {
+        self.0.visible()
+    }
+
+    fn durable(&self, seq: u64) -> BoxFuture<'_, Result<(), DbError>> {
+        Box::pin(self.0.durable(seq))
+    }
+}
+
 /// The database, the gate writers queue on, the open batch and the group commit.
-pub struct Db {
+struct Db {
     db: Arc<redb::Database>,
     writer: Arc<Mutex<()>>,
     /// Writers waiting for their turn.
@@ -65,8 +123,16 @@ pub struct Db {
     flushes: AtomicU64,
 }
 
+/// What one writer's writes replaced, oldest first, to put back if it does not commit.
+#[derive(Default)]
+struct Undo {
+    replaced: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// Bytes of the keys and values in `replaced`; at most `UNDO_BYTES_MAX`.
+    bytes: usize,
+}
+
 impl Db {
-    pub fn open(path: &Path) -> anyhow::Result<Db> {
+    fn open(path: &Path) -> anyhow::Result<Db> {
         let db = redb::Builder::new()
             .set_cache_size(CACHE_BYTES)
             .create(path)
@@ -108,10 +174,10 @@ impl Db {
     }
 
     /// The open batch, opened when there is none; for the holder of the turn.
-    fn batch(&self) -> Result<std::sync::MutexGuard<'_, Option<Batch>>, Error> {
+    fn batch(&self) -> Result<std::sync::MutexGuard<'_, Option<Batch>>, DbError> {
         let mut slot = self.slot();
         if slot.is_none() {
-            let txn = self.db.begin_write().map_err(backend)?;
+            let txn = self.db.begin_write().map_err(to_backend)?;
             *slot = Some(Batch {
                 txn,
                 id: self.batches.fetch_add(1, Ordering::SeqCst) + 1,
@@ -126,46 +192,53 @@ impl Db {
     /// Runs `f` on the batch's table; for the holder of the turn.
     fn in_batch<T>(
         &self,
-        f: impl FnOnce(&mut redb::Table<&'static [u8], &'static [u8]>) -> Result<T, Error>,
-    ) -> Result<T, Error> {
+        f: impl FnOnce(&mut redb::Table<&'static [u8], &'static [u8]>) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
         let mut slot = self.batch()?;
         let batch = slot.as_mut().expect("batch() opens one");
-        let mut table = batch.txn.open_table(TABLE).map_err(backend)?;
+        let mut table = batch.txn.open_table(TABLE).map_err(to_backend)?;
         f(&mut table)
     }
 
-    /// Writes `value` under `key` (or removes it), noting in `replaced` what was there.
-    fn write(
-        &self,
-        replaced: &mut Vec<(Vec<u8>, Option<Vec<u8>>)>,
-        key: Vec<u8>,
-        value: Option<&[u8]>,
-    ) -> Result<(), Error> {
+    /// Writes `value` under `key` (or removes it), noting in `undo` what was there. A write
+    /// whose note would take `undo` past `UNDO_BYTES_MAX` is put back at once and refused
+    /// with `TooLarge`. It is checked after the write, which returns what it replaced, so
+    /// that every other write takes one lookup, not two; nobody else can see the batch
+    /// while this writer holds the turn, so the write is never seen.
+    fn write(&self, undo: &mut Undo, key: Vec<u8>, value: Option<&[u8]>) -> Result<(), DbError> {
         let old = self.in_batch(|table| {
             let old = match value {
                 Some(v) => table.insert(key.as_slice(), v),
                 None => table.remove(key.as_slice()),
             }
-            .map_err(backend)?;
+            .map_err(to_backend)?;
             Ok(old.map(|v| v.value().to_vec()))
         })?;
-        if value.is_some() || old.is_some() {
-            replaced.push((key, old));
+        if value.is_none() && old.is_none() {
+            // Removing what is not there changed nothing and needs no note.
+            return Ok(());
         }
+        let bytes = key.len() + old.as_ref().map_or(0, Vec::len);
+        if undo.bytes + bytes > UNDO_BYTES_MAX {
+            self.restore(&[(key, old)])?;
+            return Err(DbError::TooLarge);
+        }
+        undo.bytes += bytes;
+        undo.replaced.push((key, old));
         Ok(())
     }
 
     /// Puts back what a turn's writes replaced, newest first. When that fails the batch
     /// cannot be trusted any more: none of its writers is acknowledged yet, so it is
     /// dropped for all of them.
-    fn restore(&self, replaced: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<(), Error> {
+    fn restore(&self, replaced: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<(), DbError> {
         let restored = self.in_batch(|table| {
             for (key, old) in replaced.iter().rev() {
                 match old {
                     Some(v) => table.insert(key.as_slice(), v.as_slice()).map(drop),
                     None => table.remove(key.as_slice()).map(drop),
                 }
-                .map_err(backend)?;
+                .map_err(to_backend)?;
             }
             Ok(())
         });
@@ -186,7 +259,7 @@ impl Db {
         &self,
         turn: OwnedMutexGuard<()>,
         joined: bool,
-    ) -> Result<Option<Outcome>, Error> {
+    ) -> Result<Option<Outcome>, DbError> {
         let mut slot = self.batch()?;
         let batch = slot.as_mut().expect("batch() opens one");
         if joined {
@@ -221,7 +294,7 @@ impl Db {
         &self,
         turn: OwnedMutexGuard<()>,
         joined: bool,
-    ) -> Result<Option<u64>, Error> {
+    ) -> Result<Option<u64>, DbError> {
         let (mut outcome, id) = match self.close_turn(turn, joined)? {
             None => return Ok(None),
             Some(Outcome::Committed(result)) => return result.map(Some),
@@ -236,9 +309,9 @@ impl Db {
                     return told
                         .expect("waited for an outcome")
                         .map(Some)
-                        .map_err(Error::Backend);
+                        .map_err(DbError::Backend);
                 }
-                Ok(Err(_)) => return Err(Error::Backend("the batch was dropped".into())),
+                Ok(Err(_)) => return Err(DbError::Backend("the batch was dropped".into())),
                 Err(_) => {
                     // Nobody committed the batch yet (a writer that was waiting went away):
                     // take the turn and commit it.
@@ -258,12 +331,9 @@ impl Db {
     /// Ends a turn without commit: puts back what its writes replaced and waits, when its
     /// reads may have seen writes of others in the batch, until those are committed and
     /// durable, as a committed writer's answer would.
-    async fn roll_back(
-        &self,
-        replaced: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-        turn: OwnedMutexGuard<()>,
-    ) -> Result<(), Error> {
-        self.restore(&replaced)?;
+    async fn roll_back(&self, undo: Undo, turn: OwnedMutexGuard<()>) -> Result<(), DbError> {
+        self.restore(&undo.replaced)?;
+        drop(undo);
         match self.end_turn(turn, false).await? {
             Some(seq) => self.durable(seq).await,
             None => Ok(()),
@@ -272,9 +342,9 @@ impl Db {
 
     /// Ends a turn that cannot wait (its guest is gone): puts back what its writes
     /// replaced and leaves the batch to the others, committing it when it is the last.
-    fn abandon(&self, replaced: &[(Vec<u8>, Option<Vec<u8>>)], turn: OwnedMutexGuard<()>) {
+    fn abandon(&self, undo: &Undo, turn: OwnedMutexGuard<()>) {
         let closed = self
-            .restore(replaced)
+            .restore(&undo.replaced)
             .and_then(|()| self.close_turn(turn, false));
         if let Err(e) = closed {
             tracing::error!("rolling back an abandoned write: {e:?}");
@@ -283,19 +353,19 @@ impl Db {
 
     /// Commits a batch without fsync for every writer in it, tells them its number, and
     /// ends the turn.
-    fn commit_batch(&self, batch: Batch, turn: OwnedMutexGuard<()>) -> Result<u64, Error> {
+    fn commit_batch(&self, batch: Batch, turn: OwnedMutexGuard<()>) -> Result<u64, DbError> {
         let Batch {
             mut txn, outcome, ..
         } = batch;
         let result = txn
             .set_durability(redb::Durability::None)
-            .map_err(backend)
+            .map_err(to_backend)
             .and_then(|()| {
                 // Numbered before it becomes visible, so a reader never sees an unnumbered
                 // commit. Without fsync a commit is CPU work and buffered writes (tens of
                 // microseconds): done in place, which costs less than another thread.
                 let seq = self.committed.fetch_add(1, Ordering::SeqCst) + 1;
-                txn.commit().map_err(backend).map(|()| seq)
+                txn.commit().map_err(to_backend).map(|()| seq)
             });
         drop(turn);
         tell(&outcome, &result);
@@ -303,7 +373,7 @@ impl Db {
     }
 
     /// The number of the last commit a transaction begun now may see.
-    pub fn visible(&self) -> u64 {
+    fn visible(&self) -> u64 {
         self.committed.load(Ordering::SeqCst)
     }
 
@@ -311,7 +381,7 @@ impl Db {
     /// nobody has. Waiters queue on the flusher's lock: the first flushes for all, the
     /// others find their commit durable when their turn comes. (Watching for a change
     /// instead lost a wake-up: a flush could end between a waiter's look and its wait.)
-    pub async fn durable(&self, seq: u64) -> Result<(), Error> {
+    async fn durable(&self, seq: u64) -> Result<(), DbError> {
         if *self.durable.borrow() >= seq {
             return Ok(());
         }
@@ -337,16 +407,16 @@ impl Db {
         let flushed = tokio::task::spawn_blocking(move || {
             let mut txn = match txn {
                 Some(t) => t,
-                None => db.begin_write().map_err(backend)?,
+                None => db.begin_write().map_err(to_backend)?,
             };
             txn.set_durability(redb::Durability::Immediate)
-                .map_err(backend)?;
-            let result = txn.commit().map_err(backend);
+                .map_err(to_backend)?;
+            let result = txn.commit().map_err(to_backend);
             drop(turn);
             result
         })
         .await
-        .map_err(backend)
+        .map_err(to_backend)
         .and_then(|r| r);
         if let (Some(outcome), Some(batch_seq)) = (outcome, batch_seq) {
             tell(
@@ -362,14 +432,14 @@ impl Db {
 }
 
 /// Tells a batch's writers the number of the commit that holds it, or why there is none.
-fn tell(outcome: &watch::Sender<Option<Result<u64, String>>>, result: &Result<u64, Error>) {
+fn tell(outcome: &watch::Sender<Option<Result<u64, String>>>, result: &Result<u64, DbError>) {
     outcome.send_replace(Some(result.clone().map_err(|e| format!("{e:?}"))));
 }
 
 /// What a writer ending its turn waits for.
 enum Outcome {
     /// It committed the batch itself.
-    Committed(Result<u64, Error>),
+    Committed(Result<u64, DbError>),
     /// The batch is left open for the next writer, who tells the outcome.
     Open {
         outcome: watch::Receiver<Option<Result<u64, String>>>,
@@ -389,40 +459,128 @@ struct Batch {
 }
 
 /// A snapshot, with its table opened once for all of its reads.
-pub struct ReadTxn(redb::ReadOnlyTable<&'static [u8], &'static [u8]>);
+struct Snapshot(redb::ReadOnlyTable<&'static [u8], &'static [u8]>);
+
+impl backend::ReadTxn for Snapshot {
+    fn get(&self, key: Vec<u8>) -> BoxFuture<'_, Result<Option<Vec<u8>>, DbError>> {
+        ready(get(&self.0, &key))
+    }
+
+    fn get_many(&self, keys: Vec<Vec<u8>>) -> BoxFuture<'_, Result<Vec<Option<Vec<u8>>>, DbError>> {
+        ready(keys.iter().map(|k| get(&self.0, k)).collect())
+    }
+
+    fn scan(
+        &self,
+        prefix: Vec<u8>,
+        after: Option<Vec<u8>>,
+        limit: u32,
+        reverse: bool,
+    ) -> BoxFuture<'_, Result<Vec<Entry>, DbError>> {
+        ready(scan(&self.0, &prefix, after.as_deref(), limit, reverse))
+    }
+}
 
 /// One writer's turn in the batch: what its writes replaced, to put back if it does not
 /// commit.
-pub struct WriteTxn {
-    replaced: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-    /// Taken by `commit` and `drop`; still here when the guest is torn down (a trap).
+struct Writer {
+    db: Arc<Db>,
+    undo: Undo,
+    /// Taken by `commit`, `rollback` and `drop`; still here when the guest is torn down (a
+    /// trap) or a future of this writer was dropped before it took the turn.
     turn: Option<OwnedMutexGuard<()>>,
-    shared: Arc<crate::Shared>,
 }
 
-impl Drop for WriteTxn {
+impl Drop for Writer {
     fn drop(&mut self) {
         if let Some(turn) = self.turn.take() {
-            self.shared.db.abandon(&self.replaced, turn);
+            self.db.abandon(&self.undo, turn);
         }
     }
 }
 
-fn backend(e: impl std::fmt::Display) -> Error {
-    Error::Backend(e.to_string())
+impl backend::WriteTxn for Writer {
+    fn get(&mut self, key: Vec<u8>) -> BoxFuture<'_, Result<Option<Vec<u8>>, DbError>> {
+        ready(self.db.in_batch(|table| get(&*table, &key)))
+    }
+
+    fn get_many(
+        &mut self,
+        keys: Vec<Vec<u8>>,
+    ) -> BoxFuture<'_, Result<Vec<Option<Vec<u8>>>, DbError>> {
+        ready(
+            self.db
+                .in_batch(|table| keys.iter().map(|k| get(&*table, k)).collect()),
+        )
+    }
+
+    fn scan(
+        &mut self,
+        prefix: Vec<u8>,
+        after: Option<Vec<u8>>,
+        limit: u32,
+        reverse: bool,
+    ) -> BoxFuture<'_, Result<Vec<Entry>, DbError>> {
+        ready(
+            self.db
+                .in_batch(|table| scan(&*table, &prefix, after.as_deref(), limit, reverse)),
+        )
+    }
+
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>> {
+        ready(self.db.write(&mut self.undo, key, Some(&value)))
+    }
+
+    fn delete(&mut self, key: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>> {
+        ready(self.db.write(&mut self.undo, key, None))
+    }
+
+    fn commit(mut self: Box<Self>) -> BoxFuture<'static, Result<(), DbError>> {
+        // The writer moves into the future and takes its turn out only when polled: a
+        // future dropped before that drops the writer, which rolls back.
+        Box::pin(async move {
+            let turn = self.turn.take().expect("a live transaction holds its turn");
+            let db = Arc::clone(&self.db);
+            // The writes are about to join the batch: what they replaced is not needed
+            // any more, and is freed before the wait for the commit.
+            drop(self);
+            match db.end_turn(turn, true).await {
+                Ok(Some(seq)) => db.durable(seq).await,
+                Ok(None) => Err(DbError::Backend(
+                    "a committed batch without its writer".into(),
+                )),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    fn rollback(mut self: Box<Self>) -> BoxFuture<'static, Result<(), DbError>> {
+        Box::pin(async move {
+            let turn = self.turn.take().expect("a live transaction holds its turn");
+            let undo = std::mem::take(&mut self.undo);
+            let db = Arc::clone(&self.db);
+            drop(self);
+            db.roll_back(undo, turn).await
+        })
+    }
 }
 
-fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
-    list.into_iter()
-        .map(|(key, value)| Entry { key, value })
-        .collect()
+/// A future of what redb has already answered: its calls do not wait (a writer waits only
+/// for its turn, in `begin_write`), so the work is done before the future is returned and
+/// no lock is held across an await.
+fn ready<'a, T: Send + 'a>(value: T) -> BoxFuture<'a, T> {
+    Box::pin(std::future::ready(value))
+}
+
+fn to_backend(e: impl std::fmt::Display) -> DbError {
+    DbError::Backend(e.to_string())
 }
 
 fn get(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     key: &[u8],
-) -> Result<Option<Vec<u8>>, Error> {
-    let value = table.get(key).map_err(backend)?;
+) -> Result<Option<Vec<u8>>, DbError> {
+    let value = table.get(key).map_err(to_backend)?;
     Ok(value.map(|v| v.value().to_vec()))
 }
 
@@ -432,166 +590,8 @@ fn scan(
     after: Option<&[u8]>,
     limit: u32,
     reverse: bool,
-) -> Result<Vec<Entry>, Error> {
-    kv::scan(table, prefix, after, limit, reverse)
-        .map(entries)
-        .map_err(backend)
-}
-
-impl wit::Host for State {
-    async fn begin_read(&mut self) -> wasmtime::Result<Result<Resource<ReadTxn>, Error>> {
-        // Taken before the snapshot: every commit the snapshot holds is numbered up to it.
-        let visible = self.shared.db.visible();
-        self.seen.fetch_max(visible, Ordering::SeqCst);
-        let table = self
-            .shared
-            .db
-            .db
-            .begin_read()
-            .map_err(backend)
-            .and_then(|txn| txn.open_table(TABLE).map_err(backend));
-        match table {
-            Ok(table) => Ok(Ok(self.table.push(ReadTxn(table))?)),
-            Err(e) => Ok(Err(e)),
-        }
-    }
-
-    async fn begin_write(&mut self) -> wasmtime::Result<Result<Resource<WriteTxn>, Error>> {
-        let turn = self.shared.db.turn().await;
-        Ok(Ok(self.table.push(WriteTxn {
-            replaced: Vec::new(),
-            turn: Some(turn),
-            shared: self.shared.clone(),
-        })?))
-    }
-}
-
-impl wit::HostReadTxn for State {
-    async fn get(
-        &mut self,
-        txn: Resource<ReadTxn>,
-        key: Vec<u8>,
-    ) -> wasmtime::Result<Result<Option<Vec<u8>>, Error>> {
-        let table = &self.table.get(&txn)?.0;
-        Ok(get(table, &key))
-    }
-
-    async fn get_many(
-        &mut self,
-        txn: Resource<ReadTxn>,
-        keys: Vec<Vec<u8>>,
-    ) -> wasmtime::Result<Result<Vec<Option<Vec<u8>>>, Error>> {
-        let table = &self.table.get(&txn)?.0;
-        Ok(keys.iter().map(|k| get(table, k)).collect())
-    }
-
-    async fn scan(
-        &mut self,
-        txn: Resource<ReadTxn>,
-        prefix: Vec<u8>,
-        after: Option<Vec<u8>>,
-        limit: u32,
-        reverse: bool,
-    ) -> wasmtime::Result<Result<Vec<Entry>, Error>> {
-        let table = &self.table.get(&txn)?.0;
-        Ok(scan(table, &prefix, after.as_deref(), limit, reverse))
-    }
-
-    async fn drop(&mut self, txn: Resource<ReadTxn>) -> wasmtime::Result<()> {
-        self.table.delete(txn)?;
-        Ok(())
-    }
-}
-
-impl wit::HostWriteTxn for State {
-    async fn get(
-        &mut self,
-        txn: Resource<WriteTxn>,
-        key: Vec<u8>,
-    ) -> wasmtime::Result<Result<Option<Vec<u8>>, Error>> {
-        self.table.get(&txn)?;
-        Ok(self.shared.db.in_batch(|table| get(&*table, &key)))
-    }
-
-    async fn get_many(
-        &mut self,
-        txn: Resource<WriteTxn>,
-        keys: Vec<Vec<u8>>,
-    ) -> wasmtime::Result<Result<Vec<Option<Vec<u8>>>, Error>> {
-        self.table.get(&txn)?;
-        Ok(self
-            .shared
-            .db
-            .in_batch(|table| keys.iter().map(|k| get(&*table, k)).collect()))
-    }
-
-    async fn scan(
-        &mut self,
-        txn: Resource<WriteTxn>,
-        prefix: Vec<u8>,
-        after: Option<Vec<u8>>,
-        limit: u32,
-        reverse: bool,
-    ) -> wasmtime::Result<Result<Vec<Entry>, Error>> {
-        self.table.get(&txn)?;
-        Ok(self
-            .shared
-            .db
-            .in_batch(|table| scan(&*table, &prefix, after.as_deref(), limit, reverse)))
-    }
-
-    async fn put(
-        &mut self,
-        txn: Resource<WriteTxn>,
-        key: Vec<u8>,
-        value: Vec<u8>,
-    ) -> wasmtime::Result<Result<(), Error>> {
-        if !kv::fits(&key, &value) {
-            return Ok(Err(Error::TooLarge));
-        }
-        let writer = self.table.get_mut(&txn)?;
-        let shared = writer.shared.clone();
-        Ok(shared.db.write(&mut writer.replaced, key, Some(&value)))
-    }
-
-    async fn delete(
-        &mut self,
-        txn: Resource<WriteTxn>,
-        key: Vec<u8>,
-    ) -> wasmtime::Result<Result<(), Error>> {
-        let writer = self.table.get_mut(&txn)?;
-        let shared = writer.shared.clone();
-        Ok(shared.db.write(&mut writer.replaced, key, None))
-    }
-
-    async fn commit(&mut self, txn: Resource<WriteTxn>) -> wasmtime::Result<Result<(), Error>> {
-        let mut writer = self.table.delete(txn)?;
-        let turn = writer
-            .turn
-            .take()
-            .expect("a live transaction holds its turn");
-        let db = &self.shared.db;
-        Ok(match db.end_turn(turn, true).await {
-            Ok(Some(seq)) => db.durable(seq).await,
-            Ok(None) => Err(Error::Backend(
-                "a committed batch without its writer".into(),
-            )),
-            Err(e) => Err(e),
-        })
-    }
-
-    async fn drop(&mut self, txn: Resource<WriteTxn>) -> wasmtime::Result<()> {
-        let mut writer = self.table.delete(txn)?;
-        let turn = writer
-            .turn
-            .take()
-            .expect("a live transaction holds its turn");
-        let replaced = std::mem::take(&mut writer.replaced);
-        if let Err(e) = self.shared.db.roll_back(replaced, turn).await {
-            tracing::error!("rolling back a write: {e:?}");
-        }
-        Ok(())
-    }
+) -> Result<Vec<Entry>, DbError> {
+    kv::scan(table, prefix, after, limit, reverse).map_err(to_backend)
 }
 
 #[cfg(test)]
@@ -600,7 +600,8 @@ mod tests {
 
     async fn put(db: &Db, key: &[u8]) -> u64 {
         let turn = db.turn().await;
-        db.write(&mut Vec::new(), key.to_vec(), Some(b"v")).unwrap();
+        db.write(&mut Undo::default(), key.to_vec(), Some(b"v"))
+            .unwrap();
         db.end_turn(turn, true).await.unwrap().unwrap()
     }
 
@@ -674,17 +675,15 @@ mod tests {
         let db = Arc::new(Db::open(&dir.path().join("t.redb")).unwrap());
         {
             let turn = db.turn().await;
-            let mut replaced = Vec::new();
-            db.write(&mut replaced, b"kept".to_vec(), Some(b"0"))
-                .unwrap();
-            db.write(&mut replaced, b"gone".to_vec(), Some(b"0"))
-                .unwrap();
+            let mut undo = Undo::default();
+            db.write(&mut undo, b"kept".to_vec(), Some(b"0")).unwrap();
+            db.write(&mut undo, b"gone".to_vec(), Some(b"0")).unwrap();
             db.end_turn(turn, true).await.unwrap();
         }
         // The first writer ends its turn while another waits: the batch stays open.
         let first = {
             let turn = db.turn().await;
-            db.write(&mut Vec::new(), b"a".to_vec(), Some(b"1"))
+            db.write(&mut Undo::default(), b"a".to_vec(), Some(b"1"))
                 .unwrap();
             db.waiting.fetch_add(1, Ordering::SeqCst);
             let db = db.clone();
@@ -697,14 +696,13 @@ mod tests {
             .in_batch(|t| Ok(t.get(&b"a"[..]).unwrap().map(|v| v.value().to_vec())))
             .unwrap();
         assert_eq!(seen.as_deref(), Some(&b"1"[..]));
-        let mut replaced = Vec::new();
-        db.write(&mut replaced, b"a".to_vec(), Some(b"2")).unwrap();
-        db.write(&mut replaced, b"a".to_vec(), Some(b"3")).unwrap();
-        db.write(&mut replaced, b"b".to_vec(), Some(b"2")).unwrap();
-        db.write(&mut replaced, b"kept".to_vec(), Some(b"2"))
-            .unwrap();
-        db.write(&mut replaced, b"gone".to_vec(), None).unwrap();
-        db.roll_back(replaced, turn).await.unwrap();
+        let mut undo = Undo::default();
+        db.write(&mut undo, b"a".to_vec(), Some(b"2")).unwrap();
+        db.write(&mut undo, b"a".to_vec(), Some(b"3")).unwrap();
+        db.write(&mut undo, b"b".to_vec(), Some(b"2")).unwrap();
+        db.write(&mut undo, b"kept".to_vec(), Some(b"2")).unwrap();
+        db.write(&mut undo, b"gone".to_vec(), None).unwrap();
+        db.roll_back(undo, turn).await.unwrap();
         // The rollback ended the last turn: the batch with the first writer is committed.
         let seq = first.await.unwrap();
         assert_eq!(seq, 2, "one commit for the first writer's batch");
@@ -727,7 +725,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("t.redb")).unwrap();
         let turn = db.turn().await;
-        db.write(&mut Vec::new(), b"a".to_vec(), Some(b"1"))
+        db.write(&mut Undo::default(), b"a".to_vec(), Some(b"1"))
             .unwrap();
         // A writer seemed to wait, so the batch is left open; it never takes its turn.
         db.waiting.fetch_add(1, Ordering::SeqCst);
@@ -774,5 +772,80 @@ mod tests {
             .await
             .expect("a waiter was left waiting");
         assert_eq!(committed(&db).len(), 1600);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_past_the_undo_bound_is_refused_and_a_rollback_restores_all_before_it() {
+        // Values a quarter of the bound each: three overwrites fit, the fourth would take
+        // the undo log past the bound by the bytes of the keys.
+        const VALUE: usize = UNDO_BYTES_MAX / 4;
+        let old = |i: u8| vec![i; VALUE];
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("t.redb")).unwrap();
+        {
+            let turn = db.turn().await;
+            for i in 0..5u8 {
+                db.write(&mut Undo::default(), vec![i], Some(&old(i)))
+                    .unwrap();
+            }
+            db.end_turn(turn, true).await.unwrap();
+        }
+        let before = committed(&db);
+        let turn = db.turn().await;
+        let mut undo = Undo::default();
+        let new = vec![0xee; VALUE];
+        for i in 0..3u8 {
+            db.write(&mut undo, vec![i], Some(&new)).unwrap();
+        }
+        let noted = 3 * (1 + VALUE);
+        assert_eq!(undo.bytes, noted);
+        assert_eq!(
+            db.write(&mut undo, vec![3], Some(&new)),
+            Err(DbError::TooLarge)
+        );
+        assert_eq!(
+            db.write(&mut undo, vec![4], None),
+            Err(DbError::TooLarge),
+            "a removal notes the value it removes"
+        );
+        // The refused writes did not happen and noted nothing.
+        assert_eq!((undo.bytes, undo.replaced.len()), (noted, 3));
+        for i in 3..5u8 {
+            let kept = db.in_batch(|t| get(&*t, &[i])).unwrap();
+            assert!(kept == Some(old(i)), "a refused write changed key {i}");
+        }
+        // What still fits is still written.
+        db.write(&mut undo, b"small".to_vec(), Some(b"v")).unwrap();
+        db.roll_back(undo, turn).await.unwrap();
+        assert!(
+            committed(&db) == before,
+            "the rollback did not restore what the writer replaced"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_transaction_dropped_or_whose_commit_is_never_polled_keeps_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Redb::open(&dir.path().join("t.redb")).unwrap();
+        let mut txn = store.begin_write().await.unwrap();
+        txn.put(b"dropped".to_vec(), b"1".to_vec()).await.unwrap();
+        drop(txn);
+        let mut txn = store.begin_write().await.unwrap();
+        txn.put(b"unpolled".to_vec(), b"1".to_vec()).await.unwrap();
+        drop(txn.commit());
+        let mut txn = store.begin_write().await.unwrap();
+        assert_eq!(txn.get(b"dropped".to_vec()).await.unwrap(), None);
+        assert_eq!(txn.get(b"unpolled".to_vec()).await.unwrap(), None);
+        txn.put(b"kept".to_vec(), b"2".to_vec()).await.unwrap();
+        txn.commit().await.unwrap();
+        assert!(
+            *store.0.durable.borrow() >= store.visible(),
+            "commit returned before its commit was durable"
+        );
+        let read = store.begin_read().await.unwrap();
+        assert_eq!(
+            read.scan(Vec::new(), None, 10, false).await.unwrap(),
+            vec![(b"kept".to_vec(), b"2".to_vec())]
+        );
     }
 }

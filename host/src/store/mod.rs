@@ -1,0 +1,155 @@
+//! The `store` interface of the WIT world, for the guest: its resources and its errors.
+//!
+//! It owns only the mapping between the generated bindings and the engine-neutral port in
+//! `backend.rs`: it turns `DbError` into the guest's `error` (in one place, `From`), keeps
+//! the interface's size limits, and notes the last commit each request's reads could see.
+//! It must not name a storage engine: the engine is whatever `Backend` the runtime opened
+//! (`Shared::db`), redb today (`redb.rs`).
+
+pub(crate) mod backend;
+pub(crate) mod redb;
+
+use std::sync::atomic::Ordering;
+
+use faktura_backend::kv;
+use wasmtime::component::Resource;
+
+pub(crate) use self::backend::{Backend, DbError};
+use crate::State;
+use crate::bindings::faktura::service::store::{self as wit, Entry, Error};
+
+/// The guest's `read-txn`: a snapshot of whichever engine runs.
+#[expect(
+    unreachable_pub,
+    reason = "`bindgen!` in bindings.rs maps the WIT resource onto it"
+)]
+pub struct ReadTxn(Box<dyn backend::ReadTxn>);
+
+/// The guest's `write-txn`. Dropped with the resource table when the guest traps, which
+/// rolls it back (`backend::WriteTxn`'s contract).
+#[expect(
+    unreachable_pub,
+    reason = "`bindgen!` in bindings.rs maps the WIT resource onto it"
+)]
+pub struct WriteTxn(Box<dyn backend::WriteTxn>);
+
+impl From<DbError> for Error {
+    fn from(e: DbError) -> Error {
+        match e {
+            DbError::Conflict => Error::Conflict,
+            DbError::TooLarge => Error::TooLarge,
+            DbError::Backend(message) => Error::Backend(message),
+        }
+    }
+}
+
+fn entries(list: Vec<backend::Entry>) -> Vec<Entry> {
+    list.into_iter()
+        .map(|(key, value)| Entry { key, value })
+        .collect()
+}
+
+impl wit::Host for State {
+    async fn begin_read(&mut self) -> wasmtime::Result<Result<Resource<ReadTxn>, Error>> {
+        // Taken before the snapshot: every commit the snapshot holds is numbered up to it.
+        let visible = self.shared.db.visible();
+        self.seen.fetch_max(visible, Ordering::SeqCst);
+        match self.shared.db.begin_read().await {
+            Ok(txn) => Ok(Ok(self.table.push(ReadTxn(txn))?)),
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
+
+    async fn begin_write(&mut self) -> wasmtime::Result<Result<Resource<WriteTxn>, Error>> {
+        match self.shared.db.begin_write().await {
+            Ok(txn) => Ok(Ok(self.table.push(WriteTxn(txn))?)),
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
+}
+
+/// The reads of a transaction resource (`$Res`), the same for read and write transactions.
+macro_rules! reads {
+    ($Res:ident) => {
+        async fn get(
+            &mut self,
+            txn: Resource<$Res>,
+            key: Vec<u8>,
+        ) -> wasmtime::Result<Result<Option<Vec<u8>>, Error>> {
+            let txn = &mut self.table.get_mut(&txn)?.0;
+            Ok(txn.get(key).await.map_err(Error::from))
+        }
+
+        async fn get_many(
+            &mut self,
+            txn: Resource<$Res>,
+            keys: Vec<Vec<u8>>,
+        ) -> wasmtime::Result<Result<Vec<Option<Vec<u8>>>, Error>> {
+            let txn = &mut self.table.get_mut(&txn)?.0;
+            Ok(txn.get_many(keys).await.map_err(Error::from))
+        }
+
+        async fn scan(
+            &mut self,
+            txn: Resource<$Res>,
+            prefix: Vec<u8>,
+            after: Option<Vec<u8>>,
+            limit: u32,
+            reverse: bool,
+        ) -> wasmtime::Result<Result<Vec<Entry>, Error>> {
+            let txn = &mut self.table.get_mut(&txn)?.0;
+            let found = txn.scan(prefix, after, limit, reverse).await;
+            Ok(found.map(entries).map_err(Error::from))
+        }
+    };
+}
+
+impl wit::HostReadTxn for State {
+    reads!(ReadTxn);
+
+    async fn drop(&mut self, txn: Resource<ReadTxn>) -> wasmtime::Result<()> {
+        self.table.delete(txn)?;
+        Ok(())
+    }
+}
+
+impl wit::HostWriteTxn for State {
+    reads!(WriteTxn);
+
+    async fn put(
+        &mut self,
+        txn: Resource<WriteTxn>,
+        key: Vec<u8>,
+        value: Vec<u8>,
+    ) -> wasmtime::Result<Result<(), Error>> {
+        // The interface's limits, the same whatever the engine, so that data written
+        // through one backend fits any other.
+        if !kv::fits(&key, &value) {
+            return Ok(Err(Error::TooLarge));
+        }
+        let txn = &mut self.table.get_mut(&txn)?.0;
+        Ok(txn.put(key, value).await.map_err(Error::from))
+    }
+
+    async fn delete(
+        &mut self,
+        txn: Resource<WriteTxn>,
+        key: Vec<u8>,
+    ) -> wasmtime::Result<Result<(), Error>> {
+        let txn = &mut self.table.get_mut(&txn)?.0;
+        Ok(txn.delete(key).await.map_err(Error::from))
+    }
+
+    async fn commit(&mut self, txn: Resource<WriteTxn>) -> wasmtime::Result<Result<(), Error>> {
+        let txn = self.table.delete(txn)?.0;
+        Ok(txn.commit().await.map_err(Error::from))
+    }
+
+    async fn drop(&mut self, txn: Resource<WriteTxn>) -> wasmtime::Result<()> {
+        let txn = self.table.delete(txn)?.0;
+        if let Err(e) = txn.rollback().await {
+            tracing::error!("rolling back a write: {e}");
+        }
+        Ok(())
+    }
+}
