@@ -94,24 +94,38 @@ impl<S: Store> Store for SharedSnapshot<S> {
     }
 }
 
-/// A shared snapshot reads as the snapshot.
-impl<R: Read + ?Sized> Read for Rc<R> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        (**self).get(key)
-    }
-    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        (**self).get_many(keys)
-    }
-    fn scan(
-        &self,
-        prefix: &[u8],
-        after: Option<&[u8]>,
-        limit: u32,
-        reverse: bool,
-    ) -> Result<Vec<Entry>, StoreError> {
-        (**self).scan(prefix, after, limit, reverse)
-    }
+/// Implements `Read` for a type by handing every call to the reader `$inner` names
+/// (`self` is `$this` there).
+macro_rules! forward_read {
+    ($ty:ty, |$this:ident| $inner:expr) => {
+        forward_read!(@generic [] $ty, |$this| $inner);
+    };
+    (@generic [$($generics:tt)*] $ty:ty, |$this:ident| $inner:expr) => {
+        impl<$($generics)*> Read for $ty {
+            fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+                let $this = self;
+                $inner.get(key)
+            }
+            fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+                let $this = self;
+                $inner.get_many(keys)
+            }
+            fn scan(
+                &self,
+                prefix: &[u8],
+                after: Option<&[u8]>,
+                limit: u32,
+                reverse: bool,
+            ) -> Result<Vec<Entry>, StoreError> {
+                let $this = self;
+                $inner.scan(prefix, after, limit, reverse)
+            }
+        }
+    };
 }
+
+// A shared snapshot reads as the snapshot.
+forward_read!(@generic [R: Read + ?Sized] Rc<R>, |rc| (**rc));
 
 /// A writer whose commit ends the shared snapshot (one taken while it was open does not
 /// hold its writes).
@@ -120,23 +134,7 @@ struct ForgetOnCommit {
     snapshot: Rc<RefCell<Option<Rc<dyn Read>>>>,
 }
 
-impl Read for ForgetOnCommit {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key)
-    }
-    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        self.inner.get_many(keys)
-    }
-    fn scan(
-        &self,
-        prefix: &[u8],
-        after: Option<&[u8]>,
-        limit: u32,
-        reverse: bool,
-    ) -> Result<Vec<Entry>, StoreError> {
-        self.inner.scan(prefix, after, limit, reverse)
-    }
-}
+forward_read!(ForgetOnCommit, |w| w.inner);
 
 impl Write for ForgetOnCommit {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
@@ -340,20 +338,7 @@ pub mod mem {
         view: Snapshot,
     }
 
-    impl Read for Writer {
-        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-            self.view.get(key)
-        }
-        fn scan(
-            &self,
-            prefix: &[u8],
-            after: Option<&[u8]>,
-            limit: u32,
-            reverse: bool,
-        ) -> Result<Vec<Entry>, StoreError> {
-            self.view.scan(prefix, after, limit, reverse)
-        }
-    }
+    forward_read!(Writer, |w| w.view);
 
     impl Write for Writer {
         fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {

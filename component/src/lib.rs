@@ -8,6 +8,8 @@ pub mod caps;
 pub mod codec;
 pub mod domain;
 pub mod http;
+#[cfg(test)]
+mod layers;
 pub mod limits;
 pub mod store;
 #[cfg(target_arch = "wasm32")]
@@ -54,6 +56,10 @@ mod bindings {
 
         fn revoke_user(user_id: u64) -> Result<(), String> {
             crate::wit::revoke_user(user_id)
+        }
+
+        fn migrate() -> Result<admin::Migration, String> {
+            crate::wit::migrate()
         }
     }
 

@@ -33,3 +33,28 @@ pub const ITEMS_MAX: usize = 1000;
 pub const AMOUNT_MAX: i64 = 1_000_000_000_000;
 /// Recipients of one e-mail (to, cc and bcc together).
 pub const RECIPIENTS_MAX: usize = 50;
+/// Payments of one document.
+pub const PAYMENTS_MAX: usize = 1000;
+/// Comments of one document (the service's own included).
+pub const COMMENTS_MAX: usize = 10_000;
+/// Tags of one document.
+pub const TAGS_MAX: usize = 100;
+/// Longest tag name, in characters.
+pub const TAG_NAME_CHARS_MAX: usize = 100;
+/// Most digits a number is padded to (`number_length`).
+pub const NUMBER_LENGTH_MAX: i64 = 20;
+/// Longest number prefix (`number_pre`), in characters.
+pub const NUMBER_PRE_CHARS_MAX: usize = 40;
+/// Shortest and longest API key, in characters.
+pub const API_KEY_CHARS_MIN: usize = 16;
+pub const API_KEY_CHARS_MAX: usize = 256;
+/// Longest account name, in characters.
+pub const ACCOUNT_NAME_CHARS_MAX: usize = 200;
+/// Longest file name the service makes, in characters.
+pub const FILENAME_CHARS_MAX: usize = 120;
+/// Most paragraphs read from a template file.
+pub const TEMPLATE_PARAGRAPHS_MAX: usize = 200;
+/// Largest uncompressed part of a docx template that is read, in bytes.
+pub const DOCX_PART_BYTES_MAX: u64 = 8 * 1024 * 1024;
+/// Records a migration step changes in one write transaction.
+pub const MIGRATION_BATCH: u32 = 1000;

@@ -1,7 +1,7 @@
 //! The WIT-backed side: `caps` implemented on the imported interfaces, and the transport
 //! between `wasi:http` values and `http::Request`/`Response`.
 
-use crate::bindings::admin::AccountKey;
+use crate::bindings::admin::{AccountKey, Migration};
 use crate::bindings::faktura::service::store as kv;
 use crate::bindings::wasi::http::types::{
     Fields, IncomingRequest, Method as WasiMethod, OutgoingBody, OutgoingResponse, ResponseOutparam,
@@ -22,6 +22,10 @@ struct WitRate;
 struct WitEnvironment;
 
 impl caps::Environment for WitEnvironment {
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "this is the capability: `wasi:cli/environment` reached through std"
+    )]
     fn var(&self, name: &str) -> Option<String> {
         std::env::var(name).ok()
     }
@@ -52,47 +56,34 @@ fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
     list.into_iter().map(|e| (e.key, e.value)).collect()
 }
 
-impl caps::Read for WitRead {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.0.get(key).map_err(store_error)
-    }
-    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        self.0.get_many(keys).map_err(store_error)
-    }
-    fn scan(
-        &self,
-        prefix: &[u8],
-        after: Option<&[u8]>,
-        limit: u32,
-        reverse: bool,
-    ) -> Result<Vec<Entry>, StoreError> {
-        self.0
-            .scan(prefix, after, limit, reverse)
-            .map(entries)
-            .map_err(store_error)
-    }
+/// Implements `caps::Read` on a WIT transaction resource (both kinds have the same reads).
+macro_rules! wit_read {
+    ($ty:ty) => {
+        impl caps::Read for $ty {
+            fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+                self.0.get(key).map_err(store_error)
+            }
+            fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+                self.0.get_many(keys).map_err(store_error)
+            }
+            fn scan(
+                &self,
+                prefix: &[u8],
+                after: Option<&[u8]>,
+                limit: u32,
+                reverse: bool,
+            ) -> Result<Vec<Entry>, StoreError> {
+                self.0
+                    .scan(prefix, after, limit, reverse)
+                    .map(entries)
+                    .map_err(store_error)
+            }
+        }
+    };
 }
 
-impl caps::Read for WitWrite {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.0.get(key).map_err(store_error)
-    }
-    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        self.0.get_many(keys).map_err(store_error)
-    }
-    fn scan(
-        &self,
-        prefix: &[u8],
-        after: Option<&[u8]>,
-        limit: u32,
-        reverse: bool,
-    ) -> Result<Vec<Entry>, StoreError> {
-        self.0
-            .scan(prefix, after, limit, reverse)
-            .map(entries)
-            .map_err(store_error)
-    }
-}
+wit_read!(WitRead);
+wit_read!(WitWrite);
 
 impl caps::Write for WitWrite {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
@@ -190,15 +181,7 @@ impl caps::Mail for WitMail {
             bcc: msg.bcc.clone(),
             subject: msg.subject.clone(),
             body: msg.body.clone(),
-            attachments: msg
-                .attachments
-                .iter()
-                .map(|a| wmail::Attachment {
-                    filename: a.filename.clone(),
-                    mimetype: a.mimetype.clone(),
-                    content: a.content.clone(),
-                })
-                .collect(),
+            attachments: attachments(&msg.attachments),
         };
         wmail::send(&message).map_err(mail_error)
     }
@@ -207,15 +190,7 @@ impl caps::Mail for WitMail {
         use crate::bindings::faktura::service::mail as wmail;
         wmail::post(&wmail::Letter {
             address: letter.address.clone(),
-            documents: letter
-                .documents
-                .iter()
-                .map(|a| wmail::Attachment {
-                    filename: a.filename.clone(),
-                    mimetype: a.mimetype.clone(),
-                    content: a.content.clone(),
-                })
-                .collect(),
+            documents: attachments(&letter.documents),
             color: letter.color,
             duplex: letter.duplex,
             paper_weight: letter.paper_weight,
@@ -245,7 +220,7 @@ fn caps(store: &dyn caps::Store) -> Caps<'_> {
     }
 }
 
-pub fn handle(request: IncomingRequest, out: ResponseOutparam) {
+pub(crate) fn handle(request: IncomingRequest, out: ResponseOutparam) {
     let req = read_request(&request);
     drop(request);
     // One per request: its reads share a snapshot until it writes.
@@ -389,6 +364,19 @@ fn write_body(stream: &OutputStream, bytes: &[u8]) -> bool {
     stream.blocking_flush().is_ok()
 }
 
+/// Attachments as the `mail` interface takes them.
+fn attachments(
+    list: &[caps::Attachment],
+) -> Vec<crate::bindings::faktura::service::mail::Attachment> {
+    list.iter()
+        .map(|a| crate::bindings::faktura::service::mail::Attachment {
+            filename: a.filename.clone(),
+            mimetype: a.mimetype.clone(),
+            content: a.content.clone(),
+        })
+        .collect()
+}
+
 fn now() -> i64 {
     caps::Clock::now_unix(&WitClock)
 }
@@ -404,22 +392,41 @@ fn issued(key: accounts::IssuedKey) -> AccountKey {
 fn message(e: domain::Error) -> String {
     match e {
         domain::Error::Invalid(m) => m.join("; "),
-        domain::Error::NotFound(m) | domain::Error::Forbidden(m) => m,
+        domain::Error::NotFound(m)
+        | domain::Error::Forbidden(m)
+        | domain::Error::Unavailable(m) => m,
         domain::Error::Store(e) => e.to_string(),
     }
 }
 
-pub fn bootstrap(api_key: Option<String>) -> Result<Option<AccountKey>, String> {
+/// Brings the store to the current data version (`domain::migrate`).
+pub(crate) fn migrate() -> Result<Migration, String> {
+    let report = domain::migrate::run(&WitStore).map_err(message)?;
+    Ok(Migration {
+        from_version: report.from,
+        to_version: report.to,
+        key_entries: report.key_entries,
+        kept_rebuilt: report.kept_rebuilt,
+    })
+}
+
+/// Runs an admin operation on a store at the current data version.
+fn migrated<T>(run: impl FnOnce() -> Result<T, domain::Error>) -> Result<T, String> {
+    domain::migrate::run(&WitStore).map_err(message)?;
+    run().map_err(message)
+}
+
+pub(crate) fn bootstrap(api_key: Option<String>) -> Result<Option<AccountKey>, String> {
     let run = || -> Result<Option<AccountKey>, domain::Error> {
         let mut txn = caps::Store::begin_write(&WitStore)?;
         let key = accounts::bootstrap(txn.as_mut(), now(), &WitRandom, api_key.as_deref())?;
         txn.commit()?;
         Ok(key.map(issued))
     };
-    run().map_err(message)
+    migrated(run)
 }
 
-pub fn create_account(name: &str, admin_email: &str) -> Result<AccountKey, String> {
+pub(crate) fn create_account(name: &str, admin_email: &str) -> Result<AccountKey, String> {
     let run = || -> Result<AccountKey, domain::Error> {
         let mut txn = caps::Store::begin_write(&WitStore)?;
         let key =
@@ -427,10 +434,10 @@ pub fn create_account(name: &str, admin_email: &str) -> Result<AccountKey, Strin
         txn.commit()?;
         Ok(issued(key))
     };
-    run().map_err(message)
+    migrated(run)
 }
 
-pub fn create_user(account_id: u64, email: &str) -> Result<AccountKey, String> {
+pub(crate) fn create_user(account_id: u64, email: &str) -> Result<AccountKey, String> {
     let run = || -> Result<AccountKey, domain::Error> {
         let mut txn = caps::Store::begin_write(&WitStore)?;
         let key = accounts::create_user(
@@ -445,15 +452,15 @@ pub fn create_user(account_id: u64, email: &str) -> Result<AccountKey, String> {
         txn.commit()?;
         Ok(issued(key))
     };
-    run().map_err(message)
+    migrated(run)
 }
 
-pub fn revoke_user(user_id: u64) -> Result<(), String> {
+pub(crate) fn revoke_user(user_id: u64) -> Result<(), String> {
     let run = || -> Result<(), domain::Error> {
         let mut txn = caps::Store::begin_write(&WitStore)?;
         accounts::revoke_user(txn.as_mut(), user_id)?;
         txn.commit()?;
         Ok(())
     };
-    run().map_err(message)
+    migrated(run)
 }

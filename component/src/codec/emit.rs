@@ -29,16 +29,12 @@ pub trait Emit {
     /// A scalar element; empty text is an empty element.
     fn scalar(&mut self, name: &str, attrs: &[(&str, &str)], text: &str);
     /// A scalar element whose name and attributes live as long as the program (a field of
-    /// a schema), so that a writer may keep what it makes of them for the next record.
+    /// a schema); its text may be ASCII that needs no escaping.
     fn field(&mut self, name: &'static str, attrs: StaticAttrs, text: Text<'_>) {
         match text {
             Text::Any(t) => self.scalar(name, attrs, t),
             Text::Ascii(a) => self.scalar(name, attrs, &String::from_utf8_lossy(a)),
         }
-    }
-    /// The XML writer itself, for writers of long lists to call statically.
-    fn as_xml(&mut self) -> Option<&mut XmlWriter> {
-        None
     }
 }
 
@@ -69,7 +65,6 @@ pub struct XmlWriter {
     open: Vec<(usize, bool)>,
     /// The names of the open elements, one after the other.
     names: String,
-    tags: Tags,
 }
 
 impl Default for XmlWriter {
@@ -86,7 +81,6 @@ impl XmlWriter {
             out,
             open: Vec::new(),
             names: String::new(),
-            tags: Tags::default(),
         }
     }
 
@@ -149,12 +143,13 @@ impl FieldTags {
     /// The tags of `fields` as children of an element at `depth` (the root is at 0).
     pub fn new<'a>(
         depth: usize,
-        fields: impl ExactSizeIterator<Item = (&'a str, &'a [(&'a str, &'a str)])>,
+        fields: impl IntoIterator<Item = (&'a str, &'a [(&'a str, &'a str)])>,
     ) -> FieldTags {
+        let fields = fields.into_iter();
         let depth = depth + 1;
         let mut tags = FieldTags {
-            bytes: Vec::with_capacity(fields.len() * 48),
-            at: Vec::with_capacity(fields.len()),
+            bytes: Vec::with_capacity(fields.size_hint().0 * 48),
+            at: Vec::with_capacity(fields.size_hint().0),
         };
         for (name, attrs) in fields {
             let (start, end) = render_tags(&mut tags.bytes, depth, name, attrs);
@@ -264,84 +259,7 @@ fn end_tag(out: &mut Vec<u8>, name: &str) {
     out.extend_from_slice(b">\n");
 }
 
-/// The start and end tags of the fields written so far, each made once per response: a
-/// list writes the same few dozen tags for every record. Fields are told apart by where
-/// their name and attributes live, which never changes for `'static` data.
-#[derive(Default)]
-struct Tags {
-    /// Open addressing by a hash of the name's address, at most half full.
-    slots: Vec<Tag>,
-    used: usize,
-    bytes: Vec<u8>,
-}
-
-#[derive(Clone, Default)]
-struct Tag {
-    /// The name's address (0 for an empty slot) and length, and the attributes' address
-    /// and length.
-    name: usize,
-    name_len: usize,
-    attrs: (usize, usize),
-    /// The depth the start tag is indented for.
-    depth: usize,
-    start: Range<usize>,
-    end: Range<usize>,
-}
-
-impl Tags {
-    const SLOTS: usize = 128;
-
-    /// The indented start tag with its `>` and the end tag of a field at `depth`, in
-    /// `self.bytes`; `None` once the table holds as many fields as it takes.
-    fn of(
-        &mut self,
-        name: &'static str,
-        attrs: StaticAttrs,
-        depth: usize,
-    ) -> Option<(Range<usize>, Range<usize>)> {
-        if self.slots.is_empty() {
-            self.slots = vec![Tag::default(); Self::SLOTS];
-        }
-        let address = name.as_ptr() as usize;
-        let attrs_address = (attrs.as_ptr() as usize, attrs.len());
-        let hash = (address as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57;
-        let mut at = hash as usize % Self::SLOTS;
-        loop {
-            let slot = &self.slots[at];
-            if slot.name == 0 {
-                break;
-            }
-            if slot.name == address
-                && slot.name_len == name.len()
-                && slot.attrs == attrs_address
-                && slot.depth == depth
-            {
-                return Some((slot.start.clone(), slot.end.clone()));
-            }
-            at = (at + 1) % Self::SLOTS;
-        }
-        if self.used >= Self::SLOTS / 2 {
-            return None;
-        }
-        let (start, end) = render_tags(&mut self.bytes, depth, name, attrs);
-        self.slots[at] = Tag {
-            name: address,
-            name_len: name.len(),
-            attrs: attrs_address,
-            depth,
-            start: start.clone(),
-            end: end.clone(),
-        };
-        self.used += 1;
-        Some((start, end))
-    }
-}
-
 impl Emit for XmlWriter {
-    fn as_xml(&mut self) -> Option<&mut XmlWriter> {
-        Some(self)
-    }
-
     fn open(&mut self, name: &str, attrs: &[(&str, &str)]) {
         self.begin(name, attrs);
         self.open.push((self.names.len(), true));
@@ -366,28 +284,7 @@ impl Emit for XmlWriter {
     }
 
     fn field(&mut self, name: &'static str, attrs: StaticAttrs, text: Text<'_>) {
-        // Fields right below the root belong to the one record of the response: their
-        // tags are written once, and keeping them would cost more than it saves.
-        let depth = self.open.len();
-        let kept = if depth < 2 {
-            None
-        } else {
-            self.tags.of(name, attrs, depth)
-        };
-        let Some((start, end)) = kept else {
-            self.element(name, attrs, text);
-            return;
-        };
-        self.end_pending_start();
-        let start = &self.tags.bytes[start];
-        if text_bytes(text).is_empty() {
-            self.out.extend_from_slice(&start[..start.len() - 1]);
-            self.out.extend_from_slice(b"/>\n");
-        } else {
-            self.out.extend_from_slice(start);
-            write_text(&mut self.out, text);
-            self.out.extend_from_slice(&self.tags.bytes[end]);
-        }
+        self.element(name, attrs, text);
     }
 }
 
@@ -554,8 +451,8 @@ line 2</name>
         assert_eq!(tree.finish(), doc);
     }
 
-    /// Fields write what scalars write, from the first record on, for a name given with
-    /// different attributes, and past the number of tags a writer keeps.
+    /// Fields write what scalars write, for a name given with different attributes and at
+    /// every depth.
     #[test]
     fn fields_are_written_as_scalars_are() {
         static NAMES: [&str; 100] = {
@@ -572,8 +469,7 @@ line 2</name>
             e.open("list", &[("type", "array")]);
             for record in 0..3 {
                 e.open("record", &[]);
-                // A field one level deeper is indented deeper (kept first, before the
-                // table fills).
+                // A field one level deeper is indented deeper.
                 e.open("nested", &[]);
                 if as_fields {
                     e.field(NAMES[1], &[], Text::Any("x"));

@@ -23,7 +23,7 @@ pub fn encode_json(root: &Element) -> Vec<u8> {
 }
 
 /// The JSON value of an element's content and attributes.
-pub fn value_of(e: &Element) -> Value {
+pub(super) fn value_of(e: &Element) -> Value {
     let attrs: Vec<&(String, String)> = e
         .attrs
         .iter()

@@ -4,6 +4,8 @@
 //! either trees or a sequence of `Emit` calls (large lists, written as they are produced).
 //! This module knows nothing of invoices, accounts or storage.
 
+#![forbid(unsafe_code)]
+
 mod emit;
 mod json;
 mod value;

@@ -1,21 +1,15 @@
 //! Accounts, users and API keys. A key is shown once and stored only as its SHA-256 hash;
 //! the hash's entry names the user and the account every request is scoped to.
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::Error;
 use crate::caps::{Random, Read, Write};
-use crate::store;
+use crate::limits;
+use crate::store::forms::{StoredAccount, StoredPrincipal, StoredUser};
+use crate::store::{self, keys};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Account {
-    pub id: u64,
-    pub name: String,
-    pub created: i64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct User {
     pub id: u64,
     pub account_id: u64,
@@ -26,11 +20,10 @@ pub struct User {
     pub created: i64,
 }
 
-/// Who is calling: resolved from the API key of a request, whose entry holds it (in this
-/// field order), so that a request is authenticated with one read. A user's account and
-/// admin flag never change after it is created. Entries written before held the user id
-/// alone, and are still read (`authenticate`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Who is calling: resolved from the API key of a request, whose entry holds it, so that a
+/// request is authenticated with one read. A user's account and admin flag never change
+/// after it is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Principal {
     pub user_id: u64,
     pub account_id: u64,
@@ -58,52 +51,118 @@ pub fn new_key(random: &dyn Random) -> String {
 
 /// Keys chosen by an operator (bootstrap) must still be hard to guess.
 fn check_key(key: &str) -> Result<(), Error> {
-    if key.len() < 16 || key.len() > 256 || !key.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(Error::invalid(
-            "an API key must be 16 to 256 visible ASCII characters",
-        ));
+    let (min, max) = (limits::API_KEY_CHARS_MIN, limits::API_KEY_CHARS_MAX);
+    if key.len() < min || key.len() > max || !key.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::invalid(format!(
+            "an API key must be {min} to {max} visible ASCII characters"
+        )));
     }
     Ok(())
 }
 
-pub fn authenticate(txn: &dyn Read, key: &str) -> Result<Option<Principal>, Error> {
-    let Some(entry) = txn.get(&store::global_key("key", &hash_key(key)))? else {
-        return Ok(None);
+/// What authenticating a key found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// The key's entry names this principal.
+    Principal(Principal),
+    /// No key like it.
+    Unknown,
+    /// The entry was written before data version 3 and is read only by the migration: the
+    /// store has not been migrated yet.
+    Unmigrated,
+}
+
+pub fn authenticate(txn: &dyn Read, key: &str) -> Result<Found, Error> {
+    let Some(entry) = txn.get(&keys::api_key(&hash_key(key)))? else {
+        return Ok(Found::Unknown);
     };
-    if let Ok(principal) = store::decode::<Principal>(&entry) {
-        return Ok(Some(principal));
+    if store::version_of(&entry)?.0 < 3 {
+        return Ok(Found::Unmigrated);
     }
-    // An entry of the first format: the user id, and the user read for the rest.
-    let user_id: u64 = store::decode(&entry)?;
-    let Some(user) = txn.get(&store::global_key("user", &user_id.to_be_bytes()))? else {
-        return Ok(None);
-    };
-    let user: User = store::decode(&user)?;
-    Ok(Some(Principal {
-        account_id: user.account_id,
-        user_id: user.id,
-        is_admin: user.is_admin,
+    let StoredPrincipal {
+        user_id,
+        account_id,
+        is_admin,
+    } = store::decode_plain(&entry)?;
+    Ok(Found::Principal(Principal {
+        user_id,
+        account_id,
+        is_admin,
     }))
+}
+
+/// Rewrites every key entry written before data version 3 (which held the user id alone,
+/// or the principal, told apart only by trying) as a principal record: for the migration
+/// to version 3.
+pub fn migrate_key_entries(txn: &mut dyn Write) -> Result<u64, Error> {
+    let mut rewritten = 0;
+    for (key, entry) in store::scan_all(txn.as_read(), &keys::api_keys())? {
+        let (version, body) = store::version_of(&entry)?;
+        if version >= 3 {
+            continue;
+        }
+        let principal = match store::read::<StoredPrincipal>(body) {
+            Ok(p) if store::encodes_as(&p, body) => p,
+            _ => {
+                let user_id: u64 = store::read(body)?;
+                match txn.get(&keys::user(user_id))? {
+                    Some(user) => {
+                        let user = decode_user(&user)?;
+                        StoredPrincipal {
+                            user_id: user.id,
+                            account_id: user.account_id,
+                            is_admin: user.is_admin,
+                        }
+                    }
+                    // A key whose user is gone opens nothing.
+                    None => {
+                        txn.delete(&key)?;
+                        continue;
+                    }
+                }
+            }
+        };
+        txn.put(&key, &store::encode(&principal))?;
+        rewritten += 1;
+    }
+    Ok(rewritten)
+}
+
+fn decode_user(bytes: &[u8]) -> Result<User, Error> {
+    let StoredUser {
+        id,
+        account_id,
+        email,
+        is_admin,
+        key_hash,
+        created,
+    } = store::decode_plain(bytes)?;
+    Ok(User {
+        id,
+        account_id,
+        email,
+        is_admin,
+        key_hash,
+        created,
+    })
 }
 
 pub fn load_user(txn: &dyn Read, id: u64) -> Result<User, Error> {
     let bytes = txn
-        .get(&store::global_key("user", &id.to_be_bytes()))?
+        .get(&keys::user(id))?
         .ok_or_else(|| Error::NotFound(format!("user {id} does not exist")))?;
-    Ok(store::decode(&bytes)?)
+    decode_user(&bytes)
 }
 
 /// Removes a user's key: the next request with it answers 401.
 pub fn revoke_user(txn: &mut dyn Write, user_id: u64) -> Result<(), Error> {
     let user = load_user(txn.as_read(), user_id)?;
-    txn.delete(&store::global_key("key", &user.key_hash))?;
+    txn.delete(&keys::api_key(&user.key_hash))?;
     Ok(())
 }
 
 pub fn has_accounts(txn: &dyn Read) -> Result<bool, Error> {
-    Ok(!txn
-        .scan(&store::global_key("account", &[]), None, 1, false)?
-        .is_empty())
+    Ok(!txn.scan(&keys::accounts(), None, 1, false)?.is_empty())
 }
 
 /// The name and admin address of the account a new store starts with.
@@ -121,6 +180,8 @@ pub fn bootstrap(
     if has_accounts(txn.as_read())? {
         return Ok(None);
     }
+    // A store without accounts holds nothing of an older version.
+    store::set_data_version(txn, store::DATA_VERSION)?;
     create_account(txn, DEFAULT_ACCOUNT, DEFAULT_ADMIN_EMAIL, now, random, key).map(Some)
 }
 
@@ -139,21 +200,19 @@ pub fn create_account(
     key: Option<&str>,
 ) -> Result<IssuedKey, Error> {
     let name = name.trim();
-    if name.is_empty() || name.chars().count() > 200 {
-        return Err(Error::invalid(
-            "an account name must be 1 to 200 characters",
-        ));
+    let max = limits::ACCOUNT_NAME_CHARS_MAX;
+    if name.is_empty() || name.chars().count() > max {
+        return Err(Error::invalid(format!(
+            "an account name must be 1 to {max} characters"
+        )));
     }
     let id = store::next_id(txn, "account")?;
-    let account = Account {
+    let account = StoredAccount {
         id,
         name: name.to_owned(),
         created: now,
     };
-    txn.put(
-        &store::global_key("account", &id.to_be_bytes()),
-        &store::encode(&account),
-    )?;
+    txn.put(&keys::account_record(id), &store::encode(&account))?;
     create_user(txn, id, admin_email, true, now, random, key)
 }
 
@@ -172,10 +231,7 @@ pub fn create_user(
             "email must be an e-mail address, got \"{email}\""
         )));
     }
-    if txn
-        .get(&store::global_key("account", &account_id.to_be_bytes()))?
-        .is_none()
-    {
+    if txn.get(&keys::account_record(account_id))?.is_none() {
         return Err(Error::NotFound(format!(
             "account {account_id} does not exist"
         )));
@@ -188,12 +244,12 @@ pub fn create_user(
         None => new_key(random),
     };
     let key_hash = hash_key(&api_key);
-    let key_entry = store::global_key("key", &key_hash);
+    let key_entry = keys::api_key(&key_hash);
     if txn.get(&key_entry)?.is_some() {
         return Err(Error::invalid("that API key is already in use"));
     }
     let id = store::next_id(txn, "user")?;
-    let user = User {
+    let user = StoredUser {
         id,
         account_id,
         email: email.to_owned(),
@@ -201,11 +257,8 @@ pub fn create_user(
         key_hash,
         created: now,
     };
-    txn.put(
-        &store::global_key("user", &id.to_be_bytes()),
-        &store::encode(&user),
-    )?;
-    let principal = Principal {
+    txn.put(&keys::user(id), &store::encode(&user))?;
+    let principal = StoredPrincipal {
         user_id: id,
         account_id,
         is_admin,
@@ -248,6 +301,13 @@ mod tests {
         (a, b)
     }
 
+    fn principal(found: Found) -> (u64, u64, bool) {
+        match found {
+            Found::Principal(p) => (p.account_id, p.user_id, p.is_admin),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn a_key_leads_to_its_account_and_is_stored_hashed() {
         let store = MemStore::default();
@@ -255,12 +315,9 @@ mod tests {
         let (a, b) = account_and_user(w.as_mut());
         w.commit().unwrap();
         let r = store.begin_read().unwrap();
-        let p = authenticate(r.as_ref(), &b.api_key).unwrap().unwrap();
-        assert_eq!(
-            (p.account_id, p.user_id, p.is_admin),
-            (a.account_id, b.user_id, false)
-        );
-        assert!(authenticate(r.as_ref(), "wrong").unwrap().is_none());
+        let p = principal(authenticate(r.as_ref(), &b.api_key).unwrap());
+        assert_eq!(p, (a.account_id, b.user_id, false));
+        assert_eq!(authenticate(r.as_ref(), "wrong").unwrap(), Found::Unknown);
         // The clear key appears nowhere in the store.
         let all = store::scan_all(r.as_ref(), b"").unwrap();
         assert!(all.iter().all(|(k, v)| {
@@ -269,36 +326,47 @@ mod tests {
         }));
     }
 
+    /// A key's entry names its principal, so the user record is not read. Entries of
+    /// versions before 3 (the user id alone, or the principal at version 2) are read only
+    /// by the migration, which rewrites them.
     #[test]
-    fn a_key_is_resolved_from_its_entry_alone_and_old_entries_still_work() {
+    fn a_key_is_resolved_from_its_entry_alone_and_old_entries_are_migrated() {
         let store = MemStore::default();
         let mut w = store.begin_write().unwrap();
         let (a, b) = account_and_user(w.as_mut());
-        // The new entry names the principal: the user record is not read.
-        let user_key = store::global_key("user", &a.user_id.to_be_bytes());
-        let admin = load_user(w.as_read(), a.user_id).unwrap();
+        let user_key = keys::user(a.user_id);
+        let admin = w.get(&user_key).unwrap().unwrap();
         w.delete(&user_key).unwrap();
-        let p = authenticate(w.as_read(), &a.api_key).unwrap().unwrap();
-        assert_eq!(
-            (p.account_id, p.user_id, p.is_admin),
-            (a.account_id, a.user_id, true)
-        );
-        w.put(&user_key, &store::encode(&admin)).unwrap();
-        // An entry of the first format holds the user id; the user supplies the rest.
+        let p = principal(authenticate(w.as_read(), &a.api_key).unwrap());
+        assert_eq!(p, (a.account_id, a.user_id, true));
+        w.put(&user_key, &admin).unwrap();
+        // Version 2 wrote the user id alone (first format) or the principal.
         let user = load_user(w.as_read(), b.user_id).unwrap();
-        w.put(
-            &store::global_key("key", &user.key_hash),
-            &store::encode(&b.user_id),
-        )
-        .unwrap();
-        let p = authenticate(w.as_read(), &b.api_key).unwrap().unwrap();
+        let old_user_id = [vec![2], postcard::to_allocvec(&b.user_id).unwrap()].concat();
+        w.put(&keys::api_key(&user.key_hash), &old_user_id).unwrap();
+        let admin_entry = keys::api_key(&load_user(w.as_read(), a.user_id).unwrap().key_hash);
+        let mut old_principal = w.get(&admin_entry).unwrap().unwrap();
+        old_principal[0] = 2;
+        w.put(&admin_entry, &old_principal).unwrap();
         assert_eq!(
-            (p.account_id, p.user_id, p.is_admin),
-            (a.account_id, b.user_id, false)
+            authenticate(w.as_read(), &b.api_key).unwrap(),
+            Found::Unmigrated
         );
-        // Revoking removes either kind of entry.
+        assert_eq!(
+            authenticate(w.as_read(), &a.api_key).unwrap(),
+            Found::Unmigrated
+        );
+        assert_eq!(migrate_key_entries(w.as_mut()).unwrap(), 2);
+        assert_eq!(migrate_key_entries(w.as_mut()).unwrap(), 0, "done once");
+        let p = principal(authenticate(w.as_read(), &b.api_key).unwrap());
+        assert_eq!(p, (a.account_id, b.user_id, false));
+        let p = principal(authenticate(w.as_read(), &a.api_key).unwrap());
+        assert_eq!(p, (a.account_id, a.user_id, true));
         revoke_user(w.as_mut(), b.user_id).unwrap();
-        assert!(authenticate(w.as_read(), &b.api_key).unwrap().is_none());
+        assert_eq!(
+            authenticate(w.as_read(), &b.api_key).unwrap(),
+            Found::Unknown
+        );
     }
 
     #[test]

@@ -3,11 +3,12 @@
 
 use super::accounts::is_email;
 use super::numbering;
-use super::records::{Resource, Rules};
-use super::schema::{Changes, Field, Kind, Record, Scalar, parse_decimal};
+use super::records::{Draft, Resource, Rules};
+use super::schema::{Field, Kind, Record, Scalar, parse_decimal};
 use super::settings;
 use super::{Ctx, Error};
 use crate::caps::Write;
+use crate::limits;
 use crate::store;
 
 const TERM_TYPES: &[&str] = &["SETTINGS", "ABSOLUTE", "RELATIVE"];
@@ -58,79 +59,64 @@ static FIELDS: &[Field] = &[
     Field::new("note", Kind::Text),
 ];
 
-pub static CLIENTS: Resource = Resource {
-    collection: "clients",
-    label: "client",
-    fields: FIELDS,
-    filters: &[],
-    rules: &ClientRules,
-};
+pub static CLIENTS: Resource = Resource::new("clients", "client", FIELDS, &ClientRules);
 
 const RANGE: &str = "client";
-
-/// Documents of a client register a key under this prefix; a client with any is kept.
-pub fn documents_prefix(account: u64, client: u64) -> Vec<u8> {
-    let mut k = store::account_prefix(account);
-    k.extend_from_slice(b"idx/client-docs/");
-    k.extend_from_slice(&client.to_be_bytes());
-    k
-}
 
 struct ClientRules;
 
 impl Rules for ClientRules {
-    fn prepare(
-        &self,
-        ctx: &Ctx,
-        txn: &mut dyn Write,
-        record: &mut Record,
-        old: Option<&Record>,
-        changes: &Changes,
-        errors: &mut Vec<String>,
-    ) -> Result<(), Error> {
+    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
         if ["name", "first_name", "last_name"]
             .iter()
-            .all(|f| record.text(f).trim().is_empty())
+            .all(|f| d.record.text(f).trim().is_empty())
         {
-            errors.push("name is mandatory (or first_name and last_name)".into());
+            d.errors
+                .push("name is mandatory (or first_name and last_name)".into());
         }
-        let email = record.text("email").trim().to_owned();
+        let email = d.record.text("email").trim().to_owned();
         if !email.is_empty() && !is_email(&email) {
-            errors.push(format!("email must be an e-mail address, got \"{email}\""));
+            d.errors
+                .push(format!("email must be an e-mail address, got \"{email}\""));
         }
-        let reduction = record.text("reduction").trim().to_owned();
+        let reduction = d.record.text("reduction").trim().to_owned();
         if !reduction.is_empty() && parse_decimal(reduction.trim_end_matches('%')).is_none() {
-            errors.push(format!(
+            d.errors.push(format!(
                 "reduction must be an amount or a percentage like 10 or 10%, got \"{reduction}\""
             ));
         }
-        if let Some(len) = record.int("number_length")
-            && !(0..=20).contains(&len)
+        if let Some(len) = d.record.int("number_length")
+            && !(0..=limits::NUMBER_LENGTH_MAX).contains(&len)
         {
-            errors.push(format!("number_length must be between 0 and 20, got {len}"));
+            d.errors.push(format!(
+                "number_length must be between 0 and {}, got {len}",
+                limits::NUMBER_LENGTH_MAX
+            ));
         }
-        if let Some(n) = record.int("number")
+        if let Some(n) = d.record.int("number")
             && n < 1
         {
-            errors.push(format!("number must be at least 1, got {n}"));
+            d.errors.push(format!("number must be at least 1, got {n}"));
         }
         for (field, value) in [
-            ("discount_days", record.int("discount_days")),
-            ("due_days", record.int("due_days")),
+            ("discount_days", d.record.int("discount_days")),
+            ("due_days", d.record.int("due_days")),
         ] {
             if let Some(v) = value
                 && !(0..=3650).contains(&v)
             {
-                errors.push(format!("{field} must be between 0 and 3650, got {v}"));
+                d.errors
+                    .push(format!("{field} must be between 0 and 3650, got {v}"));
             }
         }
-        if old.is_none() {
-            let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
-            if !changes.has("number_pre") {
-                record.set("number_pre", defaults.get("client_number_pre").cloned());
+        if d.old.is_none() {
+            let defaults = settings::load_stored(d.txn.as_read(), d.ctx.account_id)?;
+            if !d.changes.has("number_pre") {
+                d.record
+                    .set("number_pre", defaults.get("client_number_pre").cloned());
             }
-            if !changes.has("number_length") {
-                record.set(
+            if !d.changes.has("number_length") {
+                d.record.set(
                     "number_length",
                     defaults.get("client_number_length").cloned(),
                 );
@@ -143,22 +129,23 @@ impl Rules for ClientRules {
                 ("discount_days_type", Scalar::Text("SETTINGS".into())),
                 ("due_days_type", Scalar::Text("SETTINGS".into())),
             ] {
-                if !changes.has(field) {
-                    record.set(field, Some(default));
+                if !d.changes.has(field) {
+                    d.record.set(field, Some(default));
                 }
             }
         }
-        if !errors.is_empty() {
+        if !d.errors.is_empty() {
             return Ok(());
         }
-        self.number(ctx, txn, record, old, errors)?;
-        record.set("address", Some(Scalar::Text(address_of(record))));
+        self.number(d.ctx, d.txn, d.record, d.old, d.errors)?;
+        d.record
+            .set("address", Some(Scalar::Text(address_of(d.record))));
         Ok(())
     }
 
     fn before_delete(&self, ctx: &Ctx, txn: &mut dyn Write, record: &Record) -> Result<(), Error> {
         let docs = txn.scan(
-            &documents_prefix(ctx.account_id, record.id()),
+            &store::keys::client_documents(ctx.account_id, record.id()),
             None,
             1,
             false,

@@ -1,10 +1,9 @@
 //! Country taxes: the tax-free countries of an account. A client with tax rule COUNTRY
 //! whose country is listed is billed without tax. Each country is listed at most once.
 
-use super::records::{self, Filter, Resource, Rules};
-use super::schema::{Changes, Field, Kind, Record};
-use super::{Ctx, Error};
-use crate::caps::Write;
+use super::Error;
+use super::records::{self, Draft, Filter, Resource, Rules};
+use super::schema::{Field, Kind, Record};
 
 static FIELDS: &[Field] = &[
     Field::new("id", Kind::Integer).read_only(),
@@ -12,43 +11,25 @@ static FIELDS: &[Field] = &[
     Field::new("country_code", Kind::Country).mandatory(),
 ];
 
-pub static COUNTRY_TAXES: Resource = Resource {
-    collection: "country-taxes",
-    label: "country tax",
-    fields: FIELDS,
-    // The parameter table names the filter `country`, the usage example `country_code`.
-    filters: &[
-        Filter {
-            param: "country",
-            field: "country_code",
-        },
-        Filter {
-            param: "country_code",
-            field: "country_code",
-        },
-    ],
-    rules: &CountryTaxRules,
-};
+// The parameter table names the filter `country`, the usage example `country_code`.
+pub static COUNTRY_TAXES: Resource =
+    Resource::new("country-taxes", "country tax", FIELDS, &CountryTaxRules).filtered(&[
+        Filter::exact("country", "country_code"),
+        Filter::exact("country_code", "country_code"),
+    ]);
 
 struct CountryTaxRules;
 
 impl Rules for CountryTaxRules {
-    fn prepare(
-        &self,
-        ctx: &Ctx,
-        txn: &mut dyn Write,
-        record: &mut Record,
-        old: Option<&Record>,
-        _changes: &Changes,
-        errors: &mut Vec<String>,
-    ) -> Result<(), Error> {
-        let code = record.text("country_code").to_owned();
-        let own_id = old.map(Record::id);
-        let taken = records::load_all(txn.as_read(), &COUNTRY_TAXES, ctx.account_id)?
+    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
+        let code = d.record.text("country_code").to_owned();
+        let own_id = d.old.map(Record::id);
+        let taken = records::load_all(d.txn.as_read(), &COUNTRY_TAXES, d.ctx.account_id)?
             .iter()
             .any(|r| Some(r.id()) != own_id && r.text("country_code") == code);
         if taken && !code.is_empty() {
-            errors.push(format!("country_code {code} is already listed"));
+            d.errors
+                .push(format!("country_code {code} is already listed"));
         }
         Ok(())
     }

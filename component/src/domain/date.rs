@@ -1,9 +1,7 @@
 //! Calendar dates and timestamps as the API writes them.
 
-use serde::{Deserialize, Serialize};
-
 /// A calendar date (YYYY-MM-DD), stored as its Julian day number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Date(i32);
 
 impl Date {
@@ -41,6 +39,11 @@ impl Date {
     /// Days from `earlier` to `self`.
     pub fn days_since(self, earlier: Date) -> i64 {
         self.0 as i64 - earlier.0 as i64
+    }
+
+    /// The date of a Julian day number (as `julian` gives it).
+    pub fn from_julian(day: i32) -> Date {
+        Date(day)
     }
 
     pub fn julian(self) -> i32 {

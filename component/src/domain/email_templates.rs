@@ -1,10 +1,10 @@
 //! E-mail templates: a name, a subject and a body with placeholders; the one marked
 //! default gives the subject and body of e-mails that name none.
 
-use super::records::{self, Resource, Rules};
+use super::Error;
+use super::records::{self, Draft, Resource, Rules, Saved};
 use super::schema::{Field, Kind, Record};
-use super::{Ctx, Error};
-use crate::caps::{Read, Write};
+use crate::caps::Read;
 
 static FIELDS: &[Field] = &[
     Field::new("id", Kind::Integer).read_only(),
@@ -16,40 +16,32 @@ static FIELDS: &[Field] = &[
     Field::new("is_default", Kind::Bool),
 ];
 
-pub static EMAIL_TEMPLATES: Resource = Resource {
-    collection: "email-templates",
-    label: "e-mail template",
-    fields: FIELDS,
-    filters: &[],
-    rules: &EmailTemplateRules,
-};
+pub static EMAIL_TEMPLATES: Resource = Resource::new(
+    "email-templates",
+    "e-mail template",
+    FIELDS,
+    &EmailTemplateRules,
+);
 
 struct EmailTemplateRules;
 
 impl Rules for EmailTemplateRules {
-    fn prepare(
-        &self,
-        _ctx: &Ctx,
-        _txn: &mut dyn Write,
-        record: &mut Record,
-        _old: Option<&Record>,
-        _changes: &super::schema::Changes,
-        errors: &mut Vec<String>,
-    ) -> Result<(), Error> {
-        if record.text("subject").contains(['\r', '\n']) {
-            errors.push("subject must be a single line".into());
+    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
+        if d.record.text("subject").contains(['\r', '\n']) {
+            d.errors.push("subject must be a single line".into());
         }
         Ok(())
     }
 
-    fn after_save(
-        &self,
-        ctx: &Ctx,
-        txn: &mut dyn Write,
-        record: &Record,
-        _old: Option<&Record>,
-    ) -> Result<(), Error> {
-        records::clear_flag_on_others(ctx, txn, &EMAIL_TEMPLATES, record, "is_default", |_| true)
+    fn after_save(&self, d: Saved<'_>) -> Result<(), Error> {
+        records::clear_flag_on_others(
+            d.ctx,
+            d.txn,
+            &EMAIL_TEMPLATES,
+            d.record,
+            "is_default",
+            |_| true,
+        )
     }
 }
 

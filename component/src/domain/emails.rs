@@ -3,9 +3,9 @@
 //! the host's mail capability, which keeps it durably until delivered.
 
 use super::accounts::{self, is_email};
-use super::documents::{self, DocKind, Status};
-use super::{Ctx, Error, comments, pdfs, placeholders, printing, settings};
-use crate::caps::{Attachment, Mail, MailError, Message, Write};
+use super::documents::{DocKind, Document, Status, commands, refusal, storage};
+use super::{Ctx, Error, filenames, pdfs, placeholders, printing, settings};
+use crate::caps::{Attachment, Mail, MailError, Message, Read, Write};
 use crate::limits;
 
 /// What a client asks for; absent fields take their defaults.
@@ -58,7 +58,7 @@ pub fn check(req: &EmailRequest) -> Result<(), Error> {
     if let Some(problem) = req
         .filename
         .as_deref()
-        .and_then(|f| documents::filename_problem("filename", f))
+        .and_then(|f| filenames::problem("filename", f))
     {
         errors.push(problem);
     }
@@ -66,10 +66,7 @@ pub fn check(req: &EmailRequest) -> Result<(), Error> {
         if a.filename.trim().is_empty() {
             errors.push("every attachment needs a filename".into());
         }
-        errors.extend(documents::filename_problem(
-            "attachment filename",
-            &a.filename,
-        ));
+        errors.extend(filenames::problem("attachment filename", &a.filename));
     }
     if errors.is_empty() {
         Ok(())
@@ -78,7 +75,32 @@ pub fn check(req: &EmailRequest) -> Result<(), Error> {
     }
 }
 
-/// Sends a completed invoice with its PDF and writes a MAIL comment.
+/// A document that can be sent, and its PDF: only a completed one has one.
+fn sendable(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    kind: DocKind,
+    id: u64,
+) -> Result<(Document, pdfs::StoredPdf), Error> {
+    let doc = storage::load(txn, ctx.account_id, kind, id)?;
+    if doc.status == Status::Draft {
+        return Err(refusal(
+            kind,
+            "only completed {doc}s can be sent; this {doc} is DRAFT".into(),
+        ));
+    }
+    let pdf = pdfs::load(
+        txn,
+        ctx.account_id,
+        kind.collection(),
+        id,
+        pdfs::Variant::Original,
+    )?
+    .ok_or_else(|| Error::invalid(format!("{} {id} has no PDF", kind.label())))?;
+    Ok((doc, pdf))
+}
+
+/// Sends a completed document with its PDF and writes a MAIL comment.
 pub fn send(
     ctx: &Ctx,
     txn: &mut dyn Write,
@@ -88,13 +110,7 @@ pub fn send(
     req: EmailRequest,
 ) -> Result<String, Error> {
     check(&req)?;
-    let inv = documents::load(txn.as_read(), ctx.account_id, kind, id)?;
-    if inv.status == Status::Draft {
-        return Err(documents::refusal(
-            kind,
-            "only completed {doc}s can be sent; this {doc} is DRAFT".into(),
-        ));
-    }
+    let (doc, pdf) = sendable(ctx, txn.as_read(), kind, id)?;
     // Subject and body: the request's, else the e-mail template's, else the settings'.
     let template =
         super::email_templates::pick(txn.as_read(), ctx.account_id, req.email_template_id)?;
@@ -103,9 +119,9 @@ pub fn send(
         txn.as_read(),
         &super::clients::CLIENTS,
         ctx.account_id,
-        inv.client_id,
+        doc.client_id,
     )?;
-    let values = printing::values(&inv, &client, &defaults);
+    let values = printing::values(&doc, &client, &defaults);
     let resolve = |t: &str| placeholders::resolve(t, &values);
     let from = match req.from {
         Some(f) => f.trim().to_owned(),
@@ -129,25 +145,17 @@ pub fn send(
             .or(template.as_ref().map(|t| t.text("body")))
             .unwrap_or(body_setting),
     );
-    let pdf = pdfs::load(
-        txn.as_read(),
-        ctx.account_id,
-        kind.collection(),
-        id,
-        pdfs::Variant::Original,
-    )?
-    .ok_or_else(|| Error::invalid(format!("{} {id} has no PDF", kind.label())))?;
     let filename = match req.filename.as_deref().map(str::trim) {
         Some(f) if !f.is_empty() => f.trim_end_matches(".pdf").to_owned(),
         _ => format!("invoice_{id}"),
     };
     let mut attachments = vec![Attachment {
-        filename: format!("{}.pdf", documents::sanitize_filename(&filename)),
+        filename: format!("{}.pdf", filenames::sanitize(&filename)),
         mimetype: "application/pdf".into(),
         content: pdf.content,
     }];
     attachments.extend(req.attachments.into_iter().map(|a| Attachment {
-        filename: documents::sanitize_filename(&a.filename),
+        filename: filenames::sanitize(&a.filename),
         ..a
     }));
     let mut bcc = req.bcc;
@@ -171,20 +179,17 @@ pub fn send(
     };
     let receipt = mail.send(&message).map_err(|e| match e {
         MailError::Rejected(m) | MailError::NotConfigured(m) => Error::invalid(m),
-        MailError::Unavailable(m) => Error::Store(crate::caps::StoreError::Backend(format!(
-            "mail could not be queued: {m}"
-        ))),
+        MailError::Unavailable(m) => Error::Unavailable(format!("mail could not be queued: {m}")),
     })?;
     let shown = if recipients.is_empty() {
         "Bcc recipients".to_owned()
     } else {
         recipients.join(", ")
     };
-    comments::system(
+    commands::note(
         ctx,
         txn,
-        kind.collection(),
-        id,
+        &doc,
         "MAIL",
         &format!("Sent by e-mail to {shown}"),
     )?;
@@ -221,21 +226,7 @@ pub fn post(
     id: u64,
     req: LetterRequest,
 ) -> Result<String, Error> {
-    let doc = documents::load(txn.as_read(), ctx.account_id, kind, id)?;
-    if doc.status == Status::Draft {
-        return Err(documents::refusal(
-            kind,
-            "only completed {doc}s can be sent; this {doc} is DRAFT".into(),
-        ));
-    }
-    let pdf = pdfs::load(
-        txn.as_read(),
-        ctx.account_id,
-        kind.collection(),
-        id,
-        pdfs::Variant::Original,
-    )?
-    .ok_or_else(|| Error::invalid(format!("{} {id} has no PDF", kind.label())))?;
+    let (doc, pdf) = sendable(ctx, txn.as_read(), kind, id)?;
     let mut documents = vec![Attachment {
         filename: pdf.filename,
         mimetype: "application/pdf".into(),
@@ -251,9 +242,7 @@ pub fn post(
     };
     let receipt = mail.post(&letter).map_err(|e| match e {
         MailError::Rejected(m) | MailError::NotConfigured(m) => Error::invalid(m),
-        MailError::Unavailable(m) => Error::Store(crate::caps::StoreError::Backend(format!(
-            "letter could not be queued: {m}"
-        ))),
+        MailError::Unavailable(m) => Error::Unavailable(format!("letter could not be queued: {m}")),
     })?;
     let text = format!(
         "Sent by post ({} g, {}, {})",
@@ -265,6 +254,6 @@ pub fn post(
         },
         if req.duplex { "duplex" } else { "simplex" }
     );
-    comments::system(ctx, txn, kind.collection(), id, "LETTER", &text)?;
+    commands::note(ctx, txn, &doc, "LETTER", &text)?;
     Ok(receipt)
 }

@@ -1,22 +1,23 @@
 //! Business rules: accounts, resources and their fields, defaults, numbering and validation.
 //!
 //! Works on `Record`s and `Changes` and talks to storage only through `caps` traits and the
-//! `store` layout module. Never names XML, WIT or HTTP.
+//! `store` module (keys, stored forms, encoding). Never names XML, WIT or HTTP.
+
+#![forbid(unsafe_code)]
 
 pub mod accounts;
 pub mod clients;
 pub mod codes;
-pub mod comments;
 pub mod country_taxes;
 pub mod date;
 pub mod documents;
 pub mod email_templates;
 pub mod emails;
+pub mod filenames;
 pub mod grouping;
-pub mod items;
+pub mod migrate;
 pub mod money;
 pub mod numbering;
-pub mod payments;
 pub mod pdfs;
 pub mod placeholders;
 pub mod printing;
@@ -24,7 +25,6 @@ pub mod properties;
 pub mod records;
 pub mod schema;
 pub mod settings;
-pub mod tags;
 pub mod taxes;
 pub mod template_text;
 pub mod templates;
@@ -40,6 +40,9 @@ pub enum Error {
     NotFound(String),
     /// The caller's user may not do this.
     Forbidden(String),
+    /// A capability the operation needs (PDF rendering, mail) failed or is not there;
+    /// the message says which.
+    Unavailable(String),
     /// Storage failed; details go to the log only.
     Store(StoreError),
 }

@@ -4,7 +4,7 @@
 
 use super::Error;
 use crate::caps::{Read, Write};
-use crate::store;
+use crate::store::keys;
 
 /// Resolves the date placeholders of a prefix: `[YYYY]`, `[YY]`, `[MM]`, `[DD]`.
 pub fn resolve_prefix(pre: &str, date: super::date::Date) -> String {
@@ -26,21 +26,13 @@ pub fn format_number(pre: &str, number: i64, length: i64) -> String {
 }
 
 fn claim_key(account: u64, range: &str, pre: &str, number: i64) -> Vec<u8> {
-    let mut k = store::account_prefix(account);
-    k.extend_from_slice(b"idx/number/");
-    k.extend_from_slice(range.as_bytes());
-    k.push(b'/');
-    k.extend_from_slice(pre.as_bytes());
-    k.push(0);
-    k.extend_from_slice(&number.to_be_bytes());
-    k
+    keys::number_claim(account, range, pre, number)
 }
 
 /// The number the next create without an explicit number would get: one past the highest
 /// number held, so that freeing the highest number (a deleted draft) leaves no gap.
 pub fn next_free(txn: &dyn Read, account: u64, range: &str, pre: &str) -> Result<i64, Error> {
-    let mut prefix = claim_key(account, range, pre, 0);
-    prefix.truncate(prefix.len() - 8);
+    let prefix = keys::number_claims(account, range, pre);
     let last = txn.scan(&prefix, None, 1, true)?;
     Ok(match last.first() {
         Some((key, _)) => {

@@ -1,11 +1,9 @@
 //! Stored PDFs of documents: the rendered original, its print version (no background) and
 //! an uploaded signed copy, each under its document's key.
 
-use serde::{Deserialize, Serialize};
-
 use super::Error;
 use crate::caps::{Read, Write};
-use crate::store;
+use crate::store::{self, forms, keys};
 
 /// Which file of a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +25,8 @@ impl Variant {
     const ALL: [Variant; 3] = [Variant::Original, Variant::Print, Variant::Signed];
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A document's PDF file as the service keeps it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredPdf {
     pub id: u64,
     pub created: i64,
@@ -36,13 +35,7 @@ pub struct StoredPdf {
 }
 
 fn key(account: u64, collection: &str, document: u64, variant: Variant) -> Vec<u8> {
-    let mut k = store::account_prefix(account);
-    k.extend_from_slice(b"pdf/");
-    k.extend_from_slice(collection.as_bytes());
-    k.push(b'/');
-    k.extend_from_slice(&document.to_be_bytes());
-    k.extend_from_slice(variant.tag().as_bytes());
-    k
+    keys::pdf(account, collection, document, variant.tag())
 }
 
 /// Stores a file of the document `(collection, id)`.
@@ -61,11 +54,22 @@ pub fn save(
         filename: filename.to_owned(),
         content,
     };
+    let stored = forms::StoredPdf {
+        id: pdf.id,
+        created: pdf.created,
+        filename: pdf.filename,
+        content: pdf.content,
+    };
     txn.put(
         &key(account, collection, document, variant),
-        &store::encode(&pdf),
+        &store::encode(&stored),
     )?;
-    Ok(pdf)
+    Ok(StoredPdf {
+        id: stored.id,
+        created: stored.created,
+        filename: stored.filename,
+        content: stored.content,
+    })
 }
 
 pub fn load(
@@ -76,7 +80,20 @@ pub fn load(
     variant: Variant,
 ) -> Result<Option<StoredPdf>, Error> {
     match txn.get(&key(account, collection, document, variant))? {
-        Some(bytes) => Ok(Some(store::decode(&bytes)?)),
+        Some(bytes) => {
+            let forms::StoredPdf {
+                id,
+                created,
+                filename,
+                content,
+            } = store::decode_plain(&bytes)?;
+            Ok(Some(StoredPdf {
+                id,
+                created,
+                filename,
+                content,
+            }))
+        }
         None => Ok(None),
     }
 }

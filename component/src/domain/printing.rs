@@ -4,8 +4,8 @@
 use rust_decimal::Decimal;
 
 use super::date::Date;
-use super::documents::Document;
-use super::items::Item;
+use super::documents::items::Item;
+use super::documents::{DocKind, Document};
 use super::money::{self, round_commercial_2};
 use super::placeholders;
 use super::schema::Record;
@@ -90,30 +90,30 @@ pub fn format_date(date: Date, locale: &str) -> String {
 }
 
 /// The values placeholders resolve to for a document (`[Invoice.…]` or `[CreditNote.…]`).
-pub fn values(inv: &Document, client: &Record, settings: &Record) -> Vec<(String, String)> {
+pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String, String)> {
     let locale = settings.text("locale");
-    let money = |d: Decimal| format_money(d, &inv.currency_code, locale);
+    let money = |d: Decimal| format_money(d, &doc.currency_code, locale);
     let mut values: Vec<(String, String)> = [
-        ("id", inv.id.to_string()),
-        (inv.kind.number_field(), inv.invoice_number.clone()),
-        ("number", inv.number.to_string()),
-        ("date", format_date(inv.date, locale)),
-        ("due_date", format_date(inv.due_date, locale)),
-        ("discount_date", format_date(inv.discount_date, locale)),
-        ("total_gross", money(inv.total_gross)),
-        ("total_net", money(inv.total_net)),
+        ("id", doc.id.to_string()),
+        (doc.kind.number_field(), doc.formatted_number.clone()),
+        ("number", doc.number.to_string()),
+        ("date", format_date(doc.date, locale)),
+        ("due_date", format_date(doc.due_date, locale)),
+        ("discount_date", format_date(doc.discount_date, locale)),
+        ("total_gross", money(doc.total_gross)),
+        ("total_net", money(doc.total_net)),
         (
             "discount_amount",
-            money(money::discount_amount(inv.total_gross, inv.discount_rate)),
+            money(money::discount_amount(doc.total_gross, doc.discount_rate)),
         ),
-        ("paid_amount", money(inv.paid_amount)),
-        ("open_amount", money(inv.open_amount())),
-        ("currency_code", inv.currency_code.clone()),
-        ("label", inv.label.clone()),
-        ("address", inv.address.clone()),
+        ("paid_amount", money(doc.paid_amount)),
+        ("open_amount", money(doc.open_amount())),
+        ("currency_code", doc.currency_code.clone()),
+        ("label", doc.label.clone()),
+        ("address", doc.address.clone()),
     ]
     .into_iter()
-    .map(|(k, v)| (format!("{}.{k}", inv.kind.placeholder_object()), v))
+    .map(|(k, v)| (format!("{}.{k}", doc.kind.placeholder_object()), v))
     .collect();
     for field in [
         "name",
@@ -150,7 +150,7 @@ pub fn values(inv: &Document, client: &Record, settings: &Record) -> Vec<(String
 /// The document as the PDF shows it. `template_text` is the template's paragraphs,
 /// placeholders unresolved.
 pub fn document(
-    inv: &Document,
+    doc: &Document,
     items: &[Item],
     client: &Record,
     settings: &Record,
@@ -158,9 +158,9 @@ pub fn document(
     print: bool,
 ) -> PdfDocument {
     let locale = settings.text("locale");
-    let values = values(inv, client, settings);
+    let values = values(doc, client, settings);
     let resolve = |t: &str| placeholders::resolve(t, &values);
-    let money = |d: Decimal| format_money(d, &inv.currency_code, locale);
+    let money = |d: Decimal| format_money(d, &doc.currency_code, locale);
     let sender = [
         settings.text("company_name"),
         settings.text("company_street"),
@@ -177,11 +177,11 @@ pub fn document(
     .join(" · ");
     let mut meta = vec![
         (
-            format!("{} number", inv.kind.title()),
-            inv.invoice_number.clone(),
+            format!("{} number", doc.kind.title()),
+            doc.formatted_number.clone(),
         ),
-        ("Date".to_owned(), format_date(inv.date, locale)),
-        ("Due date".to_owned(), format_date(inv.due_date, locale)),
+        ("Date".to_owned(), format_date(doc.date, locale)),
+        ("Due date".to_owned(), format_date(doc.due_date, locale)),
     ];
     if !client.text("client_number").is_empty() {
         meta.push((
@@ -189,26 +189,26 @@ pub fn document(
             client.text("client_number").to_owned(),
         ));
     }
-    if !inv.supply_date.is_empty() {
-        let label = if inv.supply_date_type.starts_with("DELIVERY") {
+    if !doc.supply_date.is_empty() {
+        let label = if doc.supply_date_type.starts_with("DELIVERY") {
             "Delivery date"
         } else {
             "Supply date"
         };
-        meta.push((label.into(), inv.supply_date.clone()));
+        meta.push((label.into(), doc.supply_date.clone()));
     }
     let mut preamble: Vec<String> = template_text
         .iter()
         .map(|t| resolve(t))
         .filter(|t| !t.trim().is_empty())
         .collect();
-    if !inv.intro.trim().is_empty() {
-        preamble.push(resolve(&inv.intro));
+    if !doc.intro.trim().is_empty() {
+        preamble.push(resolve(&doc.intro));
     }
     let rows = items
         .iter()
         .map(|item| {
-            let totals = money::line_totals(&item.line(), inv.basis(), inv.tax_free);
+            let totals = money::line_totals(&item.line(), doc.basis(), doc.tax_free);
             let mut title = item.title.clone();
             if !item.description.is_empty() {
                 title = format!("{title}\n{}", item.description);
@@ -216,12 +216,12 @@ pub fn document(
             if !item.reduction.is_empty() {
                 title = format!("{title}\nReduction {}", item.reduction);
             }
-            let rate = if inv.tax_free {
+            let rate = if doc.tax_free {
                 Decimal::ZERO
             } else {
                 item.tax_rate
             };
-            let line_total = match inv.basis() {
+            let line_total = match doc.basis() {
                 money::PriceBasis::Net => totals.net,
                 money::PriceBasis::Gross => totals.gross,
             };
@@ -236,20 +236,20 @@ pub fn document(
         })
         .collect();
     let mut totals = Vec::new();
-    if !inv.total_reduction.is_zero() {
-        let basis = match inv.basis() {
-            money::PriceBasis::Net => inv.total_net_unreduced,
-            money::PriceBasis::Gross => inv.total_gross_unreduced,
+    if !doc.total_reduction.is_zero() {
+        let basis = match doc.basis() {
+            money::PriceBasis::Net => doc.total_net_unreduced,
+            money::PriceBasis::Gross => doc.total_gross_unreduced,
         };
         totals.push(("Subtotal".to_owned(), money(basis)));
         totals.push((
-            format!("Reduction {}", inv.reduction),
-            money(-inv.total_reduction),
+            format!("Reduction {}", doc.reduction),
+            money(-doc.total_reduction),
         ));
     }
-    totals.push(("Total net".to_owned(), money(inv.total_net)));
-    for t in &inv.taxes {
-        if inv.tax_free {
+    totals.push(("Total net".to_owned(), money(doc.total_net)));
+    for t in &doc.taxes {
+        if doc.tax_free {
             continue;
         }
         let name = if t.name.is_empty() {
@@ -262,26 +262,26 @@ pub fn document(
             money(t.amount),
         ));
     }
-    totals.push(("Total".to_owned(), money(inv.total_gross)));
+    totals.push(("Total".to_owned(), money(doc.total_gross)));
     let mut closing = Vec::new();
-    if inv.tax_free {
-        closing.push(format!("No tax is charged on this {}.", inv.kind.label()));
+    if doc.tax_free {
+        closing.push(format!("No tax is charged on this {}.", doc.kind.label()));
     }
-    if !inv.note.trim().is_empty() {
-        closing.push(resolve(&inv.note));
+    if !doc.note.trim().is_empty() {
+        closing.push(resolve(&doc.note));
     }
-    if inv.kind == super::documents::DocKind::Invoice {
+    if doc.kind == DocKind::Invoice {
         closing.push(format!(
             "Please pay by {}.",
-            format_date(inv.due_date, locale)
+            format_date(doc.due_date, locale)
         ));
     }
-    if inv.kind == super::documents::DocKind::Invoice && !inv.discount_rate.is_zero() {
+    if doc.kind == DocKind::Invoice && !doc.discount_rate.is_zero() {
         closing.push(format!(
             "Paid by {}, a cash discount of {} % ({}) applies.",
-            format_date(inv.discount_date, locale),
-            format_number(inv.discount_rate, locale),
-            money(money::discount_amount(inv.total_gross, inv.discount_rate))
+            format_date(doc.discount_date, locale),
+            format_number(doc.discount_rate, locale),
+            money(money::discount_amount(doc.total_gross, doc.discount_rate))
         ));
     }
     let footer = [
@@ -294,17 +294,17 @@ pub fn document(
     .collect::<Vec<_>>()
     .join(" · ");
     PdfDocument {
-        title: if inv.title.trim().is_empty() {
-            format!("{} {}", inv.kind.title(), inv.invoice_number)
+        title: if doc.title.trim().is_empty() {
+            format!("{} {}", doc.kind.title(), doc.formatted_number)
         } else {
-            format!("{} {}", inv.title.trim(), inv.invoice_number)
+            format!("{} {}", doc.title.trim(), doc.formatted_number)
         },
         sender: if sender.is_empty() {
             Vec::new()
         } else {
             vec![sender]
         },
-        recipient: inv.address.lines().map(str::to_owned).collect(),
+        recipient: doc.address.lines().map(str::to_owned).collect(),
         meta,
         preamble,
         items: Table {

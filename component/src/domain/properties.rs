@@ -1,10 +1,9 @@
 //! Custom property definitions for users, incoming invoices and clients: three collections
 //! with one field list.
 
-use super::records::{Resource, Rules};
-use super::schema::{Changes, Field, Kind, Record, Scalar, parse_bool};
-use super::{Ctx, Error};
-use crate::caps::Write;
+use super::Error;
+use super::records::{Draft, Resource, Rules};
+use super::schema::{Field, Kind, Scalar, parse_bool};
 
 pub const TYPES: &[&str] = &["TEXTFIELD", "TEXTAREA", "CHECKBOX"];
 
@@ -17,59 +16,44 @@ static FIELDS: &[Field] = &[
     Field::new("is_nvl", Kind::Bool),
 ];
 
-pub static USER_PROPERTIES: Resource = Resource {
-    collection: "user-properties",
-    label: "user property",
-    fields: FIELDS,
-    filters: &[],
-    rules: &PropertyRules,
-};
+pub static USER_PROPERTIES: Resource =
+    Resource::new("user-properties", "user property", FIELDS, &PropertyRules);
 
-pub static INCOMING_PROPERTIES: Resource = Resource {
-    collection: "incoming-properties",
-    label: "incoming property",
-    fields: FIELDS,
-    filters: &[],
-    rules: &PropertyRules,
-};
+pub static INCOMING_PROPERTIES: Resource = Resource::new(
+    "incoming-properties",
+    "incoming property",
+    FIELDS,
+    &PropertyRules,
+);
 
-pub static CLIENT_PROPERTIES: Resource = Resource {
-    collection: "client-properties",
-    label: "client property",
-    fields: FIELDS,
-    filters: &[],
-    rules: &PropertyRules,
-};
+pub static CLIENT_PROPERTIES: Resource = Resource::new(
+    "client-properties",
+    "client property",
+    FIELDS,
+    &PropertyRules,
+);
 
 struct PropertyRules;
 
 impl Rules for PropertyRules {
-    fn prepare(
-        &self,
-        _ctx: &Ctx,
-        _txn: &mut dyn Write,
-        record: &mut Record,
-        _old: Option<&Record>,
-        _changes: &Changes,
-        errors: &mut Vec<String>,
-    ) -> Result<(), Error> {
-        let name = record.text("name");
+    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
+        let name = d.record.text("name");
         if name.contains(['\n', '\r']) {
-            errors.push("name must be a single line".into());
+            d.errors.push("name must be a single line".into());
         }
-        if record.get("is_nvl").is_none() {
-            record.set("is_nvl", Some(Scalar::Bool(false)));
+        if d.record.get("is_nvl").is_none() {
+            d.record.set("is_nvl", Some(Scalar::Bool(false)));
         }
         // A checkbox's default is a boolean; keep it in the canonical 1/0 form.
-        if record.text("type") == "CHECKBOX" {
-            let value = record.text("default_value").trim().to_owned();
+        if d.record.text("type") == "CHECKBOX" {
+            let value = d.record.text("default_value").trim().to_owned();
             if !value.is_empty() {
                 match parse_bool(&value) {
-                    Some(b) => record.set(
+                    Some(b) => d.record.set(
                         "default_value",
                         Some(Scalar::Text(if b { "1" } else { "0" }.into())),
                     ),
-                    None => errors.push(format!(
+                    None => d.errors.push(format!(
                         "default_value of a CHECKBOX must be 1 or 0, got \"{value}\""
                     )),
                 }

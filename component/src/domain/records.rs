@@ -2,10 +2,12 @@
 //! list with filters, order and paging. A resource contributes its field list and `Rules`
 //! (defaults, derived fields, cross-record checks); the mechanics stay here, once.
 
+use super::date::Date;
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_mandatory, check_not_cleared};
 use super::{Ctx, Error};
 use crate::caps::{Read, Write};
-use crate::store;
+use crate::store::forms::{Dec16, DecTuple, DecimalForm, StoredRecord, StoredScalar};
+use crate::store::{self, keys};
 
 /// A list filter: query parameter name to the field it matches (exact, case-insensitive,
 /// comma-separated values OR-ed).
@@ -15,30 +17,43 @@ pub struct Filter {
     pub field: &'static str,
 }
 
+impl Filter {
+    /// Query parameter `param` matches field `field` exactly.
+    pub const fn exact(param: &'static str, field: &'static str) -> Filter {
+        Filter { param, field }
+    }
+}
+
+/// What a rule sees of a create or an update.
+pub struct Draft<'a> {
+    pub ctx: &'a Ctx,
+    pub txn: &'a mut dyn Write,
+    /// The record as it will be saved: the changes applied, the id given.
+    pub record: &'a mut Record,
+    /// The record before an update; `None` on create.
+    pub old: Option<&'a Record>,
+    pub changes: &'a Changes,
+    /// Where problems go; nothing is saved if there are any.
+    pub errors: &'a mut Vec<String>,
+}
+
+/// What a rule sees of a record just saved.
+pub struct Saved<'a> {
+    pub ctx: &'a Ctx,
+    pub txn: &'a mut dyn Write,
+    pub record: &'a Record,
+    pub old: Option<&'a Record>,
+}
+
 /// What a resource adds to the shared mechanics.
 pub trait Rules: Sync {
     /// Fills defaults and derived fields and checks rules that span fields or records.
-    /// `old` is `None` on create. Problems go to `errors`; nothing is saved if any.
-    fn prepare(
-        &self,
-        _ctx: &Ctx,
-        _txn: &mut dyn Write,
-        _record: &mut Record,
-        _old: Option<&Record>,
-        _changes: &Changes,
-        _errors: &mut Vec<String>,
-    ) -> Result<(), Error> {
+    fn prepare(&self, _draft: Draft<'_>) -> Result<(), Error> {
         Ok(())
     }
 
     /// Runs after the record is saved, in the same transaction (indexes, unique defaults).
-    fn after_save(
-        &self,
-        _ctx: &Ctx,
-        _txn: &mut dyn Write,
-        _record: &Record,
-        _old: Option<&Record>,
-    ) -> Result<(), Error> {
+    fn after_save(&self, _saved: Saved<'_>) -> Result<(), Error> {
         Ok(())
     }
 
@@ -68,6 +83,28 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// A resource without list filters.
+    pub const fn new(
+        collection: &'static str,
+        label: &'static str,
+        fields: &'static [Field],
+        rules: &'static dyn Rules,
+    ) -> Resource {
+        Resource {
+            collection,
+            label,
+            fields,
+            filters: &[],
+            rules,
+        }
+    }
+
+    /// The resource with these list filters.
+    pub const fn filtered(mut self, filters: &'static [Filter]) -> Resource {
+        self.filters = filters;
+        self
+    }
+
     pub fn field(&self, name: &str) -> Option<&'static Field> {
         self.fields.iter().find(|f| f.name == name)
     }
@@ -121,21 +158,32 @@ pub fn create(
     if res.has("updated") {
         record.set("updated", Some(Scalar::DateTime(ctx.now)));
     }
-    res.rules
-        .prepare(ctx, txn, &mut record, None, changes, &mut errors)?;
+    res.rules.prepare(Draft {
+        ctx,
+        txn,
+        record: &mut record,
+        old: None,
+        changes,
+        errors: &mut errors,
+    })?;
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
     save(ctx, txn, res, &record, changes)?;
-    res.rules.after_save(ctx, txn, &record, None)?;
+    res.rules.after_save(Saved {
+        ctx,
+        txn,
+        record: &record,
+        old: None,
+    })?;
     Ok(record)
 }
 
 pub fn load(txn: &dyn Read, res: &Resource, account: u64, id: u64) -> Result<Record, Error> {
     let bytes = txn
-        .get(&store::record_key(account, res.collection, id))?
+        .get(&keys::record(account, res.collection, id))?
         .ok_or_else(|| res.not_found(id))?;
-    let record: Record = store::decode(&bytes)?;
+    let record = decode_record(&bytes)?;
     debug_assert_eq!(record.id(), id, "a record is stored under its own id");
     Ok(record)
 }
@@ -150,7 +198,7 @@ pub fn load_files(
     let mut files = Vec::new();
     for f in res.fields.iter().filter(|f| f.kind == Kind::File) {
         let bytes = txn
-            .get(&store::file_key(account, res.collection, f.name, id))?
+            .get(&keys::file(account, res.collection, f.name, id))?
             .unwrap_or_default();
         files.push((f.name, bytes));
     }
@@ -169,8 +217,14 @@ pub fn update(
     check_not_cleared(res.fields, changes, &mut errors);
     let mut record = old.clone();
     changes.apply(&mut record);
-    res.rules
-        .prepare(ctx, txn, &mut record, Some(&old), changes, &mut errors)?;
+    res.rules.prepare(Draft {
+        ctx,
+        txn,
+        record: &mut record,
+        old: Some(&old),
+        changes,
+        errors: &mut errors,
+    })?;
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
@@ -178,7 +232,12 @@ pub fn update(
         record.set("updated", Some(Scalar::DateTime(ctx.now)));
     }
     save(ctx, txn, res, &record, changes)?;
-    res.rules.after_save(ctx, txn, &record, Some(&old))?;
+    res.rules.after_save(Saved {
+        ctx,
+        txn,
+        record: &record,
+        old: Some(&old),
+    })?;
     Ok(record)
 }
 
@@ -193,12 +252,12 @@ pub fn save(
     let id = record.id();
     assert!(id > 0, "a saved record has an id");
     txn.put(
-        &store::record_key(ctx.account_id, res.collection, id),
-        &store::encode(record),
+        &keys::record(ctx.account_id, res.collection, id),
+        &encode_record(record),
     )?;
     for (field, bytes) in &changes.files {
         txn.put(
-            &store::file_key(ctx.account_id, res.collection, field, id),
+            &keys::file(ctx.account_id, res.collection, field, id),
             bytes,
         )?;
     }
@@ -208,18 +267,18 @@ pub fn save(
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, res: &Resource, id: u64) -> Result<(), Error> {
     let record = load(txn.as_read(), res, ctx.account_id, id)?;
     res.rules.before_delete(ctx, txn, &record)?;
-    txn.delete(&store::record_key(ctx.account_id, res.collection, id))?;
+    txn.delete(&keys::record(ctx.account_id, res.collection, id))?;
     for f in res.fields.iter().filter(|f| f.kind == Kind::File) {
-        txn.delete(&store::file_key(ctx.account_id, res.collection, f.name, id))?;
+        txn.delete(&keys::file(ctx.account_id, res.collection, f.name, id))?;
     }
     Ok(())
 }
 
 /// Every record of the collection in id order.
 pub fn load_all(txn: &dyn Read, res: &Resource, account: u64) -> Result<Vec<Record>, Error> {
-    store::scan_all(txn, &store::collection_prefix(account, res.collection))?
+    store::scan_all(txn, &keys::collection(account, res.collection))?
         .iter()
-        .map(|(_, v)| store::decode(v).map_err(Error::from))
+        .map(|(_, v)| decode_record(v))
         .collect()
 }
 
@@ -278,10 +337,72 @@ pub fn clear_flag_on_others(
         if other.id() != record.id() && other.bool(flag) && same_group(&other) {
             other.set(flag, Some(Scalar::Bool(false)));
             txn.put(
-                &store::record_key(ctx.account_id, res.collection, other.id()),
-                &store::encode(&other),
+                &keys::record(ctx.account_id, res.collection, other.id()),
+                &encode_record(&other),
             )?;
         }
     }
     Ok(())
+}
+
+/// A record's stored bytes.
+pub fn encode_record(record: &Record) -> Vec<u8> {
+    let values = record
+        .values
+        .iter()
+        .map(|(name, v)| {
+            let stored = match v {
+                Scalar::Text(t) => StoredScalar::Text(t.clone()),
+                Scalar::Int(i) => StoredScalar::Int(*i),
+                Scalar::Dec(d) => StoredScalar::Dec(Dec16(*d)),
+                Scalar::Date(d) => StoredScalar::Date(d.julian()),
+                Scalar::DateTime(t) => StoredScalar::DateTime(*t),
+                Scalar::Bool(b) => StoredScalar::Bool(*b),
+            };
+            (name.clone(), stored)
+        })
+        .collect();
+    store::encode(&StoredRecord { values })
+}
+
+/// A record from its stored bytes.
+pub fn decode_record(bytes: &[u8]) -> Result<Record, Error> {
+    fn from<D: DecimalForm>(s: StoredRecord<D>) -> Record {
+        let values = s
+            .values
+            .into_iter()
+            .map(|(name, v)| {
+                let scalar = match v {
+                    StoredScalar::Text(t) => Scalar::Text(t),
+                    StoredScalar::Int(i) => Scalar::Int(i),
+                    StoredScalar::Dec(d) => Scalar::Dec(d.get()),
+                    StoredScalar::Date(d) => Scalar::Date(Date::from_julian(d)),
+                    StoredScalar::DateTime(t) => Scalar::DateTime(t),
+                    StoredScalar::Bool(b) => Scalar::Bool(b),
+                };
+                (name, scalar)
+            })
+            .collect();
+        Record { values }
+    }
+    Ok(store::decode(bytes, from::<DecTuple>, from::<Dec16>)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use rust_decimal::Decimal;
+
+    use super::*;
+
+    #[test]
+    fn records_with_every_kind_survive_storage() {
+        let mut r = Record::default();
+        r.set("t", Some(Scalar::Text("ä".into())));
+        r.set("i", Some(Scalar::Int(-3)));
+        r.set("d", Some(Scalar::Dec(Decimal::new(46155, 1))));
+        r.set("a", Some(Scalar::Date(Date::parse("2026-02-28").unwrap())));
+        r.set("s", Some(Scalar::DateTime(1_795_000_000)));
+        r.set("b", Some(Scalar::Bool(true)));
+        assert_eq!(decode_record(&encode_record(&r)).unwrap(), r);
+    }
 }

@@ -5,10 +5,11 @@
 use rust_decimal::Decimal;
 
 use super::accounts::is_email;
-use super::numbering;
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_not_cleared};
 use super::{Ctx, Error};
+use super::{numbering, records};
 use crate::caps::{Read, Write};
+use crate::limits;
 use crate::store;
 
 /// Payment types a document may accept.
@@ -94,7 +95,7 @@ fn default_of(name: &str) -> Option<Scalar> {
 }
 
 fn key(account: u64) -> Vec<u8> {
-    store::singleton_key(account, "settings")
+    store::keys::singleton(account, "settings")
 }
 
 /// The stored settings over their defaults, without the computed fields.
@@ -104,7 +105,7 @@ pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
         record.set(f.name, default_of(f.name));
     }
     if let Some(bytes) = txn.get(&key(account))? {
-        let stored: Record = store::decode(&bytes)?;
+        let stored = records::decode_record(&bytes)?;
         record.values.extend(stored.values);
     }
     Ok(record)
@@ -135,7 +136,7 @@ pub fn update(ctx: &Ctx, txn: &mut dyn Write, changes: &Changes) -> Result<Recor
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
-    txn.put(&key(ctx.account_id), &store::encode(&record))?;
+    txn.put(&key(ctx.account_id), &records::encode_record(&record))?;
     load(txn.as_read(), ctx.account_id)
 }
 
@@ -148,9 +149,16 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
         }
     };
     for range in ["invoice", "credit_note", "client"] {
-        in_range(&format!("{range}_number_length"), 20, errors);
-        if r.text(&format!("{range}_number_pre")).chars().count() > 40 {
-            errors.push(format!("{range}_number_pre is longer than 40 characters"));
+        in_range(
+            &format!("{range}_number_length"),
+            limits::NUMBER_LENGTH_MAX,
+            errors,
+        );
+        if r.text(&format!("{range}_number_pre")).chars().count() > limits::NUMBER_PRE_CHARS_MAX {
+            errors.push(format!(
+                "{range}_number_pre is longer than {} characters",
+                limits::NUMBER_PRE_CHARS_MAX
+            ));
         }
     }
     in_range("due_days", 3650, errors);

@@ -3,10 +3,9 @@
 
 use rust_decimal::Decimal;
 
-use super::records::{self, Resource, Rules};
-use super::schema::{Changes, Field, Kind, Record, Scalar};
-use super::{Ctx, Error};
-use crate::caps::Write;
+use super::Error;
+use super::records::{self, Draft, Resource, Rules, Saved};
+use super::schema::{Field, Kind, Scalar};
 
 static FIELDS: &[Field] = &[
     Field::new("id", Kind::Integer).read_only(),
@@ -17,46 +16,27 @@ static FIELDS: &[Field] = &[
     Field::new("is_default", Kind::Bool),
 ];
 
-pub static TAXES: Resource = Resource {
-    collection: "taxes",
-    label: "tax",
-    fields: FIELDS,
-    filters: &[],
-    rules: &TaxRules,
-};
+pub static TAXES: Resource = Resource::new("taxes", "tax", FIELDS, &TaxRules);
 
 struct TaxRules;
 
 impl Rules for TaxRules {
-    fn prepare(
-        &self,
-        ctx: &Ctx,
-        txn: &mut dyn Write,
-        record: &mut Record,
-        old: Option<&Record>,
-        _changes: &Changes,
-        errors: &mut Vec<String>,
-    ) -> Result<(), Error> {
-        if let Some(rate) = record.get("rate").and_then(Scalar::as_dec)
+    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
+        if let Some(rate) = d.record.get("rate").and_then(Scalar::as_dec)
             && !(Decimal::ZERO..=Decimal::ONE_HUNDRED).contains(&rate)
         {
-            errors.push(format!("rate must be between 0 and 100, got {rate}"));
+            d.errors
+                .push(format!("rate must be between 0 and 100, got {rate}"));
         }
-        if old.is_none() && record.get("is_default").is_none() {
-            let first = records::load_all(txn.as_read(), &TAXES, ctx.account_id)?.is_empty();
-            record.set("is_default", Some(Scalar::Bool(first)));
+        if d.old.is_none() && d.record.get("is_default").is_none() {
+            let first = records::load_all(d.txn.as_read(), &TAXES, d.ctx.account_id)?.is_empty();
+            d.record.set("is_default", Some(Scalar::Bool(first)));
         }
         Ok(())
     }
 
-    fn after_save(
-        &self,
-        ctx: &Ctx,
-        txn: &mut dyn Write,
-        record: &Record,
-        _old: Option<&Record>,
-    ) -> Result<(), Error> {
-        records::clear_flag_on_others(ctx, txn, &TAXES, record, "is_default", |_| true)
+    fn after_save(&self, d: Saved<'_>) -> Result<(), Error> {
+        records::clear_flag_on_others(d.ctx, d.txn, &TAXES, d.record, "is_default", |_| true)
     }
 }
 

@@ -4,6 +4,8 @@
 
 use std::io::Read as _;
 
+use crate::limits;
+
 /// Paragraphs of the template's text; empty when nothing can be read.
 pub fn paragraphs(format: &str, file: &[u8]) -> Vec<String> {
     let paras = match format {
@@ -16,19 +18,16 @@ pub fn paragraphs(format: &str, file: &[u8]) -> Vec<String> {
         .into_iter()
         .map(|p| p.trim().to_owned())
         .filter(|p| !p.is_empty())
-        .take(200)
+        .take(limits::TEMPLATE_PARAGRAPHS_MAX)
         .collect()
 }
-
-/// Largest document.xml read from a docx package.
-const DOCUMENT_XML_BYTES_MAX: u64 = 8 * 1024 * 1024;
 
 fn docx(file: &[u8]) -> Option<Vec<String>> {
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(file)).ok()?;
     let entry = archive.by_name("word/document.xml").ok()?;
     let mut xml = String::new();
     entry
-        .take(DOCUMENT_XML_BYTES_MAX)
+        .take(limits::DOCX_PART_BYTES_MAX)
         .read_to_string(&mut xml)
         .ok()?;
     let mut reader = quick_xml::Reader::from_str(&xml);

@@ -1,9 +1,8 @@
 //! Document templates: word-processor files kept byte-exact, one default per document type.
 
-use super::records::{self, Filter, Resource, Rules};
-use super::schema::{Changes, Field, Kind, Record, Scalar};
-use super::{Ctx, Error};
-use crate::caps::Write;
+use super::Error;
+use super::records::{self, Draft, Filter, Resource, Rules, Saved};
+use super::schema::{Field, Kind, Record, Scalar};
 
 pub const TYPES: &[&str] = &[
     "INVOICE",
@@ -28,36 +27,20 @@ static FIELDS: &[Field] = &[
         .single_only(),
 ];
 
-pub static TEMPLATES: Resource = Resource {
-    collection: "templates",
-    label: "template",
-    fields: FIELDS,
-    filters: &[Filter {
-        param: "type",
-        field: "type",
-    }],
-    rules: &TemplateRules,
-};
+pub static TEMPLATES: Resource = Resource::new("templates", "template", FIELDS, &TemplateRules)
+    .filtered(&[Filter::exact("type", "type")]);
 
 struct TemplateRules;
 
 impl Rules for TemplateRules {
-    fn prepare(
-        &self,
-        ctx: &Ctx,
-        txn: &mut dyn Write,
-        record: &mut Record,
-        old: Option<&Record>,
-        changes: &Changes,
-        errors: &mut Vec<String>,
-    ) -> Result<(), Error> {
-        let format = record.text("format").to_owned();
-        let new_file = changes.files.iter().find(|(n, _)| *n == "base64file");
-        // Check the file against its declared format whenever either changes.
-        let file = match (new_file, old) {
+    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
+        let format = d.record.text("format").to_owned();
+        let new_file = d.changes.files.iter().find(|(n, _)| *n == "base64file");
+        // Check the file against its declared format whenever either d.changes.
+        let file = match (new_file, d.old) {
             (Some((_, bytes)), _) => Some(bytes.clone()),
-            (None, Some(old)) if changes.has("format") => {
-                records::load_files(txn.as_read(), &TEMPLATES, ctx.account_id, old.id())?
+            (None, Some(old)) if d.changes.has("format") => {
+                records::load_files(d.txn.as_read(), &TEMPLATES, d.ctx.account_id, old.id())?
                     .into_iter()
                     .next()
                     .map(|(_, b)| b)
@@ -68,28 +51,22 @@ impl Rules for TemplateRules {
             && !format.is_empty()
             && let Err(e) = check_signature(&format, &file)
         {
-            errors.push(e);
+            d.errors.push(e);
         }
-        if old.is_none() && record.get("is_default").is_none() {
+        if d.old.is_none() && d.record.get("is_default").is_none() {
             // The first template of a type becomes its default.
-            let ty = record.text("type").to_owned();
-            let any_of_type = records::load_all(txn.as_read(), &TEMPLATES, ctx.account_id)?
+            let ty = d.record.text("type").to_owned();
+            let any_of_type = records::load_all(d.txn.as_read(), &TEMPLATES, d.ctx.account_id)?
                 .iter()
                 .any(|t| t.text("type") == ty);
-            record.set("is_default", Some(Scalar::Bool(!any_of_type)));
+            d.record.set("is_default", Some(Scalar::Bool(!any_of_type)));
         }
         Ok(())
     }
 
-    fn after_save(
-        &self,
-        ctx: &Ctx,
-        txn: &mut dyn Write,
-        record: &Record,
-        _old: Option<&Record>,
-    ) -> Result<(), Error> {
-        let ty = record.text("type").to_owned();
-        records::clear_flag_on_others(ctx, txn, &TEMPLATES, record, "is_default", |other| {
+    fn after_save(&self, d: Saved<'_>) -> Result<(), Error> {
+        let ty = d.record.text("type").to_owned();
+        records::clear_flag_on_others(d.ctx, d.txn, &TEMPLATES, d.record, "is_default", |other| {
             other.text("type") == ty
         })
     }

@@ -20,10 +20,15 @@ pub enum ApiError {
     PayloadTooLarge,
     /// 415: a request body in a format the API does not read.
     UnsupportedMediaType(String),
+    /// 413: a change too large for the store to take in one transaction.
+    TooLarge(String),
     /// 429: the account used up its requests of the window (limit, reset as Unix seconds).
     TooManyRequests(u32, u64),
     /// 500: a bug or a storage failure; the details go to the log, never to the client.
     Internal(String),
+    /// 503: a capability the request needs (PDF rendering, mail) failed or is missing; the
+    /// message says which, and the request can be tried again.
+    Unavailable(String),
 }
 
 impl ApiError {
@@ -38,10 +43,11 @@ impl ApiError {
             ApiError::Forbidden(_) => 403,
             ApiError::NotFound(_) => 404,
             ApiError::MethodNotAllowed(_) => 405,
-            ApiError::PayloadTooLarge => 413,
+            ApiError::PayloadTooLarge | ApiError::TooLarge(_) => 413,
             ApiError::UnsupportedMediaType(_) => 415,
             ApiError::TooManyRequests(..) => 429,
             ApiError::Internal(_) => 500,
+            ApiError::Unavailable(_) => 503,
         }
     }
 
@@ -53,9 +59,11 @@ impl ApiError {
                  or the api_key query parameter"
                     .into(),
             ],
-            ApiError::Forbidden(m) | ApiError::NotFound(m) | ApiError::UnsupportedMediaType(m) => {
-                vec![m.clone()]
-            }
+            ApiError::Forbidden(m)
+            | ApiError::NotFound(m)
+            | ApiError::UnsupportedMediaType(m)
+            | ApiError::TooLarge(m)
+            | ApiError::Unavailable(m) => vec![m.clone()],
             ApiError::MethodNotAllowed(allowed) => {
                 vec![format!("method not allowed; use {}", allowed.join(", "))]
             }
@@ -88,6 +96,7 @@ impl From<domain::Error> for ApiError {
             domain::Error::Invalid(m) => ApiError::BadRequest(m),
             domain::Error::NotFound(m) => ApiError::NotFound(m),
             domain::Error::Forbidden(m) => ApiError::Forbidden(m),
+            domain::Error::Unavailable(m) => ApiError::Unavailable(m),
             domain::Error::Store(e) => ApiError::from(e),
         }
     }
@@ -95,7 +104,12 @@ impl From<domain::Error> for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
-        ApiError::Internal(e.to_string())
+        match e {
+            StoreError::TooLarge => ApiError::TooLarge(
+                "the change is larger than the store takes in one request".into(),
+            ),
+            StoreError::Conflict | StoreError::Backend(_) => ApiError::Internal(e.to_string()),
+        }
     }
 }
 

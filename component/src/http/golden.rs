@@ -3,6 +3,11 @@
 //! the hand-checked files in `tests/cases/<case>/response.{xml,json}`. `UPDATE_EXPECT=1`
 //! rewrites the files.
 
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the golden files are files, and UPDATE_EXPECT an environment variable, of the test run, not of the component"
+)]
+
 use std::cell::Cell;
 use std::path::PathBuf;
 
@@ -175,22 +180,91 @@ const CASES: &[(&str, &str)] = &[
     ),
 ];
 
+/// A world with several documents of each kind in every state, for pages of several.
+fn seed_pages() -> World {
+    let w = World::new();
+    w.ok(
+        Method::Post,
+        "/api/taxes",
+        "<tax><name>MwSt</name><rate>19</rate></tax>",
+    );
+    w.ok(Method::Post, "/api/clients", "<client><name>Müller &amp; Söhne AG</name><street>Hauptstraße 5</street><zip>10115</zip><city>Berlin</city></client>");
+    w.ok(Method::Post, "/api/clients", "<client><first_name>Anna</first_name><last_name>Schmidt</last_name><net_gross>GROSS</net_gross><reduction>5%</reduction><currency_code>CHF</currency_code></client>");
+    for (client, date, items) in [
+        (
+            1,
+            "2026-10-01",
+            "<invoice-item><title>Design</title><quantity>10</quantity><unit_price>95.5</unit_price></invoice-item>",
+        ),
+        (
+            2,
+            "2026-10-15",
+            "<invoice-item><title>Buch</title><unit_price>39.9</unit_price><tax_name>ermäßigt</tax_name><tax_rate>7</tax_rate></invoice-item><invoice-item><title>Beratung &lt;vor Ort&gt;</title><quantity>2.5</quantity><unit_price>120</unit_price></invoice-item>",
+        ),
+        (
+            1,
+            "2026-11-02",
+            "<invoice-item><title>Hosting</title><unit_price>19.99</unit_price><reduction>10%</reduction></invoice-item>",
+        ),
+        (
+            2,
+            "2026-11-20",
+            "<invoice-item><title>Entwurf</title><unit_price>5</unit_price></invoice-item>",
+        ),
+    ] {
+        w.ok(
+            Method::Post,
+            "/api/invoices",
+            &format!("<invoice><client_id>{client}</client_id><date>{date}</date><label>Job &amp; more</label><invoice-items>{items}</invoice-items></invoice>"),
+        );
+    }
+    for id in 1..=3 {
+        w.ok(Method::Put, &format!("/api/invoices/{id}/complete"), "");
+    }
+    w.ok(Method::Post, "/api/invoice-payments", "<invoice-payment><invoice_id>2</invoice_id><amount>500</amount><type>CASH</type><mark_invoice_as_paid>1</mark_invoice_as_paid></invoice-payment>");
+    w.ok(Method::Put, "/api/invoices/3/cancel", "");
+    w.ok(
+        Method::Post,
+        "/api/invoice-tags",
+        "<invoice-tag><invoice_id>1</invoice_id><name>VIP</name></invoice-tag>",
+    );
+    w.ok(Method::Post, "/api/credit-notes", "<credit-note><invoice_id>2</invoice_id><title>Gutschrift</title><date>2026-11-12</date></credit-note>");
+    w.ok(Method::Post, "/api/credit-notes", "<credit-note><client_id>1</client_id><date>2026-11-13</date><credit-note-items><credit-note-item><title>Rückgabe</title><unit_price>50</unit_price></credit-note-item></credit-note-items></credit-note>");
+    w.ok(Method::Put, "/api/credit-notes/1/complete", "");
+    w
+}
+
+/// Case name and the GET whose answer is recorded, on the world of `seed_pages`.
+const PAGE_CASES: &[(&str, &str)] = &[
+    ("invoices/page", "/api/invoices"),
+    ("invoices/page-2", "/api/invoices?per_page=2&page=2"),
+    (
+        "invoices/page-ordered",
+        "/api/invoices?order_by=total_gross+DESC&per_page=3",
+    ),
+    ("credit-notes/page", "/api/credit-notes"),
+];
+
 fn cases_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/cases")
 }
 
-#[test]
-fn wire_formats_match_the_golden_files() {
-    let w = seed();
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
-    let mut mismatches = Vec::new();
-    for (case, path) in CASES {
-        let (_, xml) = w.call(Method::Get, path, "", "application/xml");
-        let (_, json) = w.call(Method::Get, path, "", "application/json");
+/// Answers `cases` in both formats and compares each with its golden files: the status,
+/// the XML and the JSON (pretty-printed); `update` rewrites the files instead.
+fn check_cases(w: &World, cases: &[(&str, &str)], update: bool, mismatches: &mut Vec<String>) {
+    for (case, path) in cases {
+        let (status, xml) = w.call(Method::Get, path, "", "application/xml");
+        let (json_status, json) = w.call(Method::Get, path, "", "application/json");
+        assert_eq!(status, json_status, "{path}");
         let json: serde_json::Value = serde_json::from_str(&json).unwrap();
         let json = serde_json::to_string_pretty(&json).unwrap() + "\n";
+        let status = format!("{status}\n");
         let dir = cases_dir().join(case);
-        for (file, actual) in [("response.xml", &xml), ("response.json", &json)] {
+        for (file, actual) in [
+            ("status", &status),
+            ("response.xml", &xml),
+            ("response.json", &json),
+        ] {
             let path = dir.join(file);
             if update {
                 std::fs::create_dir_all(&dir).unwrap();
@@ -203,6 +277,14 @@ fn wire_formats_match_the_golden_files() {
             }
         }
     }
+}
+
+#[test]
+fn wire_formats_match_the_golden_files() {
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut mismatches = Vec::new();
+    check_cases(&seed(), CASES, update, &mut mismatches);
+    check_cases(&seed_pages(), PAGE_CASES, update, &mut mismatches);
     assert!(
         mismatches.is_empty(),
         "golden files differ (rerun with UPDATE_EXPECT=1 after checking):\n{}",

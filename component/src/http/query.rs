@@ -6,12 +6,12 @@ use crate::limits;
 use super::error::ApiError;
 
 #[derive(Debug, Default)]
-pub struct Query {
+pub(crate) struct Query {
     params: Vec<(String, String)>,
 }
 
 impl Query {
-    pub fn parse(raw: &str) -> Result<Query, ApiError> {
+    pub(super) fn parse(raw: &str) -> Result<Query, ApiError> {
         if raw.len() > limits::QUERY_BYTES_MAX {
             return Err(ApiError::bad(format!(
                 "the query string is longer than {} bytes",
@@ -25,7 +25,7 @@ impl Query {
     }
 
     /// A comma-separated list parameter, empty entries dropped.
-    pub fn list(&self, name: &str) -> Vec<&str> {
+    pub(super) fn list(&self, name: &str) -> Vec<&str> {
         self.get(name)
             .map(|v| {
                 v.split(',')
@@ -37,7 +37,7 @@ impl Query {
     }
 
     /// A positive integer parameter (an id).
-    pub fn id(&self, name: &str) -> Result<Option<u64>, ApiError> {
+    pub(super) fn id(&self, name: &str) -> Result<Option<u64>, ApiError> {
         match self.get(name) {
             None => Ok(None),
             Some(v) => v
@@ -53,7 +53,7 @@ impl Query {
     }
 
     /// A date parameter (YYYY-MM-DD).
-    pub fn date(&self, name: &str) -> Result<Option<crate::domain::date::Date>, ApiError> {
+    pub(super) fn date(&self, name: &str) -> Result<Option<crate::domain::date::Date>, ApiError> {
         match self.get(name) {
             None => Ok(None),
             Some(v) => crate::domain::date::Date::parse(v.trim())
@@ -65,7 +65,7 @@ impl Query {
     }
 
     /// The first value of a parameter; an empty value counts as absent.
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(super) fn get(&self, name: &str) -> Option<&str> {
         self.params
             .iter()
             .find(|(k, v)| k == name && !v.is_empty())
@@ -73,7 +73,7 @@ impl Query {
     }
 
     /// `page` and `per_page`: defaults 1 and 100, per_page clamped to the maximum.
-    pub fn paging(&self) -> Result<(u32, u32), ApiError> {
+    pub(super) fn paging(&self) -> Result<(u32, u32), ApiError> {
         let positive = |name: &str, default: u32| -> Result<u32, ApiError> {
             match self.get(name) {
                 None => Ok(default),
@@ -100,7 +100,10 @@ impl Query {
     }
 
     /// `order_by=field [ASC|DESC], ...` over the given fields.
-    pub fn order(&self, fields: &'static [Field]) -> Result<Vec<(&'static str, bool)>, ApiError> {
+    pub(super) fn order(
+        &self,
+        fields: &'static [Field],
+    ) -> Result<Vec<(&'static str, bool)>, ApiError> {
         let Some(raw) = self.get("order_by") else {
             return Ok(Vec::new());
         };

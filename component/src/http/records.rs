@@ -4,25 +4,64 @@
 use base64::Engine as _;
 
 use super::error::ApiError;
-use super::query::Query;
-use super::{Payload, Request, Response, in_write};
-use crate::caps::Caps;
+use super::{Response, in_write};
 use crate::codec::{Element, ScalarType};
-use crate::domain::Ctx;
 use crate::domain::records::{self, ListQuery, Resource};
 use crate::domain::schema::{Access, Changes, Field, Kind, Record};
+use crate::http::Call;
 
 /// A resource with its root element names.
-pub struct Wire {
+pub(super) struct Wire {
     pub plural: &'static str,
     pub singular: &'static str,
     pub res: &'static Resource,
 }
 
+impl Wire {
+    const fn new(plural: &'static str, singular: &'static str, res: &'static Resource) -> Wire {
+        Wire {
+            plural,
+            singular,
+            res,
+        }
+    }
+}
+
+use crate::domain::{clients, country_taxes, email_templates, properties, taxes, templates};
+
+pub(super) static TEMPLATES: Wire = Wire::new("templates", "template", &templates::TEMPLATES);
+pub(super) static USER_PROPERTIES: Wire = Wire::new(
+    "user-properties",
+    "user-property",
+    &properties::USER_PROPERTIES,
+);
+pub(super) static INCOMING_PROPERTIES: Wire = Wire::new(
+    "incoming-properties",
+    "incoming-property",
+    &properties::INCOMING_PROPERTIES,
+);
+pub(super) static CLIENT_PROPERTIES: Wire = Wire::new(
+    "client-properties",
+    "client-property",
+    &properties::CLIENT_PROPERTIES,
+);
+pub(super) static COUNTRY_TAXES: Wire = Wire::new(
+    "country-taxes",
+    "country-tax",
+    &country_taxes::COUNTRY_TAXES,
+);
+pub(super) static CLIENTS: Wire = Wire::new("clients", "client", &clients::CLIENTS);
+pub(super) static EMAIL_TEMPLATES: Wire = Wire::new(
+    "email-templates",
+    "email-template",
+    &email_templates::EMAIL_TEMPLATES,
+);
+pub(super) static TAXES: Wire = Wire::new("taxes", "tax", &taxes::TAXES);
+
 /// Checks the root element and parses every writable field the document carries. Fields
 /// that cannot be read are kept in `Changes::invalid`, so that the domain reports them
 /// together with its own findings.
-pub fn decode_changes(
+pub(super) fn decode_changes(
     fields: &'static [Field],
     root: &Element,
     singular: &str,
@@ -66,14 +105,14 @@ pub fn decode_changes(
 }
 
 /// Standard base64; line breaks and spaces inside are allowed, as mail-style encoders emit.
-pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
+pub(super) fn decode_base64(text: &str) -> Option<Vec<u8>> {
     let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     base64::engine::general_purpose::STANDARD
         .decode(compact)
         .ok()
 }
 
-pub const fn scalar_type(kind: Kind) -> Option<ScalarType> {
+pub(super) const fn scalar_type(kind: Kind) -> Option<ScalarType> {
     match kind {
         Kind::Integer => Some(ScalarType::Integer),
         Kind::Decimal => Some(ScalarType::Float),
@@ -86,7 +125,7 @@ pub const fn scalar_type(kind: Kind) -> Option<ScalarType> {
 }
 
 /// A record as its element; file fields only when their bytes are given (single GET).
-pub fn encode_record(
+pub(super) fn encode_record(
     fields: &[Field],
     singular: &str,
     record: &Record,
@@ -112,14 +151,15 @@ pub fn encode_record(
     Element::node(singular, children)
 }
 
-fn parse_id(wire: &Wire, raw: &str) -> Result<u64, ApiError> {
+pub(super) fn parse_id(wire: &Wire, raw: &str) -> Result<u64, ApiError> {
     raw.parse::<u64>()
         .ok()
         .filter(|id| *id > 0)
         .ok_or_else(|| ApiError::NotFound(format!("{} {raw} does not exist", wire.res.label)))
 }
 
-pub fn list(caps: &Caps, ctx: &Ctx, wire: &Wire, query: &Query) -> Result<Response, ApiError> {
+pub(super) fn list(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
+    let (caps, ctx, query) = (c.caps, c.ctx, c.query);
     let (page, per_page) = query.paging()?;
     let mut q = ListQuery {
         filters: Vec::new(),
@@ -155,7 +195,8 @@ pub fn list(caps: &Caps, ctx: &Ctx, wire: &Wire, query: &Query) -> Result<Respon
     Ok(response)
 }
 
-pub fn get(caps: &Caps, ctx: &Ctx, wire: &Wire, raw_id: &str) -> Result<Response, ApiError> {
+pub(super) fn get(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
+    let (caps, ctx, raw_id) = (c.caps, c.ctx, c.id);
     let id = parse_id(wire, raw_id)?;
     let txn = caps.store.begin_read()?;
     let record = records::load(txn.as_ref(), wire.res, ctx.account_id, id)?;
@@ -166,26 +207,33 @@ pub fn get(caps: &Caps, ctx: &Ctx, wire: &Wire, raw_id: &str) -> Result<Response
     ))
 }
 
-pub fn create(caps: &Caps, ctx: &Ctx, wire: &Wire, req: &Request) -> Result<Response, ApiError> {
-    let changes = decode_changes(wire.res.fields, &req.document()?, wire.singular)?;
-    let (record, files) = in_write(caps, |txn| {
-        let record = records::create(ctx, txn, wire.res, &changes)?;
-        let files = records::load_files(txn.as_read(), wire.res, ctx.account_id, record.id())?;
+pub(super) fn create(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
+    let changes = decode_changes(wire.res.fields, &c.req.document()?, wire.singular)?;
+    saved(c, wire, 201, |txn| {
+        records::create(c.ctx, txn, wire.res, &changes)
+    })
+}
+
+/// Runs a create or an update and answers the record it saved, with its files.
+fn saved(
+    c: &Call<'_>,
+    wire: &Wire,
+    status: u16,
+    save: impl FnOnce(&mut dyn crate::caps::Write) -> Result<Record, crate::domain::Error>,
+) -> Result<Response, ApiError> {
+    let (record, files) = in_write(c.caps, |txn| {
+        let record = save(txn)?;
+        let files = records::load_files(txn.as_read(), wire.res, c.ctx.account_id, record.id())?;
         Ok((record, files))
     })?;
     Ok(Response::doc(
-        201,
+        status,
         encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
     ))
 }
 
-pub fn update(
-    caps: &Caps,
-    ctx: &Ctx,
-    wire: &Wire,
-    raw_id: &str,
-    req: &Request,
-) -> Result<Response, ApiError> {
+pub(super) fn update(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
+    let (caps, ctx, raw_id, req) = (c.caps, c.ctx, c.id, c.req);
     let id = parse_id(wire, raw_id)?;
     // An unknown id is a 404 even when the body is also wrong.
     {
@@ -193,56 +241,16 @@ pub fn update(
         records::load(txn.as_ref(), wire.res, ctx.account_id, id)?;
     }
     let changes = decode_changes(wire.res.fields, &req.document()?, wire.singular)?;
-    let (record, files) = in_write(caps, |txn| {
-        let record = records::update(ctx, txn, wire.res, id, &changes)?;
-        let files = records::load_files(txn.as_read(), wire.res, ctx.account_id, id)?;
-        Ok((record, files))
-    })?;
-    Ok(Response::doc(
-        200,
-        encode_record(wire.res.fields, wire.singular, &record, Some(&files)),
-    ))
+    saved(c, wire, 200, |txn| {
+        records::update(ctx, txn, wire.res, id, &changes)
+    })
 }
 
-pub fn delete(caps: &Caps, ctx: &Ctx, wire: &Wire, raw_id: &str) -> Result<Response, ApiError> {
+pub(super) fn delete(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
+    let (caps, ctx, raw_id) = (c.caps, c.ctx, c.id);
     let id = parse_id(wire, raw_id)?;
     in_write(caps, |txn| {
         records::delete(ctx, txn, wire.res, id).map_err(ApiError::from)
     })?;
     Ok(Response::empty())
-}
-
-/// `GET /api/templates/{id}/thumb?format=png|gif|jpg`: an image of the template's first
-/// page.
-pub fn thumbnail(
-    caps: &Caps,
-    ctx: &Ctx,
-    raw_id: &str,
-    query: &Query,
-) -> Result<Response, ApiError> {
-    use crate::caps::ImageFormat;
-    let wire = &super::router::TEMPLATES;
-    let id = parse_id(wire, raw_id)?;
-    let (format, mime) = match query.get("format").map(str::to_ascii_lowercase).as_deref() {
-        None | Some("png") => (ImageFormat::Png, "image/png"),
-        Some("gif") => (ImageFormat::Gif, "image/gif"),
-        Some("jpg" | "jpeg") => (ImageFormat::Jpg, "image/jpeg"),
-        Some(other) => {
-            return Err(ApiError::bad(format!(
-                "format must be png, gif or jpg, got \"{other}\""
-            )));
-        }
-    };
-    let txn = caps.store.begin_read()?;
-    let template = records::load(txn.as_ref(), wire.res, ctx.account_id, id)?;
-    let paragraphs = crate::domain::templates::text_of(txn.as_ref(), ctx.account_id, &template)?;
-    let image = caps
-        .pdf
-        .thumbnail(&paragraphs, format)
-        .map_err(|e| ApiError::Internal(format!("thumbnail of template {id}: {e}")))?;
-    Ok(Response {
-        status: 200,
-        headers: vec![("content-type".into(), mime.into())],
-        payload: Payload::Bytes(image),
-    })
 }

@@ -2,55 +2,17 @@
 //! router, by the `Allow` header of a 405, and by the isolation tests, which send another
 //! account's key to every route that takes an id.
 
+use super::documents::{self, Comments, Items, Payments, Tags, parts};
 use super::error::ApiError;
 use super::query::Query;
-use super::records::{self, Wire};
-use super::{Method, Request, Response, documents, settings};
+use super::records::{
+    self, CLIENT_PROPERTIES, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES, INCOMING_PROPERTIES, TAXES,
+    TEMPLATES, USER_PROPERTIES, Wire,
+};
+use super::{Call, Method, Request, Response, settings, templates};
 use crate::caps::Caps;
 use crate::domain::Ctx;
-use crate::domain::documents::DocKind;
-use crate::domain::{clients, country_taxes, properties, taxes, templates};
-
-pub static TEMPLATES: Wire = Wire {
-    plural: "templates",
-    singular: "template",
-    res: &templates::TEMPLATES,
-};
-static USER_PROPERTIES: Wire = Wire {
-    plural: "user-properties",
-    singular: "user-property",
-    res: &properties::USER_PROPERTIES,
-};
-static INCOMING_PROPERTIES: Wire = Wire {
-    plural: "incoming-properties",
-    singular: "incoming-property",
-    res: &properties::INCOMING_PROPERTIES,
-};
-static CLIENT_PROPERTIES: Wire = Wire {
-    plural: "client-properties",
-    singular: "client-property",
-    res: &properties::CLIENT_PROPERTIES,
-};
-static COUNTRY_TAXES: Wire = Wire {
-    plural: "country-taxes",
-    singular: "country-tax",
-    res: &country_taxes::COUNTRY_TAXES,
-};
-static CLIENTS: Wire = Wire {
-    plural: "clients",
-    singular: "client",
-    res: &clients::CLIENTS,
-};
-static EMAIL_TEMPLATES: Wire = Wire {
-    plural: "email-templates",
-    singular: "email-template",
-    res: &crate::domain::email_templates::EMAIL_TEMPLATES,
-};
-static TAXES: Wire = Wire {
-    plural: "taxes",
-    singular: "tax",
-    res: &taxes::TAXES,
-};
+use crate::domain::documents::{Action, DocKind};
 
 /// Stands for a record id in a route's path: the id of a record of the collection named by
 /// the segment before it.
@@ -103,15 +65,6 @@ enum Handler {
     Plain(fn(&Call<'_>) -> Answer),
     Records(fn(&Call<'_>, &'static Wire) -> Answer, &'static Wire),
     Doc(fn(&Call<'_>, DocKind) -> Answer, DocKind),
-}
-
-/// What a handler gets: the request, its caller, and the id from the path ("" if none).
-struct Call<'a> {
-    caps: &'a Caps<'a>,
-    ctx: &'a Ctx,
-    req: &'a Request,
-    query: &'a Query,
-    id: &'a str,
 }
 
 impl Route {
@@ -194,34 +147,16 @@ macro_rules! records {
             Route {
                 path: &[$plural],
                 handlers: &[
-                    (
-                        Verb::Get,
-                        Handler::Records(|c, w| records::list(c.caps, c.ctx, w, c.query), $wire),
-                    ),
-                    (
-                        Verb::Post,
-                        Handler::Records(|c, w| records::create(c.caps, c.ctx, w, c.req), $wire),
-                    ),
+                    (Verb::Get, Handler::Records(records::list, $wire)),
+                    (Verb::Post, Handler::Records(records::create, $wire)),
                 ],
             },
             Route {
                 path: &[$plural, ID],
                 handlers: &[
-                    (
-                        Verb::Get,
-                        Handler::Records(|c, w| records::get(c.caps, c.ctx, w, c.id), $wire),
-                    ),
-                    (
-                        Verb::Put,
-                        Handler::Records(
-                            |c, w| records::update(c.caps, c.ctx, w, c.id, c.req),
-                            $wire,
-                        ),
-                    ),
-                    (
-                        Verb::Delete,
-                        Handler::Records(|c, w| records::delete(c.caps, c.ctx, w, c.id), $wire),
-                    ),
+                    (Verb::Get, Handler::Records(records::get, $wire)),
+                    (Verb::Put, Handler::Records(records::update, $wire)),
+                    (Verb::Delete, Handler::Records(records::delete, $wire)),
                 ],
             },
         ]
@@ -237,97 +172,67 @@ macro_rules! documents {
                 handlers: &[
                     (
                         Verb::Get,
-                        Handler::Doc(
-                            |c, k| documents::list(c.caps, c.ctx, k, c.query, false),
-                            $kind,
-                        ),
+                        Handler::Doc(|c, k| documents::list(c, k, false), $kind),
                     ),
                     (
                         Verb::Head,
-                        Handler::Doc(
-                            |c, k| documents::list(c.caps, c.ctx, k, c.query, true),
-                            $kind,
-                        ),
+                        Handler::Doc(|c, k| documents::list(c, k, true), $kind),
                     ),
-                    (
-                        Verb::Post,
-                        Handler::Doc(|c, k| documents::create(c.caps, c.ctx, k, c.req), $kind),
-                    ),
+                    (Verb::Post, Handler::Doc(documents::create, $kind)),
                 ],
             },
             member!($plural, $kind, get, delete, update),
-            action!($plural, $kind, "complete"),
-            action!($plural, $kind, "cancel"),
-            action!($plural, $kind, "uncancel"),
+            action!($plural, $kind, "complete", Action::Complete),
+            action!($plural, $kind, "cancel", Action::Cancel),
+            action!($plural, $kind, "uncancel", Action::Uncancel),
             Route {
                 path: &[$plural, ID, "upload-signature"],
-                handlers: &[(
-                    Verb::Put,
-                    Handler::Doc(
-                        |c, k| documents::upload_signature(c.caps, c.ctx, k, c.id, c.req),
-                        $kind,
-                    ),
-                )],
+                handlers: &[(Verb::Put, Handler::Doc(documents::upload_signature, $kind))],
             },
             Route {
                 path: &[$plural, ID, "pdf"],
-                handlers: &[(
-                    Verb::Get,
-                    Handler::Doc(
-                        |c, k| documents::pdf(c.caps, c.ctx, k, c.id, c.req, c.query),
-                        $kind,
-                    ),
-                )],
+                handlers: &[(Verb::Get, Handler::Doc(documents::pdf, $kind))],
             },
             Route {
                 path: &[$plural, ID, "email"],
-                handlers: &[(
-                    Verb::Post,
-                    Handler::Doc(
-                        |c, k| documents::email(c.caps, c.ctx, k, c.id, c.req),
-                        $kind,
-                    ),
-                )],
+                handlers: &[(Verb::Post, Handler::Doc(documents::email, $kind))],
             },
         ]
     };
 }
 
 macro_rules! action {
-    ($plural:literal, $kind:expr, $action:literal) => {
+    ($plural:literal, $kind:expr, $path:literal, $action:expr) => {
         Route {
-            path: &[$plural, ID, $action],
+            path: &[$plural, ID, $path],
             handlers: &[(
                 Verb::Put,
-                Handler::Doc(
-                    |c, k| documents::action(c.caps, c.ctx, k, c.id, $action, c.req),
-                    $kind,
-                ),
+                Handler::Doc(|c, k| documents::action(c, k, $action), $kind),
             )],
         }
     };
 }
 
 /// A part of a document with its own collection: list and create (the document named in
-/// the query or body), get and delete by id, and update where `$update` is given.
+/// the query or body), get and delete by id, and update for parts that can be changed.
 macro_rules! part {
-    ($path:literal, $kind:expr, $list:ident, $create:ident, $get:ident, $delete:ident
-     $(, $update:ident)?) => {
+    ($path:literal, $kind:expr, $part:ty $(, $changeable:ident)?) => {
         &[
             Route {
                 path: &[$path],
                 handlers: &[
-                    (
-                        Verb::Get,
-                        Handler::Doc(|c, k| documents::$list(c.caps, c.ctx, k, c.query), $kind),
-                    ),
-                    (
-                        Verb::Post,
-                        Handler::Doc(|c, k| documents::$create(c.caps, c.ctx, k, c.req), $kind),
-                    ),
+                    (Verb::Get, Handler::Doc(parts::list::<$part>, $kind)),
+                    (Verb::Post, Handler::Doc(parts::create::<$part>, $kind)),
                 ],
             },
-            member!($path, $kind, $get, $delete $(, $update)?),
+            Route {
+                path: &[$path, ID],
+                handlers: &[
+                    (Verb::Get, Handler::Doc(parts::get::<$part>, $kind)),
+                    $((Verb::Put, Handler::Doc(|c, k| parts::$changeable::<$part>(c, k), $kind)),)?
+                    (Verb::Delete, Handler::Doc(parts::delete::<$part>, $kind)),
+                ],
+            },
         ]
     };
 }
@@ -339,21 +244,9 @@ macro_rules! member {
         Route {
             path: &[$path, ID],
             handlers: &[
-                (
-                    Verb::Get,
-                    Handler::Doc(|c, k| documents::$get(c.caps, c.ctx, k, c.id), $kind),
-                ),
-                $((
-                    Verb::Put,
-                    Handler::Doc(
-                        |c, k| documents::$update(c.caps, c.ctx, k, c.id, c.req),
-                        $kind,
-                    ),
-                ),)?
-                (
-                    Verb::Delete,
-                    Handler::Doc(|c, k| documents::$delete(c.caps, c.ctx, k, c.id), $kind),
-                ),
+                (Verb::Get, Handler::Doc(|c, k| documents::$get(c, k), $kind)),
+                $((Verb::Put, Handler::Doc(|c, k| documents::$update(c, k), $kind)),)?
+                (Verb::Delete, Handler::Doc(|c, k| documents::$delete(c, k), $kind)),
             ],
         }
     };
@@ -367,80 +260,16 @@ static TABLE: &[&[Route]] = &[
     documents!("credit-notes", CREDIT_NOTE),
     &[Route {
         path: &["credit-notes", ID, "mail"],
-        handlers: &[(
-            Verb::Post,
-            Handler::Doc(
-                |c, k| documents::post(c.caps, c.ctx, k, c.id, c.req),
-                CREDIT_NOTE,
-            ),
-        )],
+        handlers: &[(Verb::Post, Handler::Doc(documents::post, CREDIT_NOTE))],
     }],
-    part!(
-        "invoice-items",
-        INVOICE,
-        items_list,
-        item_create,
-        item_get,
-        item_delete,
-        item_update
-    ),
-    part!(
-        "invoice-payments",
-        INVOICE,
-        payments_list,
-        payment_create,
-        payment_get,
-        payment_delete
-    ),
-    part!(
-        "invoice-comments",
-        INVOICE,
-        comments_list,
-        comment_create,
-        comment_get,
-        comment_delete
-    ),
-    part!(
-        "invoice-tags",
-        INVOICE,
-        tags_list,
-        tag_create,
-        tag_get,
-        tag_delete
-    ),
-    part!(
-        "credit-note-items",
-        CREDIT_NOTE,
-        items_list,
-        item_create,
-        item_get,
-        item_delete,
-        item_update
-    ),
-    part!(
-        "credit-note-payments",
-        CREDIT_NOTE,
-        payments_list,
-        payment_create,
-        payment_get,
-        payment_delete
-    ),
-    part!(
-        "credit-note-comments",
-        CREDIT_NOTE,
-        comments_list,
-        comment_create,
-        comment_get,
-        comment_delete
-    ),
-    part!(
-        "credit-note-tags",
-        CREDIT_NOTE,
-        tags_list,
-        tag_create,
-        tag_get,
-        tag_delete
-    ),
+    part!("invoice-items", INVOICE, Items, update),
+    part!("invoice-payments", INVOICE, Payments),
+    part!("invoice-comments", INVOICE, Comments),
+    part!("invoice-tags", INVOICE, Tags),
+    part!("credit-note-items", CREDIT_NOTE, Items, update),
+    part!("credit-note-payments", CREDIT_NOTE, Payments),
+    part!("credit-note-comments", CREDIT_NOTE, Comments),
+    part!("credit-note-tags", CREDIT_NOTE, Tags),
     records!("clients", &CLIENTS),
     records!("templates", &TEMPLATES),
     records!("taxes", &TAXES),
@@ -454,27 +283,18 @@ static TABLE: &[&[Route]] = &[
     &[
         Route {
             path: &["templates", ID, "thumb"],
-            handlers: &[(
-                Verb::Get,
-                Handler::Plain(|c| records::thumbnail(c.caps, c.ctx, c.id, c.query)),
-            )],
+            handlers: &[(Verb::Get, Handler::Plain(templates::thumbnail))],
         },
         // The singular path only filters: /api/template?type=INVOICE.
         Route {
             path: &["template"],
-            handlers: &[(
-                Verb::Get,
-                Handler::Plain(|c| records::list(c.caps, c.ctx, &TEMPLATES, c.query)),
-            )],
+            handlers: &[(Verb::Get, Handler::Plain(|c| records::list(c, &TEMPLATES)))],
         },
         Route {
             path: &["settings"],
             handlers: &[
-                (Verb::Get, Handler::Plain(|c| settings::get(c.caps, c.ctx))),
-                (
-                    Verb::Put,
-                    Handler::Plain(|c| settings::update(c.caps, c.ctx, c.req)),
-                ),
+                (Verb::Get, Handler::Plain(settings::get)),
+                (Verb::Put, Handler::Plain(settings::update)),
             ],
         },
     ],
@@ -512,7 +332,7 @@ const TEST_ROUTES: &[Route] = &[
                 while c.caps.clock.now_unix() < until {
                     std::hint::black_box(0u64);
                 }
-                records::create(c.caps, c.ctx, &CLIENTS, c.req)
+                records::create(c, &CLIENTS)
             }),
         )],
     },

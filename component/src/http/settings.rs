@@ -2,11 +2,12 @@
 
 use super::error::ApiError;
 use super::records::{decode_changes, encode_record};
-use super::{Request, Response, in_write};
-use crate::caps::Caps;
-use crate::domain::{Ctx, settings};
+use super::{Response, in_write};
+use crate::domain::settings;
+use crate::http::Call;
 
-pub fn get(caps: &Caps, ctx: &Ctx) -> Result<Response, ApiError> {
+pub(super) fn get(c: &Call<'_>) -> Result<Response, ApiError> {
+    let (caps, ctx) = (c.caps, c.ctx);
     let txn = caps.store.begin_read()?;
     let record = settings::load(txn.as_ref(), ctx.account_id)?;
     Ok(Response::doc(
@@ -15,7 +16,8 @@ pub fn get(caps: &Caps, ctx: &Ctx) -> Result<Response, ApiError> {
     ))
 }
 
-pub fn update(caps: &Caps, ctx: &Ctx, req: &Request) -> Result<Response, ApiError> {
+pub(super) fn update(c: &Call<'_>) -> Result<Response, ApiError> {
+    let (caps, ctx, req) = (c.caps, c.ctx, c.req);
     let changes = decode_changes(settings::FIELDS, &req.document()?, "settings")?;
     let record = in_write(caps, |txn| Ok(settings::update(ctx, txn, &changes)?))?;
     Ok(Response::doc(

@@ -1,0 +1,1188 @@
+//! Everything that changes a document or its parts: create, update, delete, complete,
+//! sign, cancel, uncancel; add, change and remove an item; book and delete a payment; add
+//! and remove a tag or a comment. A document changes in exactly one place, `change`: its
+//! cached parts recomputed, its next status decided by the lifecycle, saved, and the
+//! comments of the change written.
+
+use rust_decimal::Decimal;
+
+use super::super::clients::CLIENTS;
+use super::super::date::Date;
+use super::super::money::{self, Line, Reduction};
+use super::super::schema::{self, Changes, Record, Scalar};
+use super::super::settings::{self, parse_payment_types};
+use super::super::{
+    Ctx, Error, country_taxes, filenames, numbering, pdfs, placeholders, printing, records, taxes,
+    templates,
+};
+use super::comments::Comment;
+use super::fields;
+use super::items::{self, Item};
+use super::kind::DocKind;
+use super::lifecycle::{Event, Status, refusal, transition};
+use super::model::{Document, Tax};
+use super::payments::{self, Payment};
+use super::storage;
+use super::tags::{self, Tag};
+use crate::caps::{Pdf, Read, Write};
+use crate::limits;
+use crate::store;
+
+pub fn today(ctx: &Ctx) -> Date {
+    Date::from_unix(ctx.now)
+}
+
+// ---- the one way a document changes ------------------------------------------------------
+
+/// How the lifecycle moves with a change.
+#[derive(Clone, Copy)]
+enum Move {
+    /// The status stays.
+    Stay,
+    /// `event` happens.
+    By(Event),
+    /// The event depends on whether the payments settle the document (pay, unpay,
+    /// uncancel).
+    Settle(fn(bool) -> Event),
+}
+
+/// Which comment a status change writes, and when.
+#[derive(Clone, Copy)]
+enum StatusNote {
+    None,
+    /// Always, with this actionkey.
+    Always(&'static str),
+    /// Only when the status moved.
+    WhenMoved(&'static str),
+}
+
+/// What a change recomputes, how the lifecycle moves, and what it notes.
+struct Change<'a> {
+    totals: bool,
+    tags: bool,
+    status: Move,
+    /// Whether the change counts as an update of the document (`updated`).
+    touch: bool,
+    /// The comment of the action (actionkey, text), written before the status comment.
+    note: Option<(&'static str, &'a str)>,
+    status_note: StatusNote,
+}
+
+impl Change<'_> {
+    const NOTHING: Change<'static> = Change {
+        totals: false,
+        tags: false,
+        status: Move::Stay,
+        touch: false,
+        note: None,
+        status_note: StatusNote::None,
+    };
+}
+
+/// Carries out a change of `old` whose own fields are already changed in `doc`:
+/// recomputes what the document caches of its parts, moves the status, saves it over
+/// `old` and writes the comments.
+fn change(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    old: &Document,
+    mut doc: Document,
+    c: Change<'_>,
+) -> Result<Document, Error> {
+    let account = ctx.account_id;
+    if c.totals {
+        recompute_totals(txn.as_read(), account, &mut doc)?;
+    }
+    if c.tags {
+        doc.tags = storage::children::<Tag>(txn.as_read(), account, doc.kind, doc.id)?
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+    }
+    let event = match c.status {
+        Move::Stay => None,
+        Move::By(event) => Some(event),
+        Move::Settle(event) => {
+            let (paid, marked, types) = payments::settlement(&storage::children(
+                txn.as_read(),
+                account,
+                doc.kind,
+                doc.id,
+            )?);
+            doc.paid_amount = paid;
+            doc.paid_types = types;
+            Some(event(doc.settled_by(paid, marked)))
+        }
+    };
+    if let Some(event) = event {
+        doc.status = transition(old.status, event).map_err(|m| refusal(doc.kind, m))?;
+    }
+    if c.touch {
+        doc.updated = ctx.now;
+    }
+    storage::save(txn, account, Some(old), &doc)?;
+    if let Some((actionkey, text)) = c.note {
+        add_system_comment(ctx, txn, &doc, actionkey, text)?;
+    }
+    let status_key = match c.status_note {
+        StatusNote::Always(key) => Some(key),
+        StatusNote::WhenMoved(key) if doc.status != old.status => Some(key),
+        StatusNote::WhenMoved(_) | StatusNote::None => None,
+    };
+    if let Some(key) = status_key {
+        let text = format!("Status changed to {}", doc.shown(today(ctx)).as_str());
+        add_system_comment(ctx, txn, &doc, key, &text)?;
+    }
+    Ok(doc)
+}
+
+/// Recomputes what the document caches of its items (totals, taxes, article ids) and of
+/// its client's tax situation as they are now.
+fn recompute_totals(txn: &dyn Read, account: u64, doc: &mut Document) -> Result<(), Error> {
+    let items = storage::items(txn, account, doc.kind, doc.id)?;
+    let client = load_client(txn, account, doc.client_id as i64)?;
+    doc.tax_free = is_tax_free(txn, account, &client)?;
+    apply_totals(doc, &items);
+    Ok(())
+}
+
+/// The totals, taxes and article ids of `items` on `doc`.
+fn apply_totals(doc: &mut Document, items: &[Item]) {
+    doc.article_ids = items.iter().filter_map(|i| i.article_id).collect();
+    let lines: Vec<Line> = items.iter().map(Item::line).collect();
+    let reduction = Reduction::parse(&doc.reduction).ok().flatten();
+    let t = money::document_totals(&lines, doc.basis(), reduction, doc.tax_free);
+    doc.total_net = t.total_net;
+    doc.total_gross = t.total_gross;
+    doc.total_net_unreduced = t.total_net_unreduced;
+    doc.total_gross_unreduced = t.total_gross_unreduced;
+    doc.total_reduction = t.total_reduction;
+    doc.taxes = t
+        .taxes
+        .into_iter()
+        .map(|g| Tax {
+            name: g.name,
+            rate: g.rate,
+            net: g.net,
+            amount: g.amount,
+        })
+        .collect();
+}
+
+fn add_system_comment(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    doc: &Document,
+    actionkey: &str,
+    text: &str,
+) -> Result<Comment, Error> {
+    let mut c = Comment {
+        id: 0,
+        document_id: doc.id,
+        created: ctx.now,
+        user_id: ctx.user_id,
+        comment: text.to_owned(),
+        actionkey: actionkey.to_owned(),
+    };
+    storage::add(txn, ctx.account_id, doc.kind, &mut c)?;
+    Ok(c)
+}
+
+/// A comment the service writes for something that happened to a completed document
+/// (MAIL, LETTER), with no other change to it.
+pub fn note(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    doc: &Document,
+    actionkey: &str,
+    text: &str,
+) -> Result<(), Error> {
+    add_system_comment(ctx, txn, doc, actionkey, text).map(drop)
+}
+
+/// Loads a document whose `event` the lifecycle must allow (refused with `message`, or
+/// the lifecycle's own refusal).
+fn load_for(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    kind: DocKind,
+    id: u64,
+    event: Event,
+) -> Result<Document, Error> {
+    let doc = storage::load(txn, ctx.account_id, kind, id)?;
+    transition(doc.status, event).map_err(|m| refusal(kind, m))?;
+    Ok(doc)
+}
+
+/// The document of a part (named by `parent_field` in a request): it must exist, else the
+/// request names something that does not.
+fn parent_of(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    kind: DocKind,
+    id: i64,
+) -> Result<Result<Document, String>, Error> {
+    let field = kind.parent_field();
+    if id < 1 {
+        return Ok(Err(format!("{field} {id} does not exist")));
+    }
+    match storage::load(txn, ctx.account_id, kind, id as u64) {
+        Ok(doc) => Ok(Ok(doc)),
+        Err(Error::NotFound(_)) => Ok(Err(format!("{field} {id} does not exist"))),
+        Err(e) => Err(e),
+    }
+}
+
+// ---- create and update -----------------------------------------------------------------
+
+fn text_of(changes: &Changes, name: &str) -> Option<String> {
+    changes
+        .get(name)
+        .map(|v| v.as_ref().map(Scalar::to_wire).unwrap_or_default())
+}
+
+fn int_of(changes: &Changes, name: &str) -> Option<Option<i64>> {
+    changes
+        .get(name)
+        .map(|v| v.as_ref().and_then(Scalar::as_int))
+}
+
+fn dec_of(changes: &Changes, name: &str) -> Option<Option<Decimal>> {
+    changes
+        .get(name)
+        .map(|v| v.as_ref().and_then(Scalar::as_dec))
+}
+
+fn date_of(changes: &Changes, name: &str) -> Option<Option<Date>> {
+    changes.get(name).map(|v| match v {
+        Some(Scalar::Date(d)) => Some(*d),
+        _ => None,
+    })
+}
+
+/// A term of the client (due days, discount) unless it defers to the settings.
+fn client_term(client: &Record, field: &str) -> Option<Scalar> {
+    let ty = client.text(&format!("{field}_type"));
+    if ty == "ABSOLUTE" || ty == "RELATIVE" {
+        client.get(field).cloned()
+    } else {
+        None
+    }
+}
+
+fn load_client(txn: &dyn Read, account: u64, id: i64) -> Result<Record, Error> {
+    if id < 1 {
+        return Err(Error::invalid(format!("client_id {id} does not exist")));
+    }
+    records::load(txn, &CLIENTS, account, id as u64).map_err(|e| match e {
+        Error::NotFound(_) => Error::invalid(format!("client_id {id} does not exist")),
+        other @ (Error::Invalid(_)
+        | Error::Forbidden(_)
+        | Error::Unavailable(_)
+        | Error::Store(_)) => other,
+    })
+}
+
+/// Whether documents for this client carry no tax: tax rule NO_TAX, or COUNTRY with the
+/// client's country listed among the account's country taxes.
+fn is_tax_free(txn: &dyn Read, account: u64, client: &Record) -> Result<bool, Error> {
+    Ok(match client.text("tax_rule") {
+        "NO_TAX" => true,
+        "TAX" => false,
+        _ => {
+            let country = client.text("country_code");
+            !country.is_empty() && country_taxes::is_tax_free_country(txn, account, country)?
+        }
+    })
+}
+
+/// Checks the fields a create or update sets that the field kinds cannot check alone.
+fn validate(doc: &Document, errors: &mut Vec<String>) {
+    if let Err(e) = Reduction::parse(&doc.reduction) {
+        errors.push(e);
+    }
+    if let Err(e) = parse_payment_types(&doc.payment_types) {
+        errors.push(e);
+    }
+    if !(Decimal::ZERO..=Decimal::ONE_HUNDRED).contains(&doc.discount_rate) {
+        errors.push(format!(
+            "discount_rate must be between 0 and 100, got {}",
+            doc.discount_rate
+        ));
+    }
+    if doc.quote <= Decimal::ZERO {
+        errors.push(format!("quote must be positive, got {}", doc.quote));
+    }
+    if doc.number < 1 {
+        errors.push(format!("number must be at least 1, got {}", doc.number));
+    }
+    if !(0..=limits::NUMBER_LENGTH_MAX).contains(&doc.number_length) {
+        errors.push(format!(
+            "number_length must be between 0 and {}, got {}",
+            limits::NUMBER_LENGTH_MAX,
+            doc.number_length
+        ));
+    }
+    if doc.due_date < doc.date {
+        errors.push(format!(
+            "due_date {} is before the invoice date {}",
+            doc.due_date, doc.date
+        ));
+    }
+    if doc.discount_date < doc.date {
+        errors.push(format!(
+            "discount_date {} is before the invoice date {}",
+            doc.discount_date, doc.date
+        ));
+    }
+    if doc.number_pre.chars().any(char::is_control)
+        || doc.number_pre.chars().count() > limits::NUMBER_PRE_CHARS_MAX
+    {
+        errors.push(format!(
+            "number_pre must be one line of at most {} characters",
+            limits::NUMBER_PRE_CHARS_MAX
+        ));
+    }
+}
+
+/// The payment terms a new document of a client starts with: due days and discount days.
+struct Terms {
+    due_days: i64,
+    discount_days: i64,
+}
+
+/// A new draft of a client with every field at its default: the settings, overridden by
+/// the client's own terms, price basis, currency and reduction.
+fn defaults_for(
+    ctx: &Ctx,
+    kind: DocKind,
+    id: u64,
+    client_id: u64,
+    client: &Record,
+    defaults: &Record,
+    date: Date,
+) -> (Document, Terms) {
+    let setting_int = |name: &str| defaults.int(name).unwrap_or(0);
+    let due_days = client_term(client, "due_days")
+        .and_then(|s| s.as_int())
+        .unwrap_or(setting_int("due_days"));
+    let discount_days = client_term(client, "discount_days")
+        .and_then(|s| s.as_int())
+        .unwrap_or(setting_int("discount_days"));
+    let discount_rate = client_term(client, "discount_rate")
+        .and_then(|s| s.as_dec())
+        .or_else(|| defaults.get("discount_rate").and_then(Scalar::as_dec))
+        .unwrap_or_default();
+    let client_basis = client.text("net_gross");
+    let net_gross = if client_basis == "NET" || client_basis == "GROSS" {
+        client_basis.to_owned()
+    } else {
+        defaults.text("net_gross").to_owned()
+    };
+    let currency = match client.text("currency_code") {
+        "" => defaults.text("currency_code").to_owned(),
+        c => c.to_owned(),
+    };
+    let setting_text = |name: &str| defaults.text(&kind.setting(name)).to_owned();
+    let doc = Document {
+        kind,
+        id,
+        client_id,
+        contact_id: None,
+        created: ctx.now,
+        updated: ctx.now,
+        number: 0,
+        number_pre: setting_text("number_pre"),
+        number_length: setting_int(&kind.setting("number_length")),
+        formatted_number: String::new(),
+        status: Status::Draft,
+        date,
+        supply_date: String::new(),
+        supply_date_type: String::new(),
+        due_date: date.add_days(due_days),
+        address: client.text("address").to_owned(),
+        discount_rate,
+        discount_date: date.add_days(discount_days),
+        label: setting_text("label"),
+        intro: setting_text("intro"),
+        note: setting_text("note"),
+        currency_code: currency,
+        quote: Decimal::ONE,
+        payment_types: defaults.text("payment_types").to_owned(),
+        net_gross,
+        reduction: client.text("reduction").to_owned(),
+        template_id: None,
+        tax_free: false,
+        total_net: Decimal::ZERO,
+        total_gross: Decimal::ZERO,
+        total_net_unreduced: Decimal::ZERO,
+        total_gross_unreduced: Decimal::ZERO,
+        total_reduction: Decimal::ZERO,
+        taxes: Vec::new(),
+        paid_amount: Decimal::ZERO,
+        paid_types: Vec::new(),
+        title: String::new(),
+        invoice_id: None,
+        free_text_id: None,
+        tags: Vec::new(),
+        article_ids: Vec::new(),
+    };
+    (
+        doc,
+        Terms {
+            due_days,
+            discount_days,
+        },
+    )
+}
+
+/// Creates a draft with its items. Every absent field takes its default from the settings,
+/// the client or the default tax; a credit note made from an invoice takes the invoice's
+/// client, basis, currency, address, reduction and (without items of its own) its items.
+pub fn create(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    changes: &Changes,
+    new_items: &[Changes],
+) -> Result<Document, Error> {
+    let account = ctx.account_id;
+    let mut errors = changes.errors();
+    let source = match (kind, int_of(changes, "invoice_id").flatten()) {
+        (DocKind::CreditNote, Some(invoice)) => {
+            match storage::load(
+                txn.as_read(),
+                account,
+                DocKind::Invoice,
+                invoice.max(0) as u64,
+            ) {
+                Ok(doc) => Some(doc),
+                Err(Error::NotFound(_)) => {
+                    errors.push(format!("invoice_id {invoice} does not exist"));
+                    None
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        _ => None,
+    };
+    if source.is_none() {
+        schema::check_mandatory(fields::fields(kind), changes, &mut errors);
+    }
+    if new_items.len() > limits::ITEMS_MAX {
+        errors.push(format!(
+            "a {} holds at most {} items",
+            kind.label(),
+            limits::ITEMS_MAX
+        ));
+    }
+    let Some(client_id) = int_of(changes, "client_id")
+        .flatten()
+        .or(source.as_ref().map(|s| s.client_id as i64))
+    else {
+        return Err(Error::Invalid(errors));
+    };
+    let client = match load_client(txn.as_read(), account, client_id) {
+        Ok(c) => c,
+        Err(Error::Invalid(mut e)) => {
+            errors.append(&mut e);
+            return Err(Error::Invalid(errors));
+        }
+        Err(e) => return Err(e),
+    };
+    let defaults = settings::load_stored(txn.as_read(), account)?;
+    let id = store::next_id(txn, kind.collection())?;
+    let date = date_of(changes, "date").flatten().unwrap_or(today(ctx));
+    let (mut doc, terms) = defaults_for(ctx, kind, id, client_id as u64, &client, &defaults, date);
+    if let Some(src) = &source {
+        doc.invoice_id = Some(src.id as i64);
+        doc.net_gross = src.net_gross.clone();
+        doc.currency_code = src.currency_code.clone();
+        doc.quote = src.quote;
+        doc.address = src.address.clone();
+        doc.reduction = src.reduction.clone();
+    }
+    apply(&mut doc, changes, terms.due_days, terms.discount_days);
+    let pre = numbering::resolve_prefix(&doc.number_pre, doc.date);
+    if int_of(changes, "number").flatten().is_none() {
+        doc.number = numbering::next_free(txn.as_read(), account, kind.range(), &pre)?;
+    }
+    validate(&doc, &mut errors);
+    let default_tax = taxes::default_tax(txn.as_read(), account)?;
+    let mut built = Vec::with_capacity(new_items.len());
+    for (i, item) in new_items.iter().enumerate() {
+        match items::build(ctx, id, i as i64 + 1, item, &default_tax) {
+            Ok(it) => built.push(it),
+            Err(Error::Invalid(item_errors)) => errors.extend(
+                item_errors
+                    .into_iter()
+                    .map(|e| format!("item {}: {e}", i + 1)),
+            ),
+            Err(e) => return Err(e),
+        }
+    }
+    if let (Some(src), true) = (&source, new_items.is_empty()) {
+        for item in storage::items(txn.as_read(), account, DocKind::Invoice, src.id)? {
+            built.push(items::copy_to(&item, id, ctx.now));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors));
+    }
+    doc.payment_types = normalize_payment_types(&doc.payment_types);
+    doc.formatted_number = numbering::format_number(&pre, doc.number, doc.number_length);
+    doc.tax_free = is_tax_free(txn.as_read(), account, &client)?;
+    storage::number_items(txn, kind, &mut built)?;
+    for item in &built {
+        storage::put(txn, account, kind, item)?;
+    }
+    apply_totals(&mut doc, &built);
+    storage::save(txn, account, None, &doc)?;
+    add_system_comment(
+        ctx,
+        txn,
+        &doc,
+        "CREATE",
+        &format!("{} created", kind.title()),
+    )?;
+    Ok(doc)
+}
+
+fn normalize_payment_types(list: &str) -> String {
+    parse_payment_types(list)
+        .map(|t| t.join(","))
+        .unwrap_or_else(|_| list.to_owned())
+}
+
+/// Copies the request's fields onto the document. `due_days` and `discount_days` are the
+/// terms to keep when only the date moves. Every writable field of every kind is applied
+/// here (a test walks them); `client_id` and `invoice_id` are applied by the caller,
+/// which checks what they name.
+fn apply(doc: &mut Document, c: &Changes, due_days: i64, discount_days: i64) {
+    if let Some(v) = int_of(c, "contact_id") {
+        doc.contact_id = v;
+    }
+    if let Some(Some(n)) = int_of(c, "number") {
+        doc.number = n;
+    }
+    if let Some(v) = text_of(c, "number_pre") {
+        doc.number_pre = v;
+    }
+    if let Some(Some(n)) = int_of(c, "number_length") {
+        doc.number_length = n;
+    }
+    if let Some(Some(d)) = date_of(c, "date") {
+        doc.date = d;
+        doc.due_date = d.add_days(due_days);
+        doc.discount_date = d.add_days(discount_days);
+    }
+    if let Some(v) = text_of(c, "supply_date") {
+        doc.supply_date = v;
+    }
+    if let Some(v) = text_of(c, "supply_date_type") {
+        doc.supply_date_type = v;
+    }
+    if let Some(Some(d)) = date_of(c, "due_date") {
+        doc.due_date = d;
+    }
+    if let Some(v) = text_of(c, "address") {
+        doc.address = v;
+    }
+    if let Some(v) = dec_of(c, "discount_rate") {
+        doc.discount_rate = v.unwrap_or_default();
+    }
+    if let Some(Some(d)) = date_of(c, "discount_date") {
+        doc.discount_date = d;
+    }
+    for (name, field) in [
+        ("label", &mut doc.label),
+        ("intro", &mut doc.intro),
+        ("note", &mut doc.note),
+        ("payment_types", &mut doc.payment_types),
+        ("reduction", &mut doc.reduction),
+    ] {
+        if let Some(v) = text_of(c, name) {
+            *field = v;
+        }
+    }
+    if let Some(Some(v)) = c.get("net_gross").cloned() {
+        doc.net_gross = v.to_wire();
+    }
+    if let Some(Some(v)) = c.get("currency_code").cloned() {
+        doc.currency_code = v.to_wire();
+    }
+    if let Some(v) = dec_of(c, "quote") {
+        doc.quote = v.unwrap_or(Decimal::ONE);
+    }
+    if let Some(v) = int_of(c, "template_id") {
+        doc.template_id = v;
+    }
+    if doc.kind == DocKind::CreditNote {
+        if let Some(v) = text_of(c, "title") {
+            doc.title = v;
+        }
+        if let Some(v) = int_of(c, "free_text_id") {
+            doc.free_text_id = v;
+        }
+    }
+}
+
+/// Changes a draft's fields; its totals follow.
+pub fn update(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    id: u64,
+    changes: &Changes,
+) -> Result<Document, Error> {
+    let old = load_for(ctx, txn.as_read(), kind, id, Event::Edit)?;
+    let mut errors = changes.errors();
+    schema::check_not_cleared(fields::fields(kind), changes, &mut errors);
+    let mut doc = old.clone();
+    if let Some(Some(client_id)) = int_of(changes, "client_id")
+        && client_id as u64 != old.client_id
+    {
+        match load_client(txn.as_read(), ctx.account_id, client_id) {
+            Ok(_) => doc.client_id = client_id as u64,
+            Err(Error::Invalid(mut e)) => errors.append(&mut e),
+            Err(e) => return Err(e),
+        }
+    }
+    let due_days = old.due_date.days_since(old.date);
+    let discount_days = old.discount_date.days_since(old.date);
+    apply(&mut doc, changes, due_days, discount_days);
+    validate(&doc, &mut errors);
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors));
+    }
+    doc.payment_types = normalize_payment_types(&doc.payment_types);
+    let pre = numbering::resolve_prefix(&doc.number_pre, doc.date);
+    doc.formatted_number = numbering::format_number(&pre, doc.number, doc.number_length);
+    change(
+        ctx,
+        txn,
+        &old,
+        doc,
+        Change {
+            totals: true,
+            touch: true,
+            ..Change::NOTHING
+        },
+    )
+}
+
+/// Deletes the document with its items, payments, comments, tags and PDFs, and frees its
+/// number.
+pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
+    let doc = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
+    storage::delete(txn, ctx.account_id, &doc)
+}
+
+// ---- lifecycle actions -------------------------------------------------------------------
+
+/// The actions of `PUT /{kind}/{id}/{action}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Complete,
+    Cancel,
+    Uncancel,
+}
+
+/// DRAFT → OPEN (or OVERDUE when the due date has passed). The number is fixed from now on
+/// and the PDF (and its print version) is rendered and stored in the same transaction.
+/// The template of an invoice is `template_id`, else the invoice's own, else the default
+/// INVOICE template; a credit note's own template comes before the one asked for.
+pub fn complete(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    pdf: &dyn Pdf,
+    kind: DocKind,
+    id: u64,
+    template_id: Option<u64>,
+) -> Result<Document, Error> {
+    let account = ctx.account_id;
+    let old = load_for(ctx, txn.as_read(), kind, id, Event::Complete)?;
+    let own = old.template_id.map(|t| t as u64);
+    let asked = match kind {
+        DocKind::Invoice => template_id.or(own),
+        DocKind::CreditNote => own.or(template_id),
+    };
+    let template = templates::for_document(txn.as_read(), account, kind.template_type(), asked)?;
+    // Totals are final: computed once more from the items as they are now.
+    let doc = change(
+        ctx,
+        txn,
+        &old,
+        old.clone(),
+        Change {
+            totals: true,
+            status: Move::By(Event::Complete),
+            touch: true,
+            status_note: StatusNote::Always("STATUS"),
+            ..Change::NOTHING
+        },
+    )?;
+    let items = storage::items(txn.as_read(), account, kind, id)?;
+    let client = load_client(txn.as_read(), account, doc.client_id as i64)?;
+    let defaults = settings::load_stored(txn.as_read(), account)?;
+    let template_text = match &template {
+        Some(t) => templates::text_of(txn.as_read(), account, t)?,
+        None => Vec::new(),
+    };
+    let values = printing::values(&doc, &client, &defaults);
+    let filename = match defaults.text(&kind.setting("filename")).trim() {
+        "" => format!("{}_{id}", kind.range()),
+        pattern => placeholders::resolve(pattern, &values),
+    };
+    let filename = format!("{}.pdf", filenames::sanitize(&filename));
+    for (variant, print) in [
+        (pdfs::Variant::Original, false),
+        (pdfs::Variant::Print, true),
+    ] {
+        let layout = printing::document(&doc, &items, &client, &defaults, &template_text, print);
+        let bytes = pdf
+            .render(&layout)
+            .map_err(|e| Error::Unavailable(format!("PDF rendering failed: {e}")))?;
+        pdfs::save(
+            txn,
+            account,
+            (kind.collection(), id),
+            variant,
+            ctx.now,
+            &filename,
+            bytes,
+        )?;
+    }
+    Ok(doc)
+}
+
+pub fn cancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
+    let old = load_for(ctx, txn.as_read(), kind, id, Event::Cancel)?;
+    change(
+        ctx,
+        txn,
+        &old,
+        old.clone(),
+        Change {
+            status: Move::By(Event::Cancel),
+            touch: true,
+            status_note: StatusNote::Always("CANCEL"),
+            ..Change::NOTHING
+        },
+    )
+}
+
+pub fn uncancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
+    let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
+    change(
+        ctx,
+        txn,
+        &old,
+        old.clone(),
+        Change {
+            status: Move::Settle(|settled| Event::Uncancel { settled }),
+            touch: true,
+            status_note: StatusNote::Always("UNCANCEL"),
+            ..Change::NOTHING
+        },
+    )
+}
+
+/// Runs one of the lifecycle actions.
+pub fn act(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    pdf: &dyn Pdf,
+    kind: DocKind,
+    id: u64,
+    action: Action,
+    template_id: Option<u64>,
+) -> Result<Document, Error> {
+    match action {
+        Action::Complete => complete(ctx, txn, pdf, kind, id, template_id),
+        Action::Cancel => cancel(ctx, txn, kind, id),
+        Action::Uncancel => uncancel(ctx, txn, kind, id),
+    }
+}
+
+/// Keeps an uploaded signed PDF beside the original; only for completed documents.
+pub fn sign(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    id: u64,
+    file: Vec<u8>,
+) -> Result<(), Error> {
+    let account = ctx.account_id;
+    let doc = storage::load(txn.as_read(), account, kind, id)?;
+    if doc.status == Status::Draft {
+        return Err(refusal(
+            kind,
+            "a signature can be uploaded only for completed {doc}s; this {doc} is DRAFT".into(),
+        ));
+    }
+    if !file.starts_with(b"%PDF-") {
+        return Err(Error::invalid("base64file is not a PDF file"));
+    }
+    let original = pdfs::load(
+        txn.as_read(),
+        account,
+        kind.collection(),
+        id,
+        pdfs::Variant::Original,
+    )?;
+    let stem = original
+        .map(|p| p.filename.trim_end_matches(".pdf").to_owned())
+        .unwrap_or_else(|| format!("{}_{id}", kind.range()));
+    pdfs::save(
+        txn,
+        account,
+        (kind.collection(), id),
+        pdfs::Variant::Signed,
+        ctx.now,
+        &format!("{stem}_signed.pdf"),
+        file,
+    )?;
+    note(ctx, txn, &doc, "SIGN", "Signed PDF uploaded")
+}
+
+// ---- items -------------------------------------------------------------------------------
+
+/// The document of an item, which must be a DRAFT for its items to change.
+fn draft_for_items(ctx: &Ctx, txn: &dyn Read, kind: DocKind, id: u64) -> Result<Document, Error> {
+    let doc = storage::load(txn, ctx.account_id, kind, id)?;
+    transition(doc.status, Event::Edit).map_err(|_| {
+        refusal(
+            kind,
+            format!(
+                "items change only while the {{doc}} is a DRAFT; this {{doc}} is {}",
+                doc.shown(today(ctx)).as_str()
+            ),
+        )
+    })?;
+    Ok(doc)
+}
+
+/// The change of a draft whose items changed: its totals follow.
+fn items_changed(ctx: &Ctx, txn: &mut dyn Write, old: &Document) -> Result<Document, Error> {
+    change(
+        ctx,
+        txn,
+        old,
+        old.clone(),
+        Change {
+            totals: true,
+            touch: true,
+            ..Change::NOTHING
+        },
+    )
+}
+
+pub fn add_item(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    c: &Changes,
+) -> Result<(Item, Document), Error> {
+    let parent_field = kind.parent_field();
+    let document_id = match c.get(parent_field) {
+        Some(Some(Scalar::Int(id))) if *id > 0 => *id as u64,
+        _ => {
+            let mut errors = c.errors();
+            if !c.invalid.iter().any(|(n, _)| *n == parent_field) {
+                errors.push(format!("{parent_field} is mandatory"));
+            }
+            return Err(Error::Invalid(errors));
+        }
+    };
+    let doc = match draft_for_items(ctx, txn.as_read(), kind, document_id) {
+        Err(Error::NotFound(_)) => {
+            return Err(Error::invalid(format!(
+                "{parent_field} {document_id} does not exist"
+            )));
+        }
+        other => other?,
+    };
+    let existing = storage::items(txn.as_read(), ctx.account_id, kind, document_id)?;
+    if existing.len() >= limits::ITEMS_MAX {
+        return Err(Error::invalid(format!(
+            "a {} holds at most {} items",
+            kind.label(),
+            limits::ITEMS_MAX
+        )));
+    }
+    let position = existing.last().map_or(1, |i| i.position + 1);
+    let default_tax = taxes::default_tax(txn.as_read(), ctx.account_id)?;
+    let mut item = items::build(ctx, document_id, position, c, &default_tax)?;
+    storage::number_items(txn, kind, std::slice::from_mut(&mut item))?;
+    storage::put(txn, ctx.account_id, kind, &item)?;
+    let doc = items_changed(ctx, txn, &doc)?;
+    Ok((item, doc))
+}
+
+pub fn change_item(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    id: u64,
+    c: &Changes,
+) -> Result<(Item, Document), Error> {
+    let mut item: Item = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
+    let doc = draft_for_items(ctx, txn.as_read(), kind, item.document_id)?;
+    let mut errors = c.errors();
+    items::apply(&mut item, c, &mut errors);
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors));
+    }
+    item.updated = ctx.now;
+    storage::put(txn, ctx.account_id, kind, &item)?;
+    let doc = items_changed(ctx, txn, &doc)?;
+    Ok((item, doc))
+}
+
+pub fn remove_item(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
+    let item: Item = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
+    let doc = draft_for_items(ctx, txn.as_read(), kind, item.document_id)?;
+    storage::remove(txn, ctx.account_id, kind, &item)?;
+    items_changed(ctx, txn, &doc).map(drop)
+}
+
+// ---- payments ----------------------------------------------------------------------------
+
+pub fn book_payment(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    c: &Changes,
+) -> Result<Payment, Error> {
+    let mut errors = c.errors();
+    let (document, payment) = payments::build(ctx, kind, c, today(ctx), &mut errors);
+    let doc = match document {
+        Some(id) => match parent_of(ctx, txn.as_read(), kind, id)? {
+            Ok(doc) => Some(doc),
+            Err(problem) => {
+                errors.push(problem);
+                None
+            }
+        },
+        None => None,
+    };
+    let (Some(doc), Some(mut payment), true) = (doc, payment, errors.is_empty()) else {
+        return Err(Error::Invalid(errors));
+    };
+    let booked: Vec<Payment> = storage::children(txn.as_read(), ctx.account_id, kind, doc.id)?;
+    if booked.len() >= limits::PAYMENTS_MAX {
+        return Err(Error::invalid(format!(
+            "a {} holds at most {} payments",
+            kind.label(),
+            limits::PAYMENTS_MAX
+        )));
+    }
+    payment.document_id = doc.id;
+    storage::add(txn, ctx.account_id, kind, &mut payment)?;
+    payments_changed(ctx, txn, &doc, &payment, |settled| Event::Pay { settled })?;
+    Ok(payment)
+}
+
+/// The change of a document whose payments changed by `payment` (booked, or deleted):
+/// its paid amount and status follow, with a PAYMENT or DELETE_PAYMENT comment.
+fn payments_changed(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    doc: &Document,
+    payment: &Payment,
+    event: fn(bool) -> Event,
+) -> Result<Document, Error> {
+    let (actionkey, verb) = match event(false) {
+        Event::Pay { .. } => ("PAYMENT", "booked"),
+        Event::Edit
+        | Event::Complete
+        | Event::Unpay { .. }
+        | Event::Cancel
+        | Event::Uncancel { .. } => ("DELETE_PAYMENT", "deleted"),
+    };
+    let text = format!(
+        "Payment of {} {} {verb}",
+        payment.amount.normalize(),
+        doc.currency_code
+    );
+    change(
+        ctx,
+        txn,
+        doc,
+        doc.clone(),
+        Change {
+            status: Move::Settle(event),
+            touch: true,
+            note: Some((actionkey, &text)),
+            status_note: StatusNote::WhenMoved("STATUS"),
+            ..Change::NOTHING
+        },
+    )
+}
+
+pub fn delete_payment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
+    let payment: Payment = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
+    let doc = storage::load(txn.as_read(), ctx.account_id, kind, payment.document_id)?;
+    storage::remove(txn, ctx.account_id, kind, &payment)?;
+    payments_changed(ctx, txn, &doc, &payment, |settled| Event::Unpay { settled }).map(drop)
+}
+
+// ---- tags --------------------------------------------------------------------------------
+
+/// Tags a document; a name it already carries (in any case) answers that tag.
+pub fn add_tag(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, c: &Changes) -> Result<Tag, Error> {
+    let mut errors = c.errors();
+    schema::check_mandatory(tags::fields(kind), c, &mut errors);
+    let doc = match c.get(kind.parent_field()) {
+        Some(Some(Scalar::Int(id))) if *id > 0 => *id,
+        _ => return Err(Error::Invalid(errors)),
+    };
+    let doc = match parent_of(ctx, txn.as_read(), kind, doc)? {
+        Ok(doc) => Some(doc),
+        Err(problem) => {
+            errors.push(problem);
+            None
+        }
+    };
+    let name = match c.get("name") {
+        Some(Some(v)) => v.to_wire().trim().to_owned(),
+        _ => String::new(),
+    };
+    errors.extend(tags::name_problem(&name));
+    let (Some(doc), true) = (doc, errors.is_empty()) else {
+        return Err(Error::Invalid(errors));
+    };
+    let existing: Vec<Tag> = storage::children(txn.as_read(), ctx.account_id, kind, doc.id)?;
+    if let Some(same) = existing.iter().find(|t| t.name.eq_ignore_ascii_case(&name)) {
+        return Ok(same.clone());
+    }
+    if existing.len() >= limits::TAGS_MAX {
+        return Err(Error::invalid(format!(
+            "a {} carries at most {} tags",
+            kind.label(),
+            limits::TAGS_MAX
+        )));
+    }
+    let mut tag = Tag {
+        id: 0,
+        document_id: doc.id,
+        name,
+    };
+    storage::add(txn, ctx.account_id, kind, &mut tag)?;
+    tags_changed(ctx, txn, &doc)?;
+    Ok(tag)
+}
+
+/// The change of a document whose tags changed: it keeps their names.
+fn tags_changed(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<Document, Error> {
+    let c = Change {
+        tags: true,
+        ..Change::NOTHING
+    };
+    change(ctx, txn, doc, doc.clone(), c)
+}
+
+pub fn remove_tag(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
+    let tag: Tag = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
+    let doc = storage::load(txn.as_read(), ctx.account_id, kind, tag.document_id)?;
+    storage::remove(txn, ctx.account_id, kind, &tag)?;
+    tags_changed(ctx, txn, &doc).map(drop)
+}
+
+// ---- comments ----------------------------------------------------------------------------
+
+/// A user's comment on a document.
+pub fn add_comment(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    c: &Changes,
+) -> Result<Comment, Error> {
+    let mut errors = c.errors();
+    schema::check_mandatory(super::comments::fields(kind), c, &mut errors);
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors));
+    }
+    let document = match c.get(kind.parent_field()) {
+        Some(Some(Scalar::Int(id))) => *id,
+        _ => 0,
+    };
+    let doc = parent_of(ctx, txn.as_read(), kind, document)?.map_err(Error::invalid)?;
+    let text = match c.get("comment") {
+        Some(Some(v)) => v.to_wire(),
+        _ => return Err(Error::invalid("comment is mandatory")),
+    };
+    let count = storage::children::<Comment>(txn.as_read(), ctx.account_id, kind, doc.id)?.len();
+    if count >= limits::COMMENTS_MAX {
+        return Err(Error::invalid(format!(
+            "a {} holds at most {} comments",
+            kind.label(),
+            limits::COMMENTS_MAX
+        )));
+    }
+    add_system_comment(ctx, txn, &doc, "COMMENT", &text)
+}
+
+pub fn remove_comment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
+    let c: Comment = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
+    storage::remove(txn, ctx.account_id, kind, &c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::schema::Access;
+    use super::super::fields::table;
+    use super::*;
+
+    /// Every writable field of every kind reaches the document: a field parsed but never
+    /// applied would be silently dropped.
+    #[test]
+    fn every_writable_field_is_applied() {
+        let ctx = Ctx {
+            account_id: 1,
+            user_id: 1,
+            is_admin: true,
+            now: 1_795_000_000,
+        };
+        let date = Date::parse("2026-11-02").unwrap();
+        for kind in DocKind::ALL {
+            let (blank, _) = defaults_for(
+                &ctx,
+                kind,
+                1,
+                1,
+                &Record::default(),
+                &Record::default(),
+                date,
+            );
+            for f in table(kind) {
+                if f.field.access != Access::Write
+                    || ["client_id", "invoice_id"].contains(&f.field.name)
+                {
+                    continue;
+                }
+                let value = match f.field.kind {
+                    schema::Kind::Integer => Scalar::Int(7),
+                    schema::Kind::Decimal => Scalar::Dec(Decimal::new(75, 1)),
+                    schema::Kind::Date => Scalar::Date(Date::parse("2026-12-24").unwrap()),
+                    schema::Kind::Enum(words) => Scalar::Text(words[1].into()),
+                    schema::Kind::Currency => Scalar::Text("CHF".into()),
+                    schema::Kind::Text
+                    | schema::Kind::DateTime
+                    | schema::Kind::Bool
+                    | schema::Kind::Country
+                    | schema::Kind::File => Scalar::Text("x7".into()),
+                };
+                let changes = Changes {
+                    values: vec![(f.field.name, Some(value.clone()))],
+                    ..Changes::default()
+                };
+                let mut doc = blank.clone();
+                apply(&mut doc, &changes, 14, 0);
+                let got = f.get.get(&doc, date).map(|v| v.to_scalar());
+                assert_eq!(got, Some(value), "{kind:?} {} is not applied", f.field.name);
+            }
+        }
+    }
+}

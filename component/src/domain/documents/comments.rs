@@ -1,0 +1,57 @@
+//! Comments of documents: user comments (actionkey COMMENT) and the system comments every
+//! change writes (CREATE, STATUS, PAYMENT, DELETE_PAYMENT, CANCEL, MAIL, ...). The child
+//! type and its wire fields; a leaf.
+
+use super::super::schema::{Field, Kind, Record, Scalar};
+use super::kind::DocKind;
+
+/// The storage collection (and id counter) of a kind's comments.
+pub fn collection(kind: DocKind) -> &'static str {
+    match kind {
+        DocKind::Invoice => "invoice-comments",
+        DocKind::CreditNote => "credit-note-comments",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comment {
+    pub id: u64,
+    pub document_id: u64,
+    pub created: i64,
+    pub user_id: u64,
+    pub comment: String,
+    pub actionkey: String,
+}
+
+/// Wire fields; `parent_field` names the document id (`invoice_id`).
+const fn comment_fields(parent_field: &'static str) -> [Field; 6] {
+    [
+        Field::new("id", Kind::Integer).read_only(),
+        Field::new("created", Kind::DateTime).read_only(),
+        Field::new(parent_field, Kind::Integer).mandatory(),
+        Field::new("user_id", Kind::Integer).read_only(),
+        Field::new("comment", Kind::Text).mandatory(),
+        Field::new("actionkey", Kind::Text).read_only(),
+    ]
+}
+
+static INVOICE_FIELDS: [Field; 6] = comment_fields("invoice_id");
+static CREDIT_NOTE_FIELDS: [Field; 6] = comment_fields("credit_note_id");
+
+pub fn fields(kind: DocKind) -> &'static [Field] {
+    match kind {
+        DocKind::Invoice => &INVOICE_FIELDS,
+        DocKind::CreditNote => &CREDIT_NOTE_FIELDS,
+    }
+}
+
+pub fn to_record(kind: DocKind, c: &Comment) -> Record {
+    let mut r = Record::default();
+    r.set("id", Some(Scalar::Int(c.id as i64)));
+    r.set("created", Some(Scalar::DateTime(c.created)));
+    r.set(kind.parent_field(), Some(Scalar::Int(c.document_id as i64)));
+    r.set("user_id", Some(Scalar::Int(c.user_id as i64)));
+    r.set("comment", Some(Scalar::Text(c.comment.clone())));
+    r.set("actionkey", Some(Scalar::Text(c.actionkey.clone())));
+    r
+}

@@ -1,0 +1,330 @@
+//! The field table of each kind of document: every wire field in response order, with its
+//! schema (`Field`: kind, who may write it, whether it is mandatory) and how a response
+//! reads it (`Get`). The wire schema (`fields`), request parsing, the response getters
+//! and the XML page writer all derive from these tables; a row cannot be written without
+//! its getter, and `Get::get` matches every getter (no `_` arm).
+//!
+//! Adding a field that shows an existing value of the model is one row here (and a `Get`
+//! variant with its arm when no getter reads that value yet). A value the model does not
+//! hold yet also needs its `Document` field, which the compiler then asks for in the
+//! stored form's conversion (`storage.rs`); a writable field must be applied by
+//! `commands::apply`, which a test checks for every writable field of every kind.
+
+use super::super::date::Date;
+use super::super::schema::{Field, Kind, Record, Value};
+use super::kind::DocKind;
+use super::model::Document;
+
+/// How a response reads a field of a document. An enum read by one `match` rather than a
+/// function pointer per field: each wasm instance sets up an indirect call's target
+/// afresh, once per field, and a page of 100 documents reads 4,000 fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Get {
+    Id,
+    ClientId,
+    ContactId,
+    Created,
+    Updated,
+    /// `invoice_number` or `credit_note_number`.
+    FormattedNumber,
+    Title,
+    InvoiceId,
+    FreeTextId,
+    Number,
+    NumberPre,
+    NumberLength,
+    Status,
+    Date,
+    SupplyDate,
+    SupplyDateType,
+    DueDate,
+    DueDays,
+    Address,
+    DiscountRate,
+    DiscountDate,
+    DiscountDays,
+    DiscountAmount,
+    Label,
+    Intro,
+    Note,
+    TotalGross,
+    TotalNet,
+    NetGross,
+    Reduction,
+    TotalGrossUnreduced,
+    TotalNetUnreduced,
+    TotalReduction,
+    CurrencyCode,
+    Quote,
+    PaymentTypes,
+    PaidAmount,
+    OpenAmount,
+    TemplateId,
+    /// A field the service does not keep (`customerportal_url`): always empty.
+    NotKept,
+}
+
+impl Get {
+    /// The field's value; `None` leaves it empty.
+    #[inline]
+    pub fn get(self, d: &Document, today: Date) -> Option<Value<'_>> {
+        match self {
+            Get::Id => Some(Value::Int(d.id as i64)),
+            Get::ClientId => Some(Value::Int(d.client_id as i64)),
+            Get::ContactId => d.contact_id.map(Value::Int),
+            Get::Created => Some(Value::DateTime(d.created)),
+            Get::Updated => Some(Value::DateTime(d.updated)),
+            Get::FormattedNumber => text(&d.formatted_number),
+            Get::Title => text(&d.title),
+            Get::InvoiceId => d.invoice_id.map(Value::Int),
+            Get::FreeTextId => d.free_text_id.map(Value::Int),
+            Get::Number => Some(Value::Int(d.number)),
+            Get::NumberPre => text(&d.number_pre),
+            Get::NumberLength => Some(Value::Int(d.number_length)),
+            Get::Status => Some(Value::Text(d.shown(today).as_str())),
+            Get::Date => Some(Value::Date(d.date)),
+            Get::SupplyDate => text(&d.supply_date),
+            Get::SupplyDateType => text(&d.supply_date_type),
+            Get::DueDate => Some(Value::Date(d.due_date)),
+            Get::DueDays => Some(Value::Int(d.due_date.days_since(d.date))),
+            Get::Address => text(&d.address),
+            Get::DiscountRate => Some(Value::Dec(d.discount_rate)),
+            Get::DiscountDate => Some(Value::Date(d.discount_date)),
+            Get::DiscountDays => Some(Value::Int(d.discount_date.days_since(d.date))),
+            Get::DiscountAmount => Some(Value::Dec(d.discount_amount())),
+            Get::Label => text(&d.label),
+            Get::Intro => text(&d.intro),
+            Get::Note => text(&d.note),
+            Get::TotalGross => Some(Value::Dec(d.total_gross)),
+            Get::TotalNet => Some(Value::Dec(d.total_net)),
+            Get::NetGross => text(&d.net_gross),
+            Get::Reduction => text(&d.reduction),
+            Get::TotalGrossUnreduced => Some(Value::Dec(d.total_gross_unreduced)),
+            Get::TotalNetUnreduced => Some(Value::Dec(d.total_net_unreduced)),
+            Get::TotalReduction => Some(Value::Dec(d.total_reduction)),
+            Get::CurrencyCode => text(&d.currency_code),
+            Get::Quote => Some(Value::Dec(d.quote)),
+            Get::PaymentTypes => text(&d.payment_types),
+            Get::PaidAmount => Some(Value::Dec(d.paid_amount)),
+            Get::OpenAmount => Some(Value::Dec(d.open_amount())),
+            Get::TemplateId => d.template_id.map(Value::Int),
+            Get::NotKept => None,
+        }
+    }
+}
+
+fn text(s: &str) -> Option<Value<'_>> {
+    (!s.is_empty()).then_some(Value::Text(s))
+}
+
+/// One wire field of a kind of document.
+#[derive(Debug, Clone, Copy)]
+pub struct DocField {
+    pub field: Field,
+    pub get: Get,
+}
+
+impl DocField {
+    const fn new(name: &'static str, kind: Kind, get: Get) -> DocField {
+        DocField {
+            field: Field::new(name, kind),
+            get,
+        }
+    }
+
+    const fn read_only(mut self) -> DocField {
+        self.field = self.field.read_only();
+        self
+    }
+
+    const fn mandatory(mut self) -> DocField {
+        self.field = self.field.mandatory();
+        self
+    }
+}
+
+const SUPPLY_DATE_TYPES: &[&str] = &[
+    "SUPPLY_DATE",
+    "DELIVERY_DATE",
+    "SUPPLY_TEXT",
+    "DELIVERY_TEXT",
+];
+const PRICE_BASES: &[&str] = &["NET", "GROSS"];
+
+/// Every wire field of documents, once; each kind's table lists those it has, in its
+/// response order.
+const ID: DocField = DocField::new("id", Kind::Integer, Get::Id).read_only();
+const CLIENT_ID: DocField = DocField::new("client_id", Kind::Integer, Get::ClientId).mandatory();
+const CONTACT_ID: DocField = DocField::new("contact_id", Kind::Integer, Get::ContactId);
+const CREATED: DocField = DocField::new("created", Kind::DateTime, Get::Created).read_only();
+const UPDATED: DocField = DocField::new("updated", Kind::DateTime, Get::Updated).read_only();
+const INVOICE_NUMBER: DocField =
+    DocField::new("invoice_number", Kind::Text, Get::FormattedNumber).read_only();
+const NUMBER: DocField = DocField::new("number", Kind::Integer, Get::Number);
+const NUMBER_PRE: DocField = DocField::new("number_pre", Kind::Text, Get::NumberPre);
+const NUMBER_LENGTH: DocField = DocField::new("number_length", Kind::Integer, Get::NumberLength);
+const STATUS: DocField = DocField::new("status", Kind::Text, Get::Status).read_only();
+const DATE: DocField = DocField::new("date", Kind::Date, Get::Date);
+const SUPPLY_DATE: DocField = DocField::new("supply_date", Kind::Text, Get::SupplyDate);
+const SUPPLY_DATE_TYPE: DocField = DocField::new(
+    "supply_date_type",
+    Kind::Enum(SUPPLY_DATE_TYPES),
+    Get::SupplyDateType,
+);
+const DUE_DATE: DocField = DocField::new("due_date", Kind::Date, Get::DueDate);
+const DUE_DAYS: DocField = DocField::new("due_days", Kind::Integer, Get::DueDays).read_only();
+const ADDRESS: DocField = DocField::new("address", Kind::Text, Get::Address);
+const DISCOUNT_RATE: DocField = DocField::new("discount_rate", Kind::Decimal, Get::DiscountRate);
+const DISCOUNT_DATE: DocField = DocField::new("discount_date", Kind::Date, Get::DiscountDate);
+const DISCOUNT_DAYS: DocField =
+    DocField::new("discount_days", Kind::Integer, Get::DiscountDays).read_only();
+const DISCOUNT_AMOUNT: DocField =
+    DocField::new("discount_amount", Kind::Decimal, Get::DiscountAmount).read_only();
+const LABEL: DocField = DocField::new("label", Kind::Text, Get::Label);
+const INTRO: DocField = DocField::new("intro", Kind::Text, Get::Intro);
+const NOTE: DocField = DocField::new("note", Kind::Text, Get::Note);
+const TOTAL_GROSS: DocField =
+    DocField::new("total_gross", Kind::Decimal, Get::TotalGross).read_only();
+const TOTAL_NET: DocField = DocField::new("total_net", Kind::Decimal, Get::TotalNet).read_only();
+const NET_GROSS: DocField = DocField::new("net_gross", Kind::Enum(PRICE_BASES), Get::NetGross);
+const REDUCTION: DocField = DocField::new("reduction", Kind::Text, Get::Reduction);
+const TOTAL_GROSS_UNREDUCED: DocField = DocField::new(
+    "total_gross_unreduced",
+    Kind::Decimal,
+    Get::TotalGrossUnreduced,
+)
+.read_only();
+const TOTAL_NET_UNREDUCED: DocField =
+    DocField::new("total_net_unreduced", Kind::Decimal, Get::TotalNetUnreduced).read_only();
+const TOTAL_REDUCTION: DocField =
+    DocField::new("total_reduction", Kind::Decimal, Get::TotalReduction).read_only();
+const CURRENCY_CODE: DocField = DocField::new("currency_code", Kind::Currency, Get::CurrencyCode);
+const QUOTE: DocField = DocField::new("quote", Kind::Decimal, Get::Quote);
+const PAYMENT_TYPES: DocField = DocField::new("payment_types", Kind::Text, Get::PaymentTypes);
+const PAID_AMOUNT: DocField =
+    DocField::new("paid_amount", Kind::Decimal, Get::PaidAmount).read_only();
+const OPEN_AMOUNT: DocField =
+    DocField::new("open_amount", Kind::Decimal, Get::OpenAmount).read_only();
+const TEMPLATE_ID: DocField = DocField::new("template_id", Kind::Integer, Get::TemplateId);
+const CREDIT_NOTE_NUMBER: DocField =
+    DocField::new("credit_note_number", Kind::Text, Get::FormattedNumber).read_only();
+const TITLE: DocField = DocField::new("title", Kind::Text, Get::Title);
+const CUSTOMERPORTAL_URL: DocField =
+    DocField::new("customerportal_url", Kind::Text, Get::NotKept).read_only();
+const INVOICE_ID: DocField = DocField::new("invoice_id", Kind::Integer, Get::InvoiceId);
+const FREE_TEXT_ID: DocField = DocField::new("free_text_id", Kind::Integer, Get::FreeTextId);
+
+/// Invoice fields in response order.
+pub static INVOICE: &[DocField] = &[
+    ID,
+    CLIENT_ID,
+    CONTACT_ID,
+    CREATED,
+    UPDATED,
+    INVOICE_NUMBER,
+    NUMBER,
+    NUMBER_PRE,
+    NUMBER_LENGTH,
+    STATUS,
+    DATE,
+    SUPPLY_DATE,
+    SUPPLY_DATE_TYPE,
+    DUE_DATE,
+    DUE_DAYS,
+    ADDRESS,
+    DISCOUNT_RATE,
+    DISCOUNT_DATE,
+    DISCOUNT_DAYS,
+    DISCOUNT_AMOUNT,
+    LABEL,
+    INTRO,
+    NOTE,
+    TOTAL_GROSS,
+    TOTAL_NET,
+    NET_GROSS,
+    REDUCTION,
+    TOTAL_GROSS_UNREDUCED,
+    TOTAL_NET_UNREDUCED,
+    TOTAL_REDUCTION,
+    CURRENCY_CODE,
+    QUOTE,
+    PAYMENT_TYPES,
+    PAID_AMOUNT,
+    OPEN_AMOUNT,
+    TEMPLATE_ID,
+];
+
+/// Credit note fields in response order.
+pub static CREDIT_NOTE: &[DocField] = &[
+    ID,
+    CLIENT_ID,
+    CONTACT_ID,
+    CREATED,
+    UPDATED,
+    CREDIT_NOTE_NUMBER,
+    NUMBER,
+    NUMBER_PRE,
+    NUMBER_LENGTH,
+    STATUS,
+    DATE,
+    DUE_DATE,
+    DUE_DAYS,
+    ADDRESS,
+    TITLE,
+    LABEL,
+    INTRO,
+    NOTE,
+    REDUCTION,
+    CURRENCY_CODE,
+    NET_GROSS,
+    QUOTE,
+    TOTAL_GROSS,
+    TOTAL_NET,
+    TOTAL_GROSS_UNREDUCED,
+    TOTAL_NET_UNREDUCED,
+    TOTAL_REDUCTION,
+    PAID_AMOUNT,
+    OPEN_AMOUNT,
+    CUSTOMERPORTAL_URL,
+    INVOICE_ID,
+    FREE_TEXT_ID,
+    TEMPLATE_ID,
+];
+
+/// The field table of a kind, in response order.
+pub fn table(kind: DocKind) -> &'static [DocField] {
+    match kind {
+        DocKind::Invoice => INVOICE,
+        DocKind::CreditNote => CREDIT_NOTE,
+    }
+}
+
+/// The wire schema of a kind (the `Field`s of its table), for parsing and ordering.
+pub fn fields(kind: DocKind) -> &'static [Field] {
+    const fn schema<const N: usize>(table: &[DocField]) -> [Field; N] {
+        let mut out = [Field::new("", Kind::Text); N];
+        let mut i = 0;
+        while i < N {
+            out[i] = table[i].field;
+            i += 1;
+        }
+        out
+    }
+    static INVOICE_SCHEMA: [Field; INVOICE.len()] = schema(INVOICE);
+    static CREDIT_NOTE_SCHEMA: [Field; CREDIT_NOTE.len()] = schema(CREDIT_NOTE);
+    match kind {
+        DocKind::Invoice => &INVOICE_SCHEMA,
+        DocKind::CreditNote => &CREDIT_NOTE_SCHEMA,
+    }
+}
+
+/// The document as a record of its wire fields (for ordering and placeholders).
+pub fn to_record(doc: &Document, today: Date) -> Record {
+    let mut r = Record::default();
+    for f in table(doc.kind) {
+        if let Some(v) = f.get.get(doc, today) {
+            r.values.insert(f.field.name.to_owned(), v.to_scalar());
+        }
+    }
+    r
+}

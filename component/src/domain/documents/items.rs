@@ -1,0 +1,227 @@
+//! Items of documents: the child type, its wire fields, and how a request builds or
+//! changes one. Their totals are computed from the document's price basis and tax
+//! situation when read. A leaf: the document they belong to is changed by `commands`.
+
+use rust_decimal::Decimal;
+
+use super::super::money::{self, Line, Reduction};
+use super::super::schema::{Changes, Field, Kind, Record, Scalar};
+use super::super::{Ctx, Error};
+use super::kind::DocKind;
+use super::model::Document;
+use crate::limits;
+
+/// The storage collection (and id counter) of a kind's items.
+pub fn collection(kind: DocKind) -> &'static str {
+    match kind {
+        DocKind::Invoice => "invoice-items",
+        DocKind::CreditNote => "credit-note-items",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub id: u64,
+    pub document_id: u64,
+    pub position: i64,
+    pub article_id: Option<i64>,
+    pub unit: String,
+    pub quantity: Decimal,
+    pub unit_price: Decimal,
+    pub tax_name: String,
+    pub tax_rate: Decimal,
+    pub title: String,
+    pub description: String,
+    pub reduction: String,
+    /// PRODUCT or SERVICE (wire field `type`).
+    pub product_type: String,
+    pub created: i64,
+    pub updated: i64,
+}
+
+impl Item {
+    pub fn line(&self) -> Line {
+        Line {
+            quantity: self.quantity,
+            unit_price: self.unit_price,
+            tax_name: self.tax_name.clone(),
+            tax_rate: self.tax_rate,
+            reduction: Reduction::parse(&self.reduction).ok().flatten(),
+        }
+    }
+}
+
+macro_rules! item_fields {
+    ($parent:literal) => {
+        &[
+            Field::new("id", Kind::Integer).read_only(),
+            Field::new("created", Kind::DateTime).read_only(),
+            Field::new("updated", Kind::DateTime).read_only(),
+            Field::new("article_id", Kind::Integer),
+            Field::new($parent, Kind::Integer).mandatory(),
+            Field::new("position", Kind::Integer),
+            Field::new("unit", Kind::Text),
+            Field::new("quantity", Kind::Decimal),
+            Field::new("unit_price", Kind::Decimal),
+            Field::new("tax_name", Kind::Text),
+            Field::new("tax_rate", Kind::Decimal),
+            Field::new("title", Kind::Text),
+            Field::new("description", Kind::Text),
+            Field::new("reduction", Kind::Text),
+            Field::new("type", Kind::Enum(&["PRODUCT", "SERVICE"])),
+            Field::new("total_net", Kind::Decimal).read_only(),
+            Field::new("total_gross", Kind::Decimal).read_only(),
+            Field::new("total_net_unreduced", Kind::Decimal).read_only(),
+            Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
+        ]
+    };
+}
+
+static INVOICE_ITEM_FIELDS: &[Field] = item_fields!("invoice_id");
+static CREDIT_NOTE_ITEM_FIELDS: &[Field] = item_fields!("credit_note_id");
+
+pub fn fields(kind: DocKind) -> &'static [Field] {
+    match kind {
+        DocKind::Invoice => INVOICE_ITEM_FIELDS,
+        DocKind::CreditNote => CREDIT_NOTE_ITEM_FIELDS,
+    }
+}
+
+/// The item's wire fields; its totals as the document computes them.
+pub fn to_record(item: &Item, doc: &Document) -> Record {
+    let t = money::line_totals(&item.line(), doc.basis(), doc.tax_free);
+    let mut r = Record::default();
+    let mut set = |name: &str, v: Scalar| r.set(name, Some(v));
+    let text = |s: &str| Scalar::Text(s.to_owned());
+    set("id", Scalar::Int(item.id as i64));
+    set("created", Scalar::DateTime(item.created));
+    set("updated", Scalar::DateTime(item.updated));
+    if let Some(a) = item.article_id {
+        set("article_id", Scalar::Int(a));
+    }
+    set(
+        doc.kind.parent_field(),
+        Scalar::Int(item.document_id as i64),
+    );
+    set("position", Scalar::Int(item.position));
+    set("unit", text(&item.unit));
+    set("quantity", Scalar::Dec(item.quantity));
+    set("unit_price", Scalar::Dec(item.unit_price));
+    set("tax_name", text(&item.tax_name));
+    set("tax_rate", Scalar::Dec(item.tax_rate));
+    set("title", text(&item.title));
+    set("description", text(&item.description));
+    set("reduction", text(&item.reduction));
+    set("type", text(&item.product_type));
+    set("total_net", Scalar::Dec(t.net));
+    set("total_gross", Scalar::Dec(t.gross));
+    set("total_net_unreduced", Scalar::Dec(t.net_unreduced));
+    set("total_gross_unreduced", Scalar::Dec(t.gross_unreduced));
+    r.values
+        .retain(|_, v| !matches!(v, Scalar::Text(t) if t.is_empty()));
+    r
+}
+
+/// Copies the request's fields onto an item and checks it.
+pub fn apply(item: &mut Item, c: &Changes, errors: &mut Vec<String>) {
+    let dec = |name: &str| c.get(name).map(|v| v.as_ref().and_then(Scalar::as_dec));
+    let text = |name: &str| {
+        c.get(name)
+            .map(|v| v.as_ref().map(Scalar::to_wire).unwrap_or_default())
+    };
+    if let Some(v) = c.get("article_id") {
+        item.article_id = v.as_ref().and_then(Scalar::as_int);
+    }
+    if let Some(Some(p)) = c
+        .get("position")
+        .map(|v| v.as_ref().and_then(Scalar::as_int))
+    {
+        item.position = p;
+    }
+    if let Some(v) = dec("quantity") {
+        item.quantity = v.unwrap_or(Decimal::ONE);
+    }
+    if let Some(v) = dec("unit_price") {
+        item.unit_price = v.unwrap_or_default();
+    }
+    if let Some(v) = dec("tax_rate") {
+        item.tax_rate = v.unwrap_or_default();
+    }
+    for (name, field) in [
+        ("unit", &mut item.unit),
+        ("tax_name", &mut item.tax_name),
+        ("title", &mut item.title),
+        ("description", &mut item.description),
+        ("reduction", &mut item.reduction),
+        ("type", &mut item.product_type),
+    ] {
+        if let Some(v) = text(name) {
+            *field = v;
+        }
+    }
+    let max = Decimal::from(limits::AMOUNT_MAX);
+    if item.quantity.abs() > max || item.unit_price.abs() > max {
+        errors.push(format!(
+            "quantity and unit_price must be at most {max} in absolute value"
+        ));
+    }
+    if !(Decimal::ZERO..=Decimal::ONE_HUNDRED).contains(&item.tax_rate) {
+        errors.push(format!(
+            "tax_rate must be between 0 and 100, got {}",
+            item.tax_rate
+        ));
+    }
+    if let Err(e) = Reduction::parse(&item.reduction) {
+        errors.push(e);
+    }
+}
+
+/// A new item from a request, not yet saved and without its id. Without tax fields it
+/// takes the default tax.
+pub fn build(
+    ctx: &Ctx,
+    document_id: u64,
+    position: i64,
+    c: &Changes,
+    default_tax: &Option<(String, Decimal)>,
+) -> Result<Item, Error> {
+    let mut errors = c.errors();
+    let (tax_name, tax_rate) = match default_tax {
+        Some((n, r)) if !c.has("tax_name") && !c.has("tax_rate") => (n.clone(), *r),
+        _ => (String::new(), Decimal::ZERO),
+    };
+    let mut item = Item {
+        id: 0,
+        document_id,
+        position,
+        article_id: None,
+        unit: String::new(),
+        quantity: Decimal::ONE,
+        unit_price: Decimal::ZERO,
+        tax_name,
+        tax_rate,
+        title: String::new(),
+        description: String::new(),
+        reduction: String::new(),
+        product_type: String::new(),
+        created: ctx.now,
+        updated: ctx.now,
+    };
+    apply(&mut item, c, &mut errors);
+    if !errors.is_empty() {
+        return Err(Error::Invalid(errors));
+    }
+    Ok(item)
+}
+
+/// A copy of an item for another document (a credit note made from an invoice), without
+/// its id yet.
+pub fn copy_to(item: &Item, document_id: u64, now: i64) -> Item {
+    Item {
+        id: 0,
+        document_id,
+        created: now,
+        updated: now,
+        ..item.clone()
+    }
+}

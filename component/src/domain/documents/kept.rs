@@ -1,0 +1,391 @@
+//! What is kept of all of an account's documents of a kind, so that counting and grouping
+//! them reads a few keys instead of every document: the sums per (month, client, stored
+//! status with the due month of open documents, currency), the number of all documents,
+//! and the number per stored status (open ones per due day).
+//!
+//! Every save moves a document's contribution in the same transaction (`update`), so the
+//! kept data always equals what summing the documents gives. An account's kept data exists
+//! once a marker says so: the first document of an account writes it; data from before
+//! sums were kept gets it from the migration (`Rebuild`). Reads need a `Kept`, which only
+//! `check` makes, after seeing the marker: a list cannot count or group from kept data
+//! that is not there, and never writes to make it so.
+
+use std::collections::BTreeMap;
+
+use rust_decimal::Decimal;
+
+use super::super::Error;
+use super::super::date::Date;
+use super::keys::{self as doc_keys, status_byte, status_of_byte};
+use super::kind::DocKind;
+use super::lifecycle::{SHOWN_AS_STORED, Shown, Status};
+use super::model::Document;
+use crate::caps::{Read, Write};
+use crate::store::forms::{Dec16, DecTuple, DecimalForm, StoredSums};
+use crate::store::keys::{self, i32_of_sortable, sortable_i32};
+use crate::store::{self, DATA_VERSION};
+
+/// Index names of the sums, the marker, the count of all documents, and the counts per
+/// stored status.
+const SUMS: &str = "sums";
+const MARKER: &str = "sums-kept";
+const COUNT: &str = "count";
+const STATUS_COUNT: &str = "status-count";
+
+/// The data version at which the layout of kept data last changed (2: status counts, and
+/// due days in open documents' status entries). The marker holds the version its data was
+/// built at; data built before this version is rebuilt by the migration.
+const LAYOUT_SINCE: u8 = 2;
+
+/// Proof that an account's documents of a kind have complete kept data.
+pub struct Kept {
+    account: u64,
+    kind: DocKind,
+}
+
+/// Whether the kept data of an account's documents of a kind is complete: a `Kept` when
+/// it is, `None` when the documents predate it (until the migration runs).
+pub fn check(txn: &dyn Read, account: u64, kind: DocKind) -> Result<Option<Kept>, Error> {
+    Ok(is_kept(txn, account, kind)?.then_some(Kept { account, kind }))
+}
+
+fn is_kept(txn: &dyn Read, account: u64, kind: DocKind) -> Result<bool, Error> {
+    Ok(txn
+        .get(&marker_key(account, kind))?
+        .and_then(|v| v.first().copied())
+        .is_some_and(|built| built >= LAYOUT_SINCE))
+}
+
+fn marker_key(account: u64, kind: DocKind) -> Vec<u8> {
+    keys::index(account, kind.collection(), MARKER)
+}
+
+fn count_key(account: u64, kind: DocKind) -> Vec<u8> {
+    keys::index(account, kind.collection(), COUNT)
+}
+
+fn status_count_prefix(account: u64, kind: DocKind, status: Status) -> Vec<u8> {
+    let mut k = keys::index(account, kind.collection(), STATUS_COUNT);
+    k.push(status_byte(status));
+    k
+}
+
+/// Where a document is counted: its stored status, and for open ones the day it is due.
+fn status_count_key(account: u64, doc: &Document) -> Vec<u8> {
+    let mut k = status_count_prefix(account, doc.kind, doc.status);
+    if doc.status == Status::Open {
+        k.extend_from_slice(&doc_keys::day(doc.due_date));
+    }
+    k
+}
+
+/// Count and totals of the documents under one sum key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sums {
+    pub count: u64,
+    pub net: Decimal,
+    pub gross: Decimal,
+}
+
+impl Sums {
+    pub fn of(doc: &Document) -> Sums {
+        Sums {
+            count: 1,
+            net: doc.total_net,
+            gross: doc.total_gross,
+        }
+    }
+
+    /// Adds a document's contribution, or takes it away.
+    fn add(&mut self, doc: &Document, take_away: bool) {
+        let one = Sums::of(doc);
+        if take_away {
+            self.count = self.count.saturating_sub(one.count);
+            self.net -= one.net;
+            self.gross -= one.gross;
+        } else {
+            self.count += one.count;
+            self.net += one.net;
+            self.gross += one.gross;
+        }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        store::encode(&StoredSums {
+            count: self.count,
+            net: Dec16(self.net),
+            gross: Dec16(self.gross),
+        })
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Sums, Error> {
+        fn from<D: DecimalForm>(s: StoredSums<D>) -> Sums {
+            Sums {
+                count: s.count,
+                net: s.net.get(),
+                gross: s.gross.get(),
+            }
+        }
+        Ok(store::decode(bytes, from::<DecTuple>, from::<Dec16>)?)
+    }
+}
+
+/// year × 12 + month − 1 of a date.
+pub fn month_number(d: Date) -> i32 {
+    d.year() * 12 + d.month() as i32 - 1
+}
+
+/// What a document is summed under: month of its date, client, stored status (for open
+/// documents with the month they are due), currency.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SumKey {
+    pub month: i32,
+    pub client: u64,
+    pub status: Status,
+    /// Open documents only: the month of the due date. Those due before this month show
+    /// as OVERDUE, those due after it as OPEN; those due in it are loaded one by one.
+    pub due_month: Option<i32>,
+    pub currency: String,
+}
+
+impl SumKey {
+    fn of(doc: &Document) -> SumKey {
+        SumKey {
+            month: month_number(doc.date),
+            client: doc.client_id,
+            status: doc.status,
+            due_month: (doc.status == Status::Open).then(|| month_number(doc.due_date)),
+            currency: doc.currency_code.clone(),
+        }
+    }
+
+    pub fn year(&self) -> i32 {
+        self.month.div_euclid(12)
+    }
+
+    pub fn month_of_year(&self) -> u8 {
+        self.month.rem_euclid(12) as u8 + 1
+    }
+
+    fn key(&self, account: u64, kind: DocKind) -> Vec<u8> {
+        let mut k = keys::index(account, kind.collection(), SUMS);
+        k.extend_from_slice(&sortable_i32(self.month));
+        k.extend_from_slice(&self.client.to_be_bytes());
+        k.push(status_byte(self.status));
+        if let Some(due) = self.due_month {
+            k.extend_from_slice(&sortable_i32(due));
+        }
+        k.extend_from_slice(self.currency.as_bytes());
+        k
+    }
+
+    /// Reads the part of a key after the sums prefix.
+    fn read(tail: &[u8]) -> Result<SumKey, Error> {
+        let corrupt = || corrupt("sums key");
+        if tail.len() < 13 {
+            return Err(corrupt());
+        }
+        let i32_at = |at: usize| -> Result<i32, Error> {
+            tail.get(at..at + 4)
+                .and_then(i32_of_sortable)
+                .ok_or_else(corrupt)
+        };
+        let month = i32_at(0)?;
+        let client = u64::from_be_bytes(tail[4..12].try_into().map_err(|_| corrupt())?);
+        let status = status_of_byte(tail[12]).ok_or_else(corrupt)?;
+        let (due_month, rest) = if status == Status::Open {
+            (Some(i32_at(13)?), 17)
+        } else {
+            (None, 13)
+        };
+        let currency = String::from_utf8(tail[rest..].to_vec()).map_err(|_| corrupt())?;
+        Ok(SumKey {
+            month,
+            client,
+            status,
+            due_month,
+            currency,
+        })
+    }
+}
+
+fn corrupt(what: &str) -> Error {
+    Error::Store(crate::caps::StoreError::Backend(format!("corrupt {what}")))
+}
+
+/// A kept count; an absent key counts none.
+fn read_counter(txn: &dyn Read, key: &[u8]) -> Result<u64, Error> {
+    txn.get(key)?
+        .map_or(Ok(0), |v| Ok(store::u64_of(&v, "count")?))
+}
+
+/// Adds one to a kept count, or takes one away; a count of none is no key.
+fn add_to_counter(txn: &mut dyn Write, key: &[u8], add: bool) -> Result<(), Error> {
+    let n = read_counter(txn.as_read(), key)?;
+    let n = if add { n + 1 } else { n.saturating_sub(1) };
+    if n == 0 {
+        txn.delete(key)?;
+    } else {
+        txn.put(key, &n.to_be_bytes())?;
+    }
+    Ok(())
+}
+
+/// The number of all documents of the kind.
+pub fn count_all(txn: &dyn Read, kept: &Kept) -> Result<u64, Error> {
+    read_counter(txn, &count_key(kept.account, kept.kind))
+}
+
+/// The number of documents showing one of `statuses` today.
+pub fn count_statuses(
+    txn: &dyn Read,
+    kept: &Kept,
+    statuses: &[Shown],
+    today: Date,
+) -> Result<u64, Error> {
+    let (account, kind) = (kept.account, kept.kind);
+    let mut total = 0;
+    for stored in SHOWN_AS_STORED {
+        if stored
+            .shown_as_stored()
+            .is_some_and(|s| statuses.contains(&s))
+        {
+            total += read_counter(txn, &status_count_prefix(account, kind, stored))?;
+        }
+    }
+    let (open, overdue) = (
+        statuses.contains(&Shown::Open),
+        statuses.contains(&Shown::Overdue),
+    );
+    if open || overdue {
+        let prefix = status_count_prefix(account, kind, Status::Open);
+        // Open documents are counted per due day: OPEN from today on, OVERDUE before.
+        let today_key = doc_keys::day(today);
+        let after =
+            (open && !overdue).then(|| [&prefix[..], &sortable_i32(today.julian() - 1)].concat());
+        store::for_each_after(txn, &prefix, after, |(k, v)| {
+            if !open && k[prefix.len()..] >= today_key[..] {
+                return Ok(());
+            }
+            total += store::u64_of(&v, "count")?;
+            Ok::<_, Error>(())
+        })?;
+    }
+    Ok(total)
+}
+
+/// Calls `f` with every kept sum of the kind.
+pub fn for_each_sum(
+    txn: &dyn Read,
+    kept: &Kept,
+    mut f: impl FnMut(SumKey, Sums) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let prefix = keys::index(kept.account, kept.kind.collection(), SUMS);
+    store::for_each(txn, &prefix, |(k, v)| {
+        f(SumKey::read(&k[prefix.len()..])?, Sums::decode(&v)?)
+    })
+}
+
+/// Moves a document's contribution: `old` out, `new` in. The first document of an
+/// account starts keeping them; documents from before they were kept wait for the
+/// migration.
+pub fn update(
+    txn: &mut dyn Write,
+    account: u64,
+    kind: DocKind,
+    old: Option<&Document>,
+    new: Option<&Document>,
+) -> Result<(), Error> {
+    if !is_kept(txn.as_read(), account, kind)? {
+        let any = txn.scan(&doc_keys::all(account, kind), None, 1, false)?;
+        if !any.is_empty() {
+            return Ok(());
+        }
+        txn.put(&marker_key(account, kind), &[DATA_VERSION])?;
+    }
+    let (old_counted, new_counted) = (
+        old.map(|o| status_count_key(account, o)),
+        new.map(|n| status_count_key(account, n)),
+    );
+    if old_counted != new_counted {
+        if let Some(k) = old_counted {
+            add_to_counter(txn, &k, false)?;
+        }
+        if let Some(k) = new_counted {
+            add_to_counter(txn, &k, true)?;
+        }
+    }
+    if old.is_none() != new.is_none() {
+        add_to_counter(txn, &count_key(account, kind), new.is_some())?;
+    }
+    if let (Some(o), Some(n)) = (old, new)
+        && SumKey::of(o) == SumKey::of(n)
+        && Sums::of(o) == Sums::of(n)
+    {
+        return Ok(());
+    }
+    for (doc, take_away) in old
+        .map(|o| (o, true))
+        .into_iter()
+        .chain(new.map(|n| (n, false)))
+    {
+        let key = SumKey::of(doc).key(account, kind);
+        let mut sums = match txn.get(&key)? {
+            Some(v) => Sums::decode(&v)?,
+            None => Sums::default(),
+        };
+        sums.add(doc, take_away);
+        if sums.count == 0 {
+            txn.delete(&key)?;
+        } else {
+            txn.put(&key, &sums.encode())?;
+        }
+    }
+    Ok(())
+}
+
+/// The kept data of every document of an account's kind, summed afresh: `add` each
+/// document, then `write` replaces whatever was kept before.
+#[derive(Default)]
+pub struct Rebuild {
+    sums: BTreeMap<Vec<u8>, Sums>,
+    counts: BTreeMap<Vec<u8>, u64>,
+    count: u64,
+}
+
+impl Rebuild {
+    pub fn add(&mut self, account: u64, doc: &Document) {
+        self.count += 1;
+        self.sums
+            .entry(SumKey::of(doc).key(account, doc.kind))
+            .or_default()
+            .add(doc, false);
+        *self
+            .counts
+            .entry(status_count_key(account, doc))
+            .or_default() += 1;
+    }
+
+    pub fn write(self, txn: &mut dyn Write, account: u64, kind: DocKind) -> Result<(), Error> {
+        for index in [SUMS, STATUS_COUNT] {
+            let prefix = keys::index(account, kind.collection(), index);
+            for (k, _) in store::scan_all(txn.as_read(), &prefix)? {
+                txn.delete(&k)?;
+            }
+        }
+        for (k, sums) in self.sums {
+            txn.put(&k, &sums.encode())?;
+        }
+        for (k, n) in self.counts {
+            txn.put(&k, &n.to_be_bytes())?;
+        }
+        txn.put(&count_key(account, kind), &self.count.to_be_bytes())?;
+        txn.put(&marker_key(account, kind), &[DATA_VERSION])?;
+        Ok(())
+    }
+}
+
+/// Whether an account's kind needs its kept data rebuilt (for the migration).
+pub fn needs_rebuild(txn: &dyn Read, account: u64, kind: DocKind) -> Result<bool, Error> {
+    Ok(!is_kept(txn, account, kind)?)
+}

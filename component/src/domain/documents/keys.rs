@@ -1,0 +1,110 @@
+//! Where a document and its index entries are stored: the document key layout on top of
+//! `store::keys`, and which index entries a document has. Lists read candidates from
+//! the entries instead of scanning documents.
+
+use super::super::date::Date;
+use super::kind::DocKind;
+use super::lifecycle::Status;
+use super::model::Document;
+use crate::store::keys::{self, sortable_i32};
+
+pub(super) fn record(account: u64, kind: DocKind, id: u64) -> Vec<u8> {
+    keys::record(account, kind.collection(), id)
+}
+
+/// Prefix of every document of a kind of one account.
+pub(super) fn all(account: u64, kind: DocKind) -> Vec<u8> {
+    keys::collection(account, kind.collection())
+}
+
+/// A stored status as one key byte.
+pub(super) fn status_byte(status: Status) -> u8 {
+    match status {
+        Status::Draft => b'D',
+        Status::Open => b'O',
+        Status::Paid => b'P',
+        Status::Canceled => b'C',
+    }
+}
+
+pub(super) fn status_of_byte(byte: u8) -> Option<Status> {
+    Some(match byte {
+        b'D' => Status::Draft,
+        b'O' => Status::Open,
+        b'P' => Status::Paid,
+        b'C' => Status::Canceled,
+        _ => return None,
+    })
+}
+
+fn client_index_byte(kind: DocKind) -> u8 {
+    match kind {
+        DocKind::Invoice => b'i',
+        DocKind::CreditNote => b'c',
+    }
+}
+
+/// Prefix of the status index entries of one stored status.
+pub(super) fn status_prefix(account: u64, kind: DocKind, status: Status) -> Vec<u8> {
+    let mut prefix = keys::index(account, kind.collection(), "status");
+    prefix.push(status_byte(status));
+    prefix
+}
+
+/// Prefix of the date index (every document has one entry, by its date).
+pub(super) fn date_index(account: u64, kind: DocKind) -> Vec<u8> {
+    keys::index(account, kind.collection(), "date")
+}
+
+/// Prefix of the index of open documents by due date.
+pub(super) fn open_due_index(account: u64, kind: DocKind) -> Vec<u8> {
+    keys::index(account, kind.collection(), "open-due")
+}
+
+/// An index value of a date (fixed width, sorting as the date).
+pub(super) fn day(date: Date) -> [u8; 4] {
+    sortable_i32(date.julian())
+}
+
+/// The prefix of a client's documents of `kind` in the client's document index.
+pub(super) fn client_documents(account: u64, client: u64, kind: DocKind) -> Vec<u8> {
+    let mut k = keys::client_documents(account, client);
+    k.push(client_index_byte(kind));
+    k
+}
+
+/// The status index entry of a document; for open ones the value is the day it is due,
+/// so that OPEN and OVERDUE pages are told apart without loading documents.
+pub(super) fn status_entry(account: u64, doc: &Document) -> (Vec<u8>, Vec<u8>) {
+    let mut key = status_prefix(account, doc.kind, doc.status);
+    key.extend_from_slice(&doc.id.to_be_bytes());
+    let value = if doc.status == Status::Open {
+        day(doc.due_date).to_vec()
+    } else {
+        Vec::new()
+    };
+    (key, value)
+}
+
+/// Index entries of a document (key, value).
+pub(super) fn index_entries(account: u64, doc: &Document) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let coll = doc.kind.collection();
+    let mut entries = vec![
+        status_entry(account, doc),
+        (
+            keys::index_entry(account, coll, "date", &day(doc.date), doc.id),
+            Vec::new(),
+        ),
+        (
+            keys::client_document(account, doc.client_id, client_index_byte(doc.kind), doc.id),
+            Vec::new(),
+        ),
+    ];
+    if doc.status == Status::Open {
+        entries.push((
+            keys::index_entry(account, coll, "open-due", &day(doc.due_date), doc.id),
+            Vec::new(),
+        ));
+    }
+    entries
+}

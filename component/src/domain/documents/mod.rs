@@ -1,0 +1,41 @@
+//! Documents: invoices and credit notes, one implementation for every kind (`DocKind`
+//! carries what differs, as data), with their parts: items, payments, comments and tags.
+//!
+//! The modules form layers whose edges point down (a test checks there is no cycle):
+//!
+//! ```text
+//! commands   query                       what changes documents / what reads lists
+//!    │   ╲    │
+//!    │    storage ── kept                load and save, index entries, kept sums and counts
+//!    │       │        │
+//!    └── fields, keys │                  field tables and getters / key layout
+//!            │        │
+//!   model, lifecycle, kind, items, payments, comments, tags    (leaves)
+//! ```
+//!
+//! A document changes only through `commands::change`, which recomputes what it caches
+//! of its parts, moves its status by `lifecycle::transition`, saves it with its index
+//! entries and kept data (`storage::save`) and writes the comments of the change.
+
+#![warn(clippy::wildcard_enum_match_arm)]
+
+pub mod commands;
+pub mod comments;
+pub mod fields;
+pub mod items;
+pub mod kept;
+mod keys;
+mod kind;
+mod lifecycle;
+mod model;
+pub mod payments;
+pub mod query;
+pub mod storage;
+pub mod tags;
+
+pub use commands::{Action, today};
+pub use fields::{DocField, Get, fields, to_record};
+pub use kind::DocKind;
+pub use lifecycle::{Event, SHOWN_AS_STORED, Shown, Status, refusal, transition};
+pub use model::{Document, Tax};
+pub use query::Filter;

@@ -1,0 +1,114 @@
+//! The document model: what an invoice or a credit note holds, with what it caches of its
+//! parts (totals and taxes of its items, the paid amount and payment types of its
+//! payments, the names of its tags, the article ids of its items). Plain data and pure
+//! derivations; no storage, no wire.
+
+use rust_decimal::Decimal;
+
+use super::super::date::Date;
+use super::super::money::{self, PriceBasis};
+use super::kind::DocKind;
+use super::lifecycle::{Shown, Status};
+
+/// One line of a document's tax breakdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tax {
+    pub name: String,
+    pub rate: Decimal,
+    pub net: Decimal,
+    pub amount: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub kind: DocKind,
+    pub id: u64,
+    pub client_id: u64,
+    pub contact_id: Option<i64>,
+    pub created: i64,
+    pub updated: i64,
+    pub number: i64,
+    /// The prefix as given, placeholders unresolved.
+    pub number_pre: String,
+    pub number_length: i64,
+    /// Resolved prefix plus padded number: the invoice or credit note number.
+    pub formatted_number: String,
+    pub status: Status,
+    pub date: Date,
+    pub supply_date: String,
+    pub supply_date_type: String,
+    pub due_date: Date,
+    pub address: String,
+    pub discount_rate: Decimal,
+    pub discount_date: Date,
+    pub label: String,
+    pub intro: String,
+    pub note: String,
+    pub currency_code: String,
+    pub quote: Decimal,
+    pub payment_types: String,
+    pub net_gross: String,
+    pub reduction: String,
+    pub template_id: Option<i64>,
+    pub tax_free: bool,
+    pub total_net: Decimal,
+    pub total_gross: Decimal,
+    pub total_net_unreduced: Decimal,
+    pub total_gross_unreduced: Decimal,
+    pub total_reduction: Decimal,
+    pub taxes: Vec<Tax>,
+    pub paid_amount: Decimal,
+    /// Payment types of the booked payments (for the `payment_type` filter).
+    pub paid_types: Vec<String>,
+    /// Credit notes: the title, the invoice it was made from, the free text it used.
+    pub title: String,
+    pub invoice_id: Option<i64>,
+    pub free_text_id: Option<i64>,
+    /// Tags, kept here for the `tags` filter (the tag records hold their ids).
+    pub tags: Vec<String>,
+    /// Article ids of the items (for the `article_id` filter).
+    pub article_ids: Vec<i64>,
+}
+
+impl Document {
+    pub fn shown(&self, today: Date) -> Shown {
+        match self.status {
+            Status::Draft => Shown::Draft,
+            Status::Open if self.due_date < today => Shown::Overdue,
+            Status::Open => Shown::Open,
+            Status::Paid => Shown::Paid,
+            Status::Canceled => Shown::Canceled,
+        }
+    }
+
+    pub fn basis(&self) -> PriceBasis {
+        if self.net_gross == "GROSS" {
+            PriceBasis::Gross
+        } else {
+            PriceBasis::Net
+        }
+    }
+
+    pub fn open_amount(&self) -> Decimal {
+        match self.status {
+            Status::Paid | Status::Canceled => Decimal::ZERO,
+            Status::Draft | Status::Open => {
+                (self.total_gross - self.paid_amount).max(Decimal::ZERO)
+            }
+        }
+    }
+
+    pub fn discount_amount(&self) -> Decimal {
+        money::discount_amount(self.total_gross, self.discount_rate)
+    }
+
+    /// Whether payments of `paid` (one of them `marked` as settling) settle the document.
+    pub fn settled_by(&self, paid: Decimal, marked: bool) -> bool {
+        marked || (paid >= self.total_gross && paid > Decimal::ZERO)
+    }
+
+    /// The paired assertion of every save and load: the cached totals add up.
+    pub fn totals_add_up(&self) -> bool {
+        self.total_gross == self.total_net + self.taxes.iter().map(|t| t.amount).sum::<Decimal>()
+    }
+}

@@ -1,0 +1,148 @@
+//! Payments of documents: the child type, its wire fields, how a request builds one, and
+//! what the payments of a document add up to. Payments are never edited. A leaf: the
+//! document's paid amount and status are moved by `commands`.
+
+use rust_decimal::Decimal;
+
+use super::super::Ctx;
+use super::super::date::Date;
+use super::super::schema::{Changes, Field, Kind, Record, Scalar};
+use super::super::settings::PAYMENT_TYPES;
+use super::kind::DocKind;
+use crate::limits;
+
+/// The storage collection (and id counter) of a kind's payments.
+pub fn collection(kind: DocKind) -> &'static str {
+    match kind {
+        DocKind::Invoice => "invoice-payments",
+        DocKind::CreditNote => "credit-note-payments",
+    }
+}
+
+/// The create-only field that marks the document as paid.
+pub fn mark_field(kind: DocKind) -> &'static str {
+    match kind {
+        DocKind::Invoice => "mark_invoice_as_paid",
+        DocKind::CreditNote => "mark_credit_note_as_paid",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Payment {
+    pub id: u64,
+    pub document_id: u64,
+    pub created: i64,
+    pub user_id: u64,
+    pub date: Date,
+    pub amount: Decimal,
+    pub comment: String,
+    /// One of `PAYMENT_TYPES`, or empty (wire field `type`).
+    pub payment_type: String,
+    pub mark_paid: bool,
+}
+
+macro_rules! payment_fields {
+    ($parent:literal, $mark:literal) => {
+        &[
+            Field::new("id", Kind::Integer).read_only(),
+            Field::new("created", Kind::DateTime).read_only(),
+            Field::new($parent, Kind::Integer).mandatory(),
+            Field::new("user_id", Kind::Integer).read_only(),
+            Field::new("date", Kind::Date),
+            Field::new("amount", Kind::Decimal).mandatory(),
+            Field::new("comment", Kind::Text),
+            Field::new("type", Kind::Enum(PAYMENT_TYPES)),
+            Field::new($mark, Kind::Bool),
+        ]
+    };
+}
+
+static INVOICE_PAYMENT_FIELDS: &[Field] = payment_fields!("invoice_id", "mark_invoice_as_paid");
+static CREDIT_NOTE_PAYMENT_FIELDS: &[Field] =
+    payment_fields!("credit_note_id", "mark_credit_note_as_paid");
+
+pub fn fields(kind: DocKind) -> &'static [Field] {
+    match kind {
+        DocKind::Invoice => INVOICE_PAYMENT_FIELDS,
+        DocKind::CreditNote => CREDIT_NOTE_PAYMENT_FIELDS,
+    }
+}
+
+pub fn to_record(kind: DocKind, p: &Payment) -> Record {
+    let mut r = Record::default();
+    r.set("id", Some(Scalar::Int(p.id as i64)));
+    r.set("created", Some(Scalar::DateTime(p.created)));
+    r.set(kind.parent_field(), Some(Scalar::Int(p.document_id as i64)));
+    r.set("user_id", Some(Scalar::Int(p.user_id as i64)));
+    r.set("date", Some(Scalar::Date(p.date)));
+    r.set("amount", Some(Scalar::Dec(p.amount)));
+    r.set("comment", Some(Scalar::Text(p.comment.clone())));
+    r.set("type", Some(Scalar::Text(p.payment_type.clone())));
+    r.set(mark_field(kind), Some(Scalar::Bool(p.mark_paid)));
+    r.values
+        .retain(|_, v| !matches!(v, Scalar::Text(t) if t.is_empty()));
+    r
+}
+
+/// The checked fields of a new payment, before its document is known: the document id
+/// named, and the payment without its id. Problems go to `errors`.
+pub fn build(
+    ctx: &Ctx,
+    kind: DocKind,
+    c: &Changes,
+    today: Date,
+    errors: &mut Vec<String>,
+) -> (Option<i64>, Option<Payment>) {
+    super::super::schema::check_mandatory(fields(kind), c, errors);
+    let amount = c.get("amount").cloned().flatten().and_then(|v| v.as_dec());
+    if let Some(a) = amount
+        && (a <= Decimal::ZERO || a > Decimal::from(limits::AMOUNT_MAX))
+    {
+        errors.push(format!(
+            "amount must be greater than 0 and at most {}, got {a}",
+            limits::AMOUNT_MAX
+        ));
+    }
+    let document = c
+        .get(kind.parent_field())
+        .cloned()
+        .flatten()
+        .and_then(|v| v.as_int());
+    let text_of = |name: &str| {
+        c.get(name)
+            .cloned()
+            .flatten()
+            .map(|v| v.to_wire())
+            .unwrap_or_default()
+    };
+    let payment = amount.map(|amount| Payment {
+        id: 0,
+        document_id: 0,
+        created: ctx.now,
+        user_id: ctx.user_id,
+        date: match c.get("date") {
+            Some(Some(Scalar::Date(d))) => *d,
+            _ => today,
+        },
+        amount,
+        comment: text_of("comment"),
+        payment_type: text_of("type"),
+        mark_paid: matches!(c.get(mark_field(kind)), Some(Some(Scalar::Bool(true)))),
+    });
+    (document, payment)
+}
+
+/// What the payments of a document add up to: the paid sum, whether one marks the
+/// document paid, and their payment types (sorted, once each).
+pub fn settlement(payments: &[Payment]) -> (Decimal, bool, Vec<String>) {
+    let paid = payments.iter().map(|p| p.amount).sum();
+    let marked = payments.iter().any(|p| p.mark_paid);
+    let mut types: Vec<String> = payments
+        .iter()
+        .map(|p| p.payment_type.clone())
+        .filter(|t| !t.is_empty())
+        .collect();
+    types.sort();
+    types.dedup();
+    (paid, marked, types)
+}

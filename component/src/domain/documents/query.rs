@@ -1,0 +1,519 @@
+//! Lists of documents: the API's filters (`Filter`), one page of the matches in order
+//! (`page`), their number (`count`), all of them (`find`) and `order_by` (`sort`).
+//!
+//! A page reads as little as its filter allows: the first pages of all documents straight
+//! from the records; a filter of statuses alone by merging the status index streams in id
+//! order; a filter of one indexed field from that index; anything else by loading the
+//! candidates and checking each. Counts come from the kept data where it answers them.
+//! Without kept data (documents from before it was kept, until the migration runs) every
+//! page and count is read from the documents: slower, never wrong, and never a write.
+
+use std::collections::VecDeque;
+
+use super::super::Error;
+use super::super::date::Date;
+use super::super::records;
+use super::super::schema::Record;
+use super::fields;
+use super::kept::{self, Kept};
+use super::keys;
+use super::kind::DocKind;
+use super::lifecycle::{SHOWN_AS_STORED, Shown, Status};
+use super::model::Document;
+use super::storage;
+use crate::caps::Read;
+use crate::limits;
+use crate::store::{self, id_of_key, keys::i32_of_sortable};
+
+/// The list filters of the API, parsed.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub kind: DocKind,
+    pub client_id: Option<u64>,
+    pub contact_id: Option<u64>,
+    /// Lower-cased; matches anywhere in the document number.
+    pub number: Option<String>,
+    /// Any of these tags.
+    pub tags: Vec<String>,
+    pub article_id: Option<i64>,
+    pub statuses: Vec<Shown>,
+    pub payment_types: Vec<String>,
+    pub from: Option<Date>,
+    pub to: Option<Date>,
+    pub label: Option<String>,
+    pub intro: Option<String>,
+    pub note: Option<String>,
+}
+
+fn contains_ci(haystack: &str, needle_lower: &str) -> bool {
+    haystack.to_lowercase().contains(needle_lower)
+}
+
+impl Filter {
+    /// Whether the candidates of one index are exactly the matches, so that a page needs to
+    /// load only its own records.
+    fn index_exact(&self) -> bool {
+        let indexed = [
+            self.client_id.is_some(),
+            !self.statuses.is_empty(),
+            self.from.is_some() || self.to.is_some(),
+        ];
+        self.only_indexed_fields() && indexed.iter().filter(|used| **used).count() <= 1
+    }
+
+    /// Whether the filter uses only client, status and dates, the fields with an index.
+    pub fn only_indexed_fields(&self) -> bool {
+        self.number.is_none()
+            && self.contact_id.is_none()
+            && self.tags.is_empty()
+            && self.article_id.is_none()
+            && self.label.is_none()
+            && self.intro.is_none()
+            && self.note.is_none()
+            && self.payment_types.is_empty()
+    }
+
+    /// Whether the filter is statuses alone: its pages are read from the status index in
+    /// id order and its count from the kept counts.
+    fn only_statuses(&self) -> bool {
+        !self.statuses.is_empty()
+            && self.only_indexed_fields()
+            && self.client_id.is_none()
+            && self.from.is_none()
+            && self.to.is_none()
+    }
+
+    /// Whether the filter matches every document of its kind.
+    pub fn is_empty(&self) -> bool {
+        self.only_indexed_fields()
+            && self.client_id.is_none()
+            && self.statuses.is_empty()
+            && self.from.is_none()
+            && self.to.is_none()
+    }
+
+    pub fn matches(&self, doc: &Document, today: Date) -> bool {
+        self.client_id.is_none_or(|c| doc.client_id == c)
+            && self
+                .contact_id
+                .is_none_or(|c| doc.contact_id == Some(c as i64))
+            && self.article_id.is_none_or(|a| doc.article_ids.contains(&a))
+            && (self.tags.is_empty()
+                || doc
+                    .tags
+                    .iter()
+                    .any(|t| self.tags.iter().any(|w| w.eq_ignore_ascii_case(t))))
+            && (self.statuses.is_empty() || self.statuses.contains(&doc.shown(today)))
+            && self.from.is_none_or(|d| doc.date >= d)
+            && self.to.is_none_or(|d| doc.date <= d)
+            && self
+                .number
+                .as_deref()
+                .is_none_or(|n| contains_ci(&doc.formatted_number, n))
+            && self
+                .label
+                .as_deref()
+                .is_none_or(|n| contains_ci(&doc.label, n))
+            && self
+                .intro
+                .as_deref()
+                .is_none_or(|n| contains_ci(&doc.intro, n))
+            && self
+                .note
+                .as_deref()
+                .is_none_or(|n| contains_ci(&doc.note, n))
+            && (self.payment_types.is_empty()
+                || doc
+                    .paid_types
+                    .iter()
+                    .any(|t| self.payment_types.iter().any(|w| w == t)))
+    }
+}
+
+/// Ids of an index's entries under `prefix` whose value (between prefix and id) lies from
+/// `lo` to `hi`, both inclusive.
+fn ids_from_index(
+    txn: &dyn Read,
+    prefix: &[u8],
+    lo: Option<&[u8]>,
+    hi: Option<&[u8]>,
+) -> Result<Vec<u64>, Error> {
+    let mut ids = Vec::new();
+    // prefix + lo sorts just before the first entry holding the value lo.
+    let mut after: Option<Vec<u8>> = lo.map(|l| [prefix, l].concat());
+    loop {
+        let batch = txn.scan(prefix, after.as_deref(), limits::INDEX_SCAN_BATCH, false)?;
+        let done = batch.len() < limits::INDEX_SCAN_BATCH as usize;
+        for (k, _) in &batch {
+            if let Some(h) = hi {
+                let value = k
+                    .get(prefix.len()..k.len().saturating_sub(8))
+                    .ok_or_else(|| Error::from(store_corrupt("index entry")))?;
+                if value > h {
+                    return Ok(ids);
+                }
+            }
+            ids.push(id_of_key(k)?);
+        }
+        after = batch.last().map(|(k, _)| k.clone());
+        if done {
+            return Ok(ids);
+        }
+    }
+}
+
+fn store_corrupt(what: &str) -> crate::caps::StoreError {
+    crate::caps::StoreError::Backend(format!("corrupt {what}"))
+}
+
+/// Ids of the open documents due from `first` to `last`, in id order.
+pub fn open_due_between(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    first: Date,
+    last: Date,
+) -> Result<Vec<u64>, Error> {
+    let prefix = keys::open_due_index(account, kind);
+    let mut ids = ids_from_index(
+        txn,
+        &prefix,
+        Some(&keys::day(first)),
+        Some(&keys::day(last)),
+    )?;
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// The stored status that shows as `shown` whatever the day: none for OPEN and OVERDUE.
+fn stored_as(shown: Shown) -> Option<Status> {
+    SHOWN_AS_STORED
+        .into_iter()
+        .find(|s| s.shown_as_stored() == Some(shown))
+}
+
+/// Candidate ids for a filter, from the most selective index the filter allows; the
+/// candidates are then checked against the whole filter.
+fn candidates(
+    txn: &dyn Read,
+    account: u64,
+    f: &Filter,
+    today: Date,
+) -> Result<Option<Vec<u64>>, Error> {
+    if let Some(client) = f.client_id {
+        let prefix = keys::client_documents(account, client, f.kind);
+        let mut ids = Vec::new();
+        for (k, _) in store::scan_all(txn, &prefix)? {
+            ids.push(id_of_key(&k)?);
+        }
+        return Ok(Some(ids));
+    }
+    if !f.statuses.is_empty() {
+        let mut ids = Vec::new();
+        for st in &f.statuses {
+            match stored_as(*st) {
+                Some(stored) => {
+                    let prefix = keys::status_prefix(account, f.kind, stored);
+                    ids.extend(ids_from_index(txn, &prefix, None, None)?);
+                }
+                None => {
+                    let prefix = keys::open_due_index(account, f.kind);
+                    let today_key = keys::day(today);
+                    let yesterday_key = keys::day(today.add_days(-1));
+                    ids.extend(if *st == Shown::Open {
+                        ids_from_index(txn, &prefix, Some(&today_key), None)?
+                    } else {
+                        ids_from_index(txn, &prefix, None, Some(&yesterday_key))?
+                    });
+                }
+            }
+        }
+        return Ok(Some(ids));
+    }
+    if f.from.is_some() || f.to.is_some() {
+        let prefix = keys::date_index(account, f.kind);
+        let lo = f.from.map(keys::day);
+        let hi = f.to.map(keys::day);
+        return Ok(Some(ids_from_index(
+            txn,
+            &prefix,
+            lo.as_ref().map(|v| &v[..]),
+            hi.as_ref().map(|v| &v[..]),
+        )?));
+    }
+    Ok(None)
+}
+
+/// One page of the documents matching the filter, in `order` (id order when empty), and
+/// the number of all matches. Index-only filters in id order load just the page.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a page is asked for by all of these; a struct would only rename them"
+)]
+pub fn page(
+    txn: &dyn Read,
+    kept: Option<&Kept>,
+    account: u64,
+    f: &Filter,
+    order: &[(&'static str, bool)],
+    page: u32,
+    per_page: u32,
+    today: Date,
+) -> Result<(Vec<Document>, usize), Error> {
+    let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
+    if let (Some(kept), true) = (kept, order.is_empty()) {
+        if f.is_empty() && start <= limits::DIRECT_PAGE_START_MAX {
+            let total = kept::count_all(txn, kept)? as usize;
+            return Ok((first_records(txn, account, f.kind, start, per_page)?, total));
+        }
+        if f.only_statuses() {
+            let total = kept::count_statuses(txn, kept, &f.statuses, today)? as usize;
+            let ids = if start < total {
+                status_page_ids(txn, account, f, start, per_page as usize, today)?
+            } else {
+                Vec::new()
+            };
+            return Ok((storage::load_many(txn, account, f.kind, &ids)?, total));
+        }
+    }
+    if order.is_empty() && f.index_exact() {
+        let mut ids = match candidates(txn, account, f, today)? {
+            Some(ids) => ids,
+            // Every document has exactly one date entry: the keys alone give all ids.
+            None => ids_from_index(txn, &keys::date_index(account, f.kind), None, None)?,
+        };
+        ids.sort_unstable();
+        ids.dedup();
+        let total = ids.len();
+        let end = start.saturating_add(per_page as usize).min(total);
+        return Ok((
+            storage::load_many(txn, account, f.kind, &ids[start.min(total)..end])?,
+            total,
+        ));
+    }
+    let mut found = find(txn, account, f, today)?;
+    sort(&mut found, order, today);
+    let total = found.len();
+    Ok((
+        found
+            .into_iter()
+            .skip(start)
+            .take(per_page as usize)
+            .collect(),
+        total,
+    ))
+}
+
+/// Records are keyed by id: the first pages of all documents are the first records.
+fn first_records(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    start: usize,
+    per_page: u32,
+) -> Result<Vec<Document>, Error> {
+    let prefix = keys::all(account, kind);
+    let mut docs = Vec::with_capacity(per_page as usize);
+    let mut skip = start;
+    let mut after: Option<Vec<u8>> = None;
+    while docs.len() < per_page as usize {
+        let want = (skip + per_page as usize - docs.len()).min(limits::SCAN_BATCH as usize);
+        let batch = txn.scan(&prefix, after.as_deref(), want as u32, false)?;
+        let done = batch.len() < want;
+        for (_, v) in &batch {
+            if skip > 0 {
+                skip -= 1;
+            } else if docs.len() < per_page as usize {
+                docs.push(storage::decode(v)?);
+            }
+        }
+        after = batch.last().map(|(k, _)| k.clone());
+        if done {
+            break;
+        }
+    }
+    Ok(docs)
+}
+
+/// The number of documents matching the filter, loading as few as the filter allows.
+pub fn count(
+    txn: &dyn Read,
+    kept: Option<&Kept>,
+    account: u64,
+    f: &Filter,
+    today: Date,
+) -> Result<usize, Error> {
+    if let Some(kept) = kept {
+        if f.is_empty() {
+            return Ok(kept::count_all(txn, kept)? as usize);
+        }
+        if f.only_statuses() {
+            return Ok(kept::count_statuses(txn, kept, &f.statuses, today)? as usize);
+        }
+    }
+    if f.index_exact()
+        && let Some(mut ids) = candidates(txn, account, f, today)?
+    {
+        ids.sort_unstable();
+        ids.dedup();
+        return Ok(ids.len());
+    }
+    Ok(find(txn, account, f, today)?.len())
+}
+
+/// Which open documents a status stream passes, by the day they are due.
+#[derive(Clone, Copy)]
+enum Due {
+    Any,
+    /// Due on this julian day or later (OPEN).
+    From(i32),
+    /// Due before this julian day (OVERDUE).
+    Before(i32),
+}
+
+/// The status index entries of one stored status in id order, a batch at a time.
+struct StatusStream {
+    prefix: Vec<u8>,
+    due: Due,
+    after: Option<Vec<u8>>,
+    /// (id, entry value) fetched and not yet taken.
+    fetched: VecDeque<(u64, Vec<u8>)>,
+    batch: u32,
+    done: bool,
+}
+
+impl StatusStream {
+    fn new(account: u64, kind: DocKind, status: Status, due: Due, batch: u32) -> StatusStream {
+        StatusStream {
+            prefix: keys::status_prefix(account, kind, status),
+            due,
+            after: None,
+            fetched: VecDeque::new(),
+            batch,
+            done: false,
+        }
+    }
+
+    /// The next id, fetching the next batch when needed.
+    fn head(&mut self, txn: &dyn Read) -> Result<Option<u64>, Error> {
+        if self.fetched.is_empty() && !self.done {
+            let batch = txn.scan(&self.prefix, self.after.as_deref(), self.batch, false)?;
+            self.done = batch.len() < self.batch as usize;
+            self.batch = self.batch.saturating_mul(2).min(limits::INDEX_SCAN_BATCH);
+            self.after = batch.last().map(|(k, _)| k.clone());
+            for (k, v) in batch {
+                self.fetched.push_back((id_of_key(&k)?, v));
+            }
+        }
+        Ok(self.fetched.front().map(|(id, _)| *id))
+    }
+}
+
+/// The ids of one page of a statuses-only filter: the status index streams of the stored
+/// statuses merged in id order, open documents told apart by the due day their entries
+/// hold. Skipped entries cost an index read each, no document load.
+fn status_page_ids(
+    txn: &dyn Read,
+    account: u64,
+    f: &Filter,
+    start: usize,
+    per_page: usize,
+    today: Date,
+) -> Result<Vec<u64>, Error> {
+    let wants = |s: Shown| f.statuses.contains(&s);
+    let batch = (2 * start.saturating_add(per_page)).clamp(64, limits::INDEX_SCAN_BATCH as usize);
+    let stream = |status, due| StatusStream::new(account, f.kind, status, due, batch as u32);
+    let mut streams = Vec::new();
+    for status in SHOWN_AS_STORED {
+        if status.shown_as_stored().is_some_and(wants) {
+            streams.push(stream(status, Due::Any));
+        }
+    }
+    let today = today.julian();
+    match (wants(Shown::Open), wants(Shown::Overdue)) {
+        (true, true) => streams.push(stream(Status::Open, Due::Any)),
+        (true, false) => streams.push(stream(Status::Open, Due::From(today))),
+        (false, true) => streams.push(stream(Status::Open, Due::Before(today))),
+        (false, false) => {}
+    }
+    let mut skip = start;
+    let mut ids = Vec::with_capacity(per_page);
+    while ids.len() < per_page {
+        let mut next: Option<(usize, u64)> = None;
+        for (i, s) in streams.iter_mut().enumerate() {
+            if let Some(id) = s.head(txn)?
+                && next.is_none_or(|(_, lowest)| id < lowest)
+            {
+                next = Some((i, id));
+            }
+        }
+        let Some((i, id)) = next else { break };
+        let (_, value) = streams[i]
+            .fetched
+            .pop_front()
+            .expect("the head was fetched");
+        let passes = match streams[i].due {
+            Due::Any => true,
+            Due::From(day) | Due::Before(day) => {
+                let due_day = match i32_of_sortable(&value) {
+                    Some(due) => due,
+                    // An entry from before due days were kept: the document knows.
+                    None => storage::load(txn, account, f.kind, id)?.due_date.julian(),
+                };
+                match streams[i].due {
+                    Due::From(_) => due_day >= day,
+                    Due::Before(_) => due_day < day,
+                    Due::Any => true,
+                }
+            }
+        };
+        if !passes {
+            continue;
+        }
+        if skip > 0 {
+            skip -= 1;
+        } else {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Every document matching the filter, in id order.
+pub fn find(txn: &dyn Read, account: u64, f: &Filter, today: Date) -> Result<Vec<Document>, Error> {
+    let mut out = Vec::new();
+    match candidates(txn, account, f, today)? {
+        Some(mut ids) => {
+            ids.sort_unstable();
+            ids.dedup();
+            for id in ids {
+                let doc = storage::load(txn, account, f.kind, id)?;
+                if f.matches(&doc, today) {
+                    out.push(doc);
+                }
+            }
+        }
+        None => storage::for_each(txn, account, f.kind, |doc| {
+            if f.matches(&doc, today) {
+                out.push(doc);
+            }
+            Ok(())
+        })?,
+    }
+    Ok(out)
+}
+
+/// Sorts by `order_by` fields (wire values), stable over id order.
+pub fn sort(docs: &mut [Document], order: &[(&'static str, bool)], today: Date) {
+    if order.is_empty() {
+        return;
+    }
+    let mut keyed: Vec<(Record, Document)> = docs
+        .iter()
+        .map(|d| (fields::to_record(d, today), d.clone()))
+        .collect();
+    keyed.sort_by(|(a, _), (b, _)| records::compare_by(order, a, b));
+    for (slot, (_, doc)) in docs.iter_mut().zip(keyed) {
+        *slot = doc;
+    }
+}

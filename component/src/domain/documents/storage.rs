@@ -1,0 +1,505 @@
+//! Documents and their parts in the store: load and save (with the index entries, the
+//! number claim and the kept data moved in the same transaction), and the children
+//! (items, payments, comments, tags, each under its document). Converts the model to and
+//! from its stored forms (`store::forms`) by hand: every field is named on both sides.
+//!
+//! Saves nothing it has not been handed; deciding what changes is `commands`' job.
+
+use super::super::date::Date;
+use super::super::{Error, numbering, pdfs};
+use super::comments::{self, Comment};
+use super::items::{self, Item};
+use super::kept;
+use super::keys;
+use super::kind::DocKind;
+use super::lifecycle::Status;
+use super::model::{Document, Tax};
+use super::payments::{self, Payment};
+use super::tags::{self, Tag};
+use crate::caps::{Read, Write};
+use crate::store::forms::{
+    Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredItem, StoredKind,
+    StoredPayment, StoredStatus, StoredTag, StoredTax,
+};
+use crate::store::{self, id_of_key};
+
+// ---- documents ---------------------------------------------------------------------------
+
+/// Converts between a model type and its stored form, naming every field once: `same`
+/// fields are copied as they are, `decimal` ones go through the decimal form, `date` ones
+/// through the Julian day, `map` ones through a pair of functions. Both directions
+/// destructure the whole value, so a field added on either side and not named here does
+/// not compile.
+macro_rules! stored_form {
+    (
+        $model:ident <=> $stored:ident, $to:ident, $from:ident,
+        same: [$($same:ident),* $(,)?],
+        decimal: [$($dec:ident),* $(,)?],
+        date: [$($date:ident),* $(,)?],
+        map: [$($map:ident: $into:path, $outof:path),* $(,)?] $(,)?
+    ) => {
+        fn $to(m: &$model) -> $stored<Dec16> {
+            let $model { $($same,)* $($dec,)* $($date,)* $($map,)* } = m;
+            $stored {
+                $($same: Clone::clone($same),)*
+                $($dec: Dec16(*$dec),)*
+                $($date: $date.julian(),)*
+                $($map: $into($map),)*
+            }
+        }
+
+        fn $from<D: DecimalForm>(s: $stored<D>) -> $model {
+            let $stored { $($same,)* $($dec,)* $($date,)* $($map,)* } = s;
+            $model {
+                $($same,)*
+                $($dec: $dec.get(),)*
+                $($date: Date::from_julian($date),)*
+                $($map: $outof($map),)*
+            }
+        }
+    };
+}
+
+stored_form!(
+    Document <=> StoredDocument, to_stored, from_stored,
+    same: [
+        id, client_id, contact_id, created, updated, number, number_pre, number_length,
+        formatted_number, supply_date, supply_date_type, address, label, intro, note,
+        currency_code, payment_types, net_gross, reduction, template_id, tax_free, paid_types,
+        title, invoice_id, free_text_id, tags, article_ids,
+    ],
+    decimal: [
+        discount_rate, quote, total_net, total_gross, total_net_unreduced,
+        total_gross_unreduced, total_reduction, paid_amount,
+    ],
+    date: [date, due_date, discount_date],
+    map: [
+        kind: kind_to_stored, kind_from_stored,
+        status: status_to_stored, status_from_stored,
+        taxes: taxes_to_stored, taxes_from_stored,
+    ],
+);
+
+stored_form!(
+    Item <=> StoredItem, item_to_stored, item_from_stored,
+    same: [
+        id, document_id, position, article_id, unit, tax_name, title, description, reduction,
+        product_type, created, updated,
+    ],
+    decimal: [quantity, unit_price, tax_rate],
+    date: [],
+    map: [],
+);
+
+stored_form!(
+    Payment <=> StoredPayment, payment_to_stored, payment_from_stored,
+    same: [id, document_id, created, user_id, comment, payment_type, mark_paid],
+    decimal: [amount],
+    date: [date],
+    map: [],
+);
+
+fn kind_to_stored(kind: &DocKind) -> StoredKind {
+    match kind {
+        DocKind::Invoice => StoredKind::Invoice,
+        DocKind::CreditNote => StoredKind::CreditNote,
+    }
+}
+
+fn kind_from_stored(kind: StoredKind) -> DocKind {
+    match kind {
+        StoredKind::Invoice => DocKind::Invoice,
+        StoredKind::CreditNote => DocKind::CreditNote,
+    }
+}
+
+fn status_to_stored(status: &Status) -> StoredStatus {
+    match status {
+        Status::Draft => StoredStatus::Draft,
+        Status::Open => StoredStatus::Open,
+        Status::Paid => StoredStatus::Paid,
+        Status::Canceled => StoredStatus::Canceled,
+    }
+}
+
+fn status_from_stored(status: StoredStatus) -> Status {
+    match status {
+        StoredStatus::Draft => Status::Draft,
+        StoredStatus::Open => Status::Open,
+        StoredStatus::Paid => Status::Paid,
+        StoredStatus::Canceled => Status::Canceled,
+    }
+}
+
+fn taxes_to_stored(taxes: &[Tax]) -> Vec<StoredTax<Dec16>> {
+    taxes
+        .iter()
+        .map(|t| StoredTax {
+            name: t.name.clone(),
+            rate: Dec16(t.rate),
+            net: Dec16(t.net),
+            amount: Dec16(t.amount),
+        })
+        .collect()
+}
+
+fn taxes_from_stored<D: DecimalForm>(taxes: Vec<StoredTax<D>>) -> Vec<Tax> {
+    taxes
+        .into_iter()
+        .map(|t| Tax {
+            name: t.name,
+            rate: t.rate.get(),
+            net: t.net.get(),
+            amount: t.amount.get(),
+        })
+        .collect()
+}
+
+/// A document from its stored bytes.
+pub fn decode(bytes: &[u8]) -> Result<Document, Error> {
+    let doc = store::decode(bytes, from_stored::<DecTuple>, from_stored::<Dec16>)?;
+    debug_assert!(doc.totals_add_up(), "document totals add up when loaded");
+    Ok(doc)
+}
+
+/// The document stored under `id`, checked to be what its key says.
+fn decode_as(kind: DocKind, id: u64, bytes: Option<Vec<u8>>) -> Result<Document, Error> {
+    let bytes = bytes.ok_or_else(|| kind.not_found(id))?;
+    let doc = decode(&bytes)?;
+    assert_eq!(
+        (doc.kind, doc.id),
+        (kind, id),
+        "a document is stored under its own id"
+    );
+    Ok(doc)
+}
+
+pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Document, Error> {
+    decode_as(kind, id, txn.get(&keys::record(account, kind, id))?)
+}
+
+/// The documents with these ids, in their order, read in one call.
+pub fn load_many(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    ids: &[u64],
+) -> Result<Vec<Document>, Error> {
+    let keys: Vec<Vec<u8>> = ids
+        .iter()
+        .map(|id| keys::record(account, kind, *id))
+        .collect();
+    let values = txn.get_many(&keys)?;
+    ids.iter()
+        .zip(values)
+        .map(|(id, bytes)| decode_as(kind, *id, bytes))
+        .collect()
+}
+
+/// Calls `f` with every document of the kind in id order, a batch at a time.
+pub fn for_each(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    mut f: impl FnMut(Document) -> Result<(), Error>,
+) -> Result<(), Error> {
+    store::for_each(txn, &keys::all(account, kind), |(_, v)| f(decode(&v)?))
+}
+
+/// The status index entry of a document (for the migration, which writes them again).
+pub fn status_entry(account: u64, doc: &Document) -> (Vec<u8>, Vec<u8>) {
+    keys::status_entry(account, doc)
+}
+
+/// Prefix of the status index entries of one stored status (for the migration).
+pub fn status_prefix(account: u64, kind: DocKind, status: Status) -> Vec<u8> {
+    keys::status_prefix(account, kind, status)
+}
+
+/// Writes the document and moves its index entries, number claim and kept data.
+pub fn save(
+    txn: &mut dyn Write,
+    account: u64,
+    old: Option<&Document>,
+    new: &Document,
+) -> Result<(), Error> {
+    assert!(
+        new.totals_add_up(),
+        "document totals add up before they are saved"
+    );
+    let new_claim = (
+        numbering::resolve_prefix(&new.number_pre, new.date),
+        new.number,
+    );
+    let old_claim = old.map(|o| (numbering::resolve_prefix(&o.number_pre, o.date), o.number));
+    if old_claim.as_ref() != Some(&new_claim) {
+        let range = new.kind.range();
+        if !numbering::claim(txn, account, range, &new_claim.0, new_claim.1, new.id)? {
+            return Err(Error::invalid(format!(
+                "number {} is already used by another {} with prefix \"{}\"",
+                new_claim.1,
+                new.kind.label(),
+                new_claim.0
+            )));
+        }
+        if let Some((pre, n)) = old_claim {
+            numbering::release(txn, account, range, &pre, n)?;
+        }
+    }
+    // Entries the save leaves as they are are not written again.
+    let kept_entries = old
+        .map(|o| keys::index_entries(account, o))
+        .unwrap_or_default();
+    let entries = keys::index_entries(account, new);
+    for (k, _) in kept_entries.iter().filter(|e| !entries.contains(e)) {
+        txn.delete(k)?;
+    }
+    for (k, v) in entries.iter().filter(|e| !kept_entries.contains(e)) {
+        txn.put(k, v)?;
+    }
+    kept::update(txn, account, new.kind, old, Some(new))?;
+    txn.put(
+        &keys::record(account, new.kind, new.id),
+        &store::encode(&to_stored(new)),
+    )?;
+    Ok(())
+}
+
+/// Deletes the document with its items, payments, comments, tags and PDFs, its index
+/// entries and kept contribution, and frees its number.
+pub fn delete(txn: &mut dyn Write, account: u64, doc: &Document) -> Result<(), Error> {
+    let kind = doc.kind;
+    for (k, _) in keys::index_entries(account, doc) {
+        txn.delete(&k)?;
+    }
+    kept::update(txn, account, kind, Some(doc), None)?;
+    let pre = numbering::resolve_prefix(&doc.number_pre, doc.date);
+    numbering::release(txn, account, kind.range(), &pre, doc.number)?;
+    for collection in [
+        Item::collection(kind),
+        Payment::collection(kind),
+        Comment::collection(kind),
+        Tag::collection(kind),
+    ] {
+        let prefix = store::keys::children(account, collection, doc.id);
+        for (k, _) in store::scan_all(txn.as_read(), &prefix)? {
+            store::delete_child(txn, account, collection, doc.id, id_of_key(&k)?)?;
+        }
+    }
+    pdfs::delete_all(txn, account, kind.collection(), doc.id)?;
+    txn.delete(&keys::record(account, kind, doc.id))?;
+    Ok(())
+}
+
+// ---- children ----------------------------------------------------------------------------
+
+/// A part of documents as the store keeps it: under its document, in its kind's collection,
+/// with an id from that collection's counter.
+pub trait Child: Sized {
+    fn collection(kind: DocKind) -> &'static str;
+    /// The id of its document, and its own.
+    fn ids(&self) -> (u64, u64);
+    fn set_id(&mut self, id: u64);
+    fn encode(&self) -> Vec<u8>;
+    fn decode(bytes: &[u8]) -> Result<Self, Error>;
+    /// The answer when no child of this id is in the account.
+    fn not_found(kind: DocKind, id: u64) -> Error;
+}
+
+/// The collection and ids of a child type whose fields are `id` and `document_id`.
+macro_rules! child_ids {
+    ($module:ident) => {
+        fn collection(kind: DocKind) -> &'static str {
+            $module::collection(kind)
+        }
+        fn ids(&self) -> (u64, u64) {
+            (self.document_id, self.id)
+        }
+        fn set_id(&mut self, id: u64) {
+            self.id = id;
+        }
+    };
+}
+
+/// The children of a document, in id order.
+pub fn children<C: Child>(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    doc: u64,
+) -> Result<Vec<C>, Error> {
+    store::scan_all(
+        txn,
+        &store::keys::children(account, C::collection(kind), doc),
+    )?
+    .iter()
+    .map(|(_, v)| C::decode(v))
+    .collect()
+}
+
+/// One child by its own id.
+pub fn child<C: Child>(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<C, Error> {
+    match store::get_child(txn, account, C::collection(kind), id)? {
+        Some(bytes) => C::decode(&bytes),
+        None => Err(C::not_found(kind, id)),
+    }
+}
+
+/// Stores a new child, giving it the next id.
+pub fn add<C: Child>(
+    txn: &mut dyn Write,
+    account: u64,
+    kind: DocKind,
+    c: &mut C,
+) -> Result<(), Error> {
+    c.set_id(store::next_id(txn, C::collection(kind))?);
+    put(txn, account, kind, c)
+}
+
+/// Writes a child (new, with its id, or changed).
+pub fn put<C: Child>(txn: &mut dyn Write, account: u64, kind: DocKind, c: &C) -> Result<(), Error> {
+    let (doc, id) = c.ids();
+    Ok(store::put_child(
+        txn,
+        account,
+        C::collection(kind),
+        doc,
+        id,
+        &c.encode(),
+    )?)
+}
+
+pub fn remove<C: Child>(
+    txn: &mut dyn Write,
+    account: u64,
+    kind: DocKind,
+    c: &C,
+) -> Result<(), Error> {
+    let (doc, id) = c.ids();
+    Ok(store::delete_child(
+        txn,
+        account,
+        C::collection(kind),
+        doc,
+        id,
+    )?)
+}
+
+/// The items of a document by position, then id.
+pub fn items(txn: &dyn Read, account: u64, kind: DocKind, doc: u64) -> Result<Vec<Item>, Error> {
+    let mut list: Vec<Item> = children(txn, account, kind, doc)?;
+    list.sort_by_key(|i| (i.position, i.id));
+    Ok(list)
+}
+
+/// Gives new items of one document their ids, taken from the counter at once.
+pub fn number_items(txn: &mut dyn Write, kind: DocKind, list: &mut [Item]) -> Result<(), Error> {
+    if list.is_empty() {
+        return Ok(());
+    }
+    let first = store::next_ids(txn, items::collection(kind), list.len() as u64)?;
+    for (item, id) in list.iter_mut().zip(first..) {
+        item.id = id;
+    }
+    Ok(())
+}
+
+impl Child for Item {
+    child_ids!(items);
+    fn encode(&self) -> Vec<u8> {
+        store::encode(&item_to_stored(self))
+    }
+    fn decode(bytes: &[u8]) -> Result<Item, Error> {
+        let (v1, current) = (item_from_stored::<DecTuple>, item_from_stored::<Dec16>);
+        Ok(store::decode(bytes, v1, current)?)
+    }
+    fn not_found(kind: DocKind, id: u64) -> Error {
+        Error::NotFound(format!("{} item {id} does not exist", kind.label()))
+    }
+}
+
+impl Child for Payment {
+    child_ids!(payments);
+    fn encode(&self) -> Vec<u8> {
+        store::encode(&payment_to_stored(self))
+    }
+    fn decode(bytes: &[u8]) -> Result<Payment, Error> {
+        let (v1, current) = (
+            payment_from_stored::<DecTuple>,
+            payment_from_stored::<Dec16>,
+        );
+        Ok(store::decode(bytes, v1, current)?)
+    }
+    fn not_found(_: DocKind, id: u64) -> Error {
+        Error::NotFound(format!("payment {id} does not exist"))
+    }
+}
+
+impl Child for Comment {
+    child_ids!(comments);
+    fn encode(&self) -> Vec<u8> {
+        let Comment {
+            id,
+            document_id,
+            created,
+            user_id,
+            comment,
+            actionkey,
+        } = self;
+        store::encode(&StoredComment {
+            id: *id,
+            parent_id: *document_id,
+            created: *created,
+            user_id: *user_id,
+            comment: comment.clone(),
+            actionkey: actionkey.clone(),
+        })
+    }
+    fn decode(bytes: &[u8]) -> Result<Comment, Error> {
+        let StoredComment {
+            id,
+            parent_id,
+            created,
+            user_id,
+            comment,
+            actionkey,
+        } = store::decode_plain(bytes)?;
+        Ok(Comment {
+            id,
+            document_id: parent_id,
+            created,
+            user_id,
+            comment,
+            actionkey,
+        })
+    }
+    fn not_found(_: DocKind, id: u64) -> Error {
+        Error::NotFound(format!("comment {id} does not exist"))
+    }
+}
+
+impl Child for Tag {
+    child_ids!(tags);
+    fn encode(&self) -> Vec<u8> {
+        store::encode(&StoredTag {
+            id: self.id,
+            document_id: self.document_id,
+            name: self.name.clone(),
+        })
+    }
+    fn decode(bytes: &[u8]) -> Result<Tag, Error> {
+        let StoredTag {
+            id,
+            document_id,
+            name,
+        } = store::decode_plain(bytes)?;
+        Ok(Tag {
+            id,
+            document_id,
+            name,
+        })
+    }
+    fn not_found(_: DocKind, id: u64) -> Error {
+        Error::NotFound(format!("tag {id} does not exist"))
+    }
+}

@@ -1,0 +1,154 @@
+//! Brings a store to the data version this code writes (`store::DATA_VERSION`), one step
+//! at a time, before the store is served: the host runs it at start-up (the `admin`
+//! export `migrate`); where no host can (`wasmtime serve`, Spin), the first request that
+//! finds data of an older version runs it (`http::authenticate`).
+//!
+//! Every step is idempotent and commits on its own, and the version is raised last: a
+//! migration cut short runs again from the start.
+
+use super::Error;
+use super::accounts;
+use super::documents::{self, DocKind, kept};
+use crate::caps::Store;
+use crate::limits;
+use crate::store::{self, DATA_VERSION, keys};
+
+/// What a migration did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Report {
+    /// The data version found, and the one the store is at now.
+    pub from: u8,
+    pub to: u8,
+    /// Key entries rewritten as principal records.
+    pub key_entries: u64,
+    /// Kinds of documents of an account whose kept sums and counts were rebuilt.
+    pub kept_rebuilt: u64,
+}
+
+/// Runs every step from the store's data version to the current one.
+pub fn run(store: &dyn Store) -> Result<Report, Error> {
+    let from = store::data_version(store.begin_read()?.as_ref())?;
+    let mut report = Report {
+        from,
+        to: from,
+        ..Report::default()
+    };
+    if from >= DATA_VERSION {
+        return Ok(report);
+    }
+    // Version 3: key entries hold the principal, and every account has kept data.
+    let mut txn = store.begin_write()?;
+    report.key_entries = accounts::migrate_key_entries(txn.as_mut())?;
+    txn.commit()?;
+    for account in account_ids(store)? {
+        for kind in DocKind::ALL {
+            if !kept::needs_rebuild(store.begin_read()?.as_ref(), account, kind)? {
+                continue;
+            }
+            repair_open_entries(store, account, kind)?;
+            let mut txn = store.begin_write()?;
+            rebuild_kept(txn.as_mut(), account, kind)?;
+            txn.commit()?;
+            report.kept_rebuilt += 1;
+        }
+    }
+    let mut txn = store.begin_write()?;
+    store::set_data_version(txn.as_mut(), DATA_VERSION)?;
+    txn.commit()?;
+    report.to = DATA_VERSION;
+    Ok(report)
+}
+
+/// Every account's id.
+fn account_ids(store: &dyn Store) -> Result<Vec<u64>, Error> {
+    let txn = store.begin_read()?;
+    let mut ids = Vec::new();
+    for (k, _) in store::scan_all(txn.as_ref(), &keys::accounts())? {
+        ids.push(store::id_of_key(&k)?);
+    }
+    Ok(ids)
+}
+
+/// Writes again the status entries of open documents that lack the day they are due
+/// (written before data version 2), a bounded number per transaction so that no write
+/// transaction grows with the account.
+fn repair_open_entries(store: &dyn Store, account: u64, kind: DocKind) -> Result<(), Error> {
+    let prefix = documents::storage::status_prefix(account, kind, documents::Status::Open);
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let txn = store.begin_read()?;
+        let batch = txn.scan(&prefix, after.as_deref(), limits::MIGRATION_BATCH, false)?;
+        let done = batch.len() < limits::MIGRATION_BATCH as usize;
+        after = batch.last().map(|(k, _)| k.clone());
+        let mut ids = Vec::new();
+        for (k, v) in &batch {
+            if v.len() != 4 {
+                ids.push(store::id_of_key(k)?);
+            }
+        }
+        drop(txn);
+        if !ids.is_empty() {
+            let mut txn = store.begin_write()?;
+            for doc in documents::storage::load_many(txn.as_read(), account, kind, &ids)? {
+                let (k, v) = documents::storage::status_entry(account, &doc);
+                txn.put(&k, &v)?;
+            }
+            txn.commit()?;
+        }
+        if done {
+            return Ok(());
+        }
+    }
+}
+
+/// Sums and counts every document of an account's kind afresh: reads every document,
+/// writes a few thousand sums at most (one per month, client, status and currency).
+fn rebuild_kept(
+    txn: &mut dyn crate::caps::Write,
+    account: u64,
+    kind: DocKind,
+) -> Result<(), Error> {
+    let mut rebuild = kept::Rebuild::default();
+    documents::storage::for_each(txn.as_read(), account, kind, |doc| {
+        rebuild.add(account, &doc);
+        Ok(())
+    })?;
+    rebuild.write(txn, account, kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::caps::mem::{CountingRandom, MemStore};
+
+    #[test]
+    fn an_unmarked_store_is_migrated_once_and_a_current_one_not_at_all() {
+        let store = MemStore::default();
+        let mut w = store.begin_write().unwrap();
+        accounts::create_account(
+            w.as_mut(),
+            "A",
+            "a@example.com",
+            0,
+            &CountingRandom::default(),
+            None,
+        )
+        .unwrap();
+        w.commit().unwrap();
+        let first = run(&store).unwrap();
+        assert_eq!(
+            (first.from, first.to),
+            (store::UNMARKED_VERSION, DATA_VERSION)
+        );
+        assert_eq!(first.kept_rebuilt, 2, "both kinds of the one account");
+        let again = run(&store).unwrap();
+        assert_eq!(
+            again,
+            Report {
+                from: DATA_VERSION,
+                to: DATA_VERSION,
+                ..Report::default()
+            }
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! The files of documents on the wire: the stored PDFs (`GET …/{id}/pdf`) and the upload
+//! of a signed copy (`PUT …/{id}/upload-signature`).
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use super::super::error::ApiError;
+use super::super::records::decode_changes;
+use super::super::{Payload, Response, in_write};
+use super::{existing, parse_id};
+use crate::codec::{Element, ScalarType};
+use crate::domain::date::format_datetime;
+use crate::domain::documents::{DocKind, commands, storage};
+use crate::domain::schema::{Field, Kind, check_mandatory};
+use crate::domain::{pdfs, settings};
+use crate::http::Call;
+
+static SIGNATURE_FIELDS: &[Field] = &[Field::new("base64file", Kind::File).mandatory()];
+
+/// `GET .../{id}/pdf`: the `pdf` record, or the bytes with `format=pdf` or
+/// `Accept: application/pdf`; `type=print` and `type=signed` pick the other files.
+pub(crate) fn pdf(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw, req, query) = (c.caps, c.ctx, c.id, c.req, c.query);
+    let id = parse_id(raw, kind.label())?;
+    let variant = match query.get("type").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("original") => pdfs::Variant::Original,
+        Some("print") => pdfs::Variant::Print,
+        Some("signed") => pdfs::Variant::Signed,
+        Some(other) => {
+            return Err(ApiError::bad(format!(
+                "type must be print or signed, got \"{other}\""
+            )));
+        }
+    };
+    let txn = caps.store.begin_read()?;
+    storage::load(txn.as_ref(), ctx.account_id, kind, id)?;
+    if variant == pdfs::Variant::Print
+        && !settings::load_stored(txn.as_ref(), ctx.account_id)?.bool("print_version")
+    {
+        return Err(ApiError::bad(
+            "type=print needs the print version switched on (settings print_version=1)",
+        ));
+    }
+    let label = kind.label();
+    let file = pdfs::load(txn.as_ref(), ctx.account_id, kind.collection(), id, variant)?
+        .ok_or_else(|| {
+            ApiError::NotFound(match variant {
+                pdfs::Variant::Signed => format!("{label} {id} has no signed PDF"),
+                pdfs::Variant::Original | pdfs::Variant::Print => {
+                    format!("{label} {id} has no PDF: it is a DRAFT")
+                }
+            })
+        })?;
+    let wants_bytes = query
+        .get("format")
+        .is_some_and(|f| f.eq_ignore_ascii_case("pdf"))
+        || req
+            .header("accept")
+            .is_some_and(|a| a.to_ascii_lowercase().contains("application/pdf"));
+    if wants_bytes {
+        let disposition = format!("inline; filename=\"{}\"", file.filename.replace('"', ""));
+        return Ok(Response {
+            status: 200,
+            headers: vec![
+                ("content-type".into(), "application/pdf".into()),
+                ("content-disposition".into(), disposition),
+            ],
+            payload: Payload::Bytes(file.content),
+        });
+    }
+    let record = Element::node(
+        "pdf",
+        vec![
+            Element::typed("id", ScalarType::Integer, file.id.to_string()),
+            Element::typed(
+                "created",
+                ScalarType::DateTime,
+                format_datetime(file.created),
+            ),
+            Element::typed(kind.parent_field(), ScalarType::Integer, id.to_string()),
+            Element::text("filename", file.filename.clone()),
+            Element::text("mimetype", "application/pdf"),
+            Element::typed(
+                "filesize",
+                ScalarType::Integer,
+                file.content.len().to_string(),
+            ),
+            Element::text("base64file", BASE64.encode(&file.content)),
+        ],
+    );
+    Ok(Response::doc(200, record))
+}
+
+/// `PUT .../{id}/upload-signature`: a signed PDF kept beside the original.
+pub(crate) fn upload_signature(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);
+    let id = existing(caps, ctx, kind, raw)?;
+    let changes = decode_changes(SIGNATURE_FIELDS, &req.document()?, "signature")?;
+    let mut errors = changes.errors();
+    check_mandatory(SIGNATURE_FIELDS, &changes, &mut errors);
+    if !errors.is_empty() {
+        return Err(ApiError::BadRequest(errors));
+    }
+    let file = changes
+        .files
+        .into_iter()
+        .next()
+        .map(|(_, b)| b)
+        .unwrap_or_default();
+    in_write(caps, |txn| Ok(commands::sign(ctx, txn, kind, id, file)?))?;
+    Ok(Response::empty())
+}

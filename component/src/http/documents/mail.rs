@@ -1,0 +1,173 @@
+//! Sending documents on the wire: `POST …/{id}/email` (an `<email>` document) and, for
+//! credit notes, `POST …/{id}/mail` (a postal letter).
+
+use super::super::error::ApiError;
+use super::super::records::{decode_base64, decode_changes};
+use super::super::{Response, in_write};
+use super::existing;
+use crate::caps::Attachment;
+use crate::codec::Element;
+use crate::domain::documents::DocKind;
+use crate::domain::emails::{self, EmailRequest, LetterRequest};
+use crate::domain::filenames;
+use crate::domain::schema::{Field, Kind, Scalar};
+use crate::http::Call;
+
+/// Reads an `<email>` document: recipients (several `to`, `cc`, `bcc`, each possibly a
+/// comma-separated list), texts and attachments.
+pub(super) fn decode_email(root: &Element) -> Result<EmailRequest, ApiError> {
+    if root.name != "email" {
+        return Err(ApiError::bad(format!(
+            "expected an <email> root element, found <{}>",
+            root.name
+        )));
+    }
+    let mut errors = Vec::new();
+    let text = |name: &str| {
+        root.child(name)
+            .and_then(Element::as_text)
+            .map(str::to_owned)
+    };
+    let mut req = EmailRequest {
+        from: text("from").filter(|s| !s.trim().is_empty()),
+        subject: text("subject"),
+        body: text("body"),
+        filename: text("filename"),
+        email_template_id: text("email_template_id")
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| {
+                t.trim().parse::<u64>().map_err(|_| {
+                    ApiError::bad(format!("email_template_id must be an integer, got \"{t}\""))
+                })
+            })
+            .transpose()?,
+        ..EmailRequest::default()
+    };
+    if let Some(recipients) = root.child("recipients") {
+        for r in recipients.children() {
+            let list = match r.name.as_str() {
+                "to" => &mut req.to,
+                "cc" => &mut req.cc,
+                "bcc" => &mut req.bcc,
+                other => {
+                    errors.push(format!("recipients take to, cc and bcc, not <{other}>"));
+                    continue;
+                }
+            };
+            list.extend(
+                r.as_text()
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+    }
+    if let Some(attachments) = root.child("attachments") {
+        for a in attachments.children() {
+            let field = |name: &str| a.child(name).and_then(Element::as_text).unwrap_or_default();
+            match decode_base64(field("base64file")) {
+                Some(content) if !content.is_empty() => req.attachments.push(Attachment {
+                    filename: field("filename").to_owned(),
+                    mimetype: match field("mimetype").trim() {
+                        "" => "application/octet-stream".to_owned(),
+                        m => m.to_owned(),
+                    },
+                    content,
+                }),
+                _ => errors.push(format!(
+                    "attachment \"{}\": base64file is missing or not valid base64",
+                    field("filename")
+                )),
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(req)
+    } else {
+        Err(ApiError::BadRequest(errors))
+    }
+}
+
+/// `POST .../{id}/email`.
+pub(crate) fn email(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);
+    let id = existing(caps, ctx, kind, raw)?;
+    let email = decode_email(&req.document()?)?;
+    in_write(caps, |txn| {
+        Ok(emails::send(ctx, txn, caps.mail, kind, id, email)?)
+    })?;
+    Ok(Response::empty())
+}
+
+static MAIL_FIELDS: &[Field] = &[
+    Field::new("color", Kind::Bool),
+    Field::new("duplex", Kind::Bool),
+    Field::new("paper_weight", Kind::Integer),
+];
+
+/// `POST /api/credit-notes/{id}/mail`: the PDF and PDF attachments as a letter.
+pub(crate) fn post(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);
+    let id = existing(caps, ctx, kind, raw)?;
+    let root = req.optional_document()?;
+    let mut letter = LetterRequest::default();
+    if let Some(root) = &root {
+        if root.name != "mail" {
+            return Err(ApiError::bad(format!(
+                "expected a <mail> root element, found <{}>",
+                root.name
+            )));
+        }
+        let changes = decode_changes(MAIL_FIELDS, root, "mail")?;
+        let mut errors = changes.errors();
+        if let Some(Some(Scalar::Bool(b))) = changes.get("color") {
+            letter.color = *b;
+        }
+        if let Some(Some(Scalar::Bool(b))) = changes.get("duplex") {
+            letter.duplex = *b;
+        }
+        if let Some(Some(Scalar::Int(w))) = changes.get("paper_weight") {
+            match u32::try_from(*w) {
+                Ok(w @ (80 | 90)) => letter.paper_weight = w,
+                _ => errors.push(format!("paper_weight must be 80 or 90, got {w}")),
+            }
+        }
+        if let Some(list) = root.child("attachments") {
+            for a in list.children() {
+                let field =
+                    |name: &str| a.child(name).and_then(Element::as_text).unwrap_or_default();
+                if let Some(problem) = filenames::problem("attachment filename", field("filename"))
+                {
+                    errors.push(problem);
+                    continue;
+                }
+                match decode_base64(field("base64file")) {
+                    Some(content) if content.starts_with(b"%PDF-") => {
+                        letter.attachments.push(Attachment {
+                            filename: field("filename").to_owned(),
+                            mimetype: "application/pdf".into(),
+                            content,
+                        })
+                    }
+                    Some(_) => errors.push(format!(
+                        "attachment \"{}\" is not a PDF file",
+                        field("filename")
+                    )),
+                    None => errors.push(format!(
+                        "attachment \"{}\": base64file is not valid base64",
+                        field("filename")
+                    )),
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::BadRequest(errors));
+        }
+    }
+    in_write(caps, |txn| {
+        Ok(emails::post(ctx, txn, caps.mail, kind, id, letter)?)
+    })?;
+    Ok(Response::empty())
+}

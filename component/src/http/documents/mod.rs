@@ -1,0 +1,328 @@
+//! The wire of documents, one implementation for every kind: `/api/invoices` and
+//! `/api/credit-notes` (lists, groups, one document, create, update, delete, lifecycle
+//! actions). Their parts are in `parts`, PDFs and signatures in `files`, e-mail and post
+//! in `mail`; `write` writes documents in the negotiated format.
+
+mod files;
+mod mail;
+pub(super) mod parts;
+mod write;
+
+pub(super) use files::{pdf, upload_signature};
+pub(super) use mail::{email, post};
+pub(super) use parts::{Comments, Items, Payments, Tags};
+pub(super) use write::{Documents, Groups};
+
+use super::error::ApiError;
+use super::query::Query;
+use super::records::decode_changes;
+use super::{Payload, Response, in_write};
+use crate::caps::Caps;
+
+use crate::domain::documents::{
+    Action, DocKind, Document, Filter, Shown, commands, fields, kept, query, storage,
+};
+use crate::domain::schema::{Field, Kind, Scalar};
+use crate::domain::settings::PAYMENT_TYPES;
+use crate::domain::{Ctx, grouping};
+use crate::http::Call;
+use write::ListHead;
+
+/// Wire names of one kind.
+pub(super) struct Names {
+    pub singular: &'static str,
+    pub plural: &'static str,
+    pub item: &'static str,
+    pub items: &'static str,
+    pub payment: &'static str,
+    pub payments: &'static str,
+    pub comment: &'static str,
+    pub comments: &'static str,
+    pub tag: &'static str,
+    pub tags: &'static str,
+    pub group: &'static str,
+    pub groups: &'static str,
+    pub group_lists: &'static str,
+    pub params: &'static str,
+}
+
+pub(super) fn names(kind: DocKind) -> &'static Names {
+    match kind {
+        DocKind::Invoice => &Names {
+            singular: "invoice",
+            plural: "invoices",
+            item: "invoice-item",
+            items: "invoice-items",
+            payment: "invoice-payment",
+            payments: "invoice-payments",
+            comment: "invoice-comment",
+            comments: "invoice-comments",
+            tag: "invoice-tag",
+            tags: "invoice-tags",
+            group: "invoice-group",
+            groups: "invoice-groups",
+            group_lists: "invoice-group-lists",
+            params: "invoice-params",
+        },
+        DocKind::CreditNote => &Names {
+            singular: "credit-note",
+            plural: "credit-notes",
+            item: "credit-note-item",
+            items: "credit-note-items",
+            payment: "credit-note-payment",
+            payments: "credit-note-payments",
+            comment: "credit-note-comment",
+            comments: "credit-note-comments",
+            tag: "credit-note-tag",
+            tags: "credit-note-tags",
+            group: "credit-note-group",
+            groups: "credit-note-groups",
+            group_lists: "credit-note-group-lists",
+            params: "credit-note-params",
+        },
+    }
+}
+
+/// A response of one document.
+fn document_response(status: u16, doc: Document, ctx: &Ctx) -> Response {
+    Response {
+        status,
+        headers: Vec::new(),
+        payload: Payload::Documents(Documents {
+            docs: vec![doc],
+            list: None,
+            today: commands::today(ctx),
+        }),
+    }
+}
+
+fn parse_id(raw: &str, label: &str) -> Result<u64, ApiError> {
+    raw.parse::<u64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| ApiError::NotFound(format!("{label} {raw} does not exist")))
+}
+
+/// The id in a path, of a document that must exist in the caller's account (an unknown id
+/// is a 404 even when the body is also wrong).
+fn existing(caps: &Caps, ctx: &Ctx, kind: DocKind, raw: &str) -> Result<u64, ApiError> {
+    let id = parse_id(raw, kind.label())?;
+    let txn = caps.store.begin_read()?;
+    storage::load(txn.as_ref(), ctx.account_id, kind, id)?;
+    Ok(id)
+}
+
+fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
+    let mut errors = Vec::new();
+    let mut id = |name: &str| {
+        query.id(name).unwrap_or_else(|e| {
+            errors.extend(e.messages());
+            None
+        })
+    };
+    let client_id = id("client_id");
+    let contact_id = id("contact_id");
+    let article_id = id("article_id").map(|a| a as i64);
+    let text = |name: &str| query.get(name).map(|s| s.trim().to_lowercase());
+    let number = match kind {
+        DocKind::Invoice => text("invoice_number"),
+        // An example of the contract spells it credit-note_number.
+        DocKind::CreditNote => text("credit_note_number").or_else(|| text("credit-note_number")),
+    };
+    let mut f = Filter {
+        kind,
+        client_id,
+        contact_id,
+        article_id,
+        number,
+        tags: query.list("tags").into_iter().map(str::to_owned).collect(),
+        label: text("label"),
+        intro: text("intro"),
+        note: text("note"),
+        ..Filter::default()
+    };
+    for s in query.list("status") {
+        match Shown::parse(s) {
+            Some(st) => f.statuses.push(st),
+            None => errors.push(format!(
+                "status must list values of DRAFT, OPEN, OVERDUE, PAID, CANCELED, got \"{s}\""
+            )),
+        }
+    }
+    for t in query.list("payment_type") {
+        match PAYMENT_TYPES.iter().find(|p| p.eq_ignore_ascii_case(t)) {
+            Some(p) => f.payment_types.push((*p).to_owned()),
+            None => errors.push(format!(
+                "payment_type must list values of {}, got \"{t}\"",
+                PAYMENT_TYPES.join(", ")
+            )),
+        }
+    }
+    for (name, slot) in [("from", &mut f.from), ("to", &mut f.to)] {
+        match query.date(name) {
+            Ok(d) => *slot = d,
+            Err(e) => errors.extend(e.messages()),
+        }
+    }
+    if let (Some(from), Some(to)) = (f.from, f.to)
+        && from > to
+    {
+        errors.push(format!("from {from} is after to {to}"));
+    }
+    if errors.is_empty() {
+        Ok(f)
+    } else {
+        Err(ApiError::BadRequest(errors))
+    }
+}
+
+/// A list, a page of it, or its groups; `count_only` (HEAD) answers just the count header
+/// without loading a page. Only reads.
+pub(super) fn list(c: &Call<'_>, kind: DocKind, count_only: bool) -> Result<Response, ApiError> {
+    let (caps, ctx, query) = (c.caps, c.ctx, c.query);
+    let f = filter(kind, query)?;
+    let today = commands::today(ctx);
+    let txn = caps.store.begin_read()?;
+    let kept = kept::check(txn.as_ref(), ctx.account_id, kind)?;
+    if let Some(raw) = query.get("group_by") {
+        let mut keys = Vec::new();
+        for k in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let key = grouping::GroupKey::parse(k).ok_or_else(|| {
+                ApiError::bad(format!(
+                    "group_by must list values of client, status, day, week, month, year, got \"{k}\""
+                ))
+            })?;
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        let groups = grouping::groups(
+            txn.as_ref(),
+            kept.as_ref(),
+            ctx.account_id,
+            &f,
+            &keys,
+            today,
+        )?;
+        return Ok(Response {
+            status: 200,
+            headers: Vec::new(),
+            payload: Payload::Groups(Groups {
+                kind,
+                by_currency: groups,
+            }),
+        });
+    }
+    let (page, per_page) = query.paging()?;
+    let order = query.order(fields(kind))?;
+    if count_only {
+        let total = query::count(txn.as_ref(), kept.as_ref(), ctx.account_id, &f, today)?;
+        let mut r = Response::doc(
+            200,
+            crate::codec::Element::list(names(kind).plural, Vec::new()),
+        );
+        r.headers.push(("x-total-count".into(), total.to_string()));
+        return Ok(r);
+    }
+    let (docs, total) = query::page(
+        txn.as_ref(),
+        kept.as_ref(),
+        ctx.account_id,
+        &f,
+        &order,
+        page,
+        per_page,
+        today,
+    )?;
+    Ok(Response {
+        status: 200,
+        headers: vec![("x-total-count".into(), total.to_string())],
+        payload: Payload::Documents(Documents {
+            docs,
+            list: Some(ListHead {
+                plural: names(kind).plural,
+                page,
+                per_page,
+                total,
+            }),
+            today,
+        }),
+    })
+}
+
+pub(super) fn get(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw) = (c.caps, c.ctx, c.id);
+    let id = parse_id(raw, kind.label())?;
+    let txn = caps.store.begin_read()?;
+    let doc = storage::load(txn.as_ref(), ctx.account_id, kind, id)?;
+    Ok(document_response(200, doc, ctx))
+}
+
+pub(super) fn create(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, req) = (c.caps, c.ctx, c.req);
+    let n = names(kind);
+    let root = req.document()?;
+    let changes = decode_changes(fields(kind), &root, n.singular)?;
+    let mut nested = Vec::new();
+    if let Some(list) = root.child(n.items) {
+        for el in list.children() {
+            nested.push(decode_changes(
+                crate::domain::documents::items::fields(kind),
+                el,
+                n.item,
+            )?);
+        }
+    }
+    let doc = in_write(caps, |txn| {
+        Ok(commands::create(ctx, txn, kind, &changes, &nested)?)
+    })?;
+    Ok(document_response(201, doc, ctx))
+}
+
+pub(super) fn update(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);
+    let id = existing(caps, ctx, kind, raw)?;
+    let mut changes = decode_changes(fields(kind), &req.document()?, names(kind).singular)?;
+    // The invoice a credit note was made from is fixed at creation.
+    changes.values.retain(|(n, _)| *n != "invoice_id");
+    let doc = in_write(caps, |txn| {
+        Ok(commands::update(ctx, txn, kind, id, &changes)?)
+    })?;
+    Ok(document_response(200, doc, ctx))
+}
+
+pub(super) fn delete(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw) = (c.caps, c.ctx, c.id);
+    let id = parse_id(raw, kind.label())?;
+    in_write(caps, |txn| Ok(commands::delete(ctx, txn, kind, id)?))?;
+    Ok(Response::empty())
+}
+
+static COMPLETE_FIELDS: &[Field] = &[Field::new("template_id", Kind::Integer)];
+
+/// `PUT .../{id}/complete|cancel|uncancel`; `complete` takes an optional
+/// `<complete><template_id>`.
+pub(super) fn action(c: &Call<'_>, kind: DocKind, action: Action) -> Result<Response, ApiError> {
+    let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);
+    let id = parse_id(raw, kind.label())?;
+    let mut template_id = None;
+    let body = req.optional_document()?;
+    if let (Some(root), Action::Complete) = (&body, action) {
+        let changes = decode_changes(COMPLETE_FIELDS, root, "complete")?;
+        if let Some((_, e)) = changes.invalid.first() {
+            return Err(ApiError::bad(e.clone()));
+        }
+        template_id = match changes.get("template_id") {
+            Some(Some(Scalar::Int(t))) if *t > 0 => Some(*t as u64),
+            Some(Some(Scalar::Int(t))) => {
+                return Err(ApiError::bad(format!("template_id {t} does not exist")));
+            }
+            _ => None,
+        };
+    }
+    in_write(caps, |txn| {
+        commands::act(ctx, txn, caps.pdf, kind, id, action, template_id)?;
+        Ok(())
+    })?;
+    Ok(Response::empty())
+}

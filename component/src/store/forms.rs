@@ -1,0 +1,260 @@
+//! The stored forms of records: plain serde structs whose postcard encoding is the bytes on
+//! disk. They name no domain type; the domain converts its types to and from them by
+//! hand (destructuring every field, so that a field added on either side and forgotten on
+//! the other does not compile).
+//!
+//! Field order and variant order are the layout: never reorder, only append with a new
+//! data version. Decimals are generic over their `DecimalForm`, because records written at
+//! data version 1 hold them as 16-element tuples and later ones as one 16-byte string:
+//! `store::decode` picks the form by the record's version byte.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use rust_decimal::Decimal;
+use serde::de::Visitor;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// How a record holds a decimal.
+pub trait DecimalForm: Copy {
+    fn of(d: Decimal) -> Self;
+    fn get(self) -> Decimal;
+}
+
+/// A decimal as its exact 16 bytes in one byte string (data version 2 on): postcard reads
+/// it in one call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dec16(pub Decimal);
+
+impl DecimalForm for Dec16 {
+    fn of(d: Decimal) -> Dec16 {
+        Dec16(d)
+    }
+    fn get(self) -> Decimal {
+        self.0
+    }
+}
+
+impl Serialize for Dec16 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0.serialize())
+    }
+}
+
+impl<'de> Deserialize<'de> for Dec16 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Dec16, D::Error> {
+        struct Bytes16;
+        impl Visitor<'_> for Bytes16 {
+            type Value = [u8; 16];
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("the 16 bytes of a decimal")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<[u8; 16], E> {
+                v.try_into().map_err(|_| E::invalid_length(v.len(), &self))
+            }
+        }
+        Ok(Dec16(Decimal::deserialize(d.deserialize_bytes(Bytes16)?)))
+    }
+}
+
+/// A decimal as data version 1 wrote it: its 16 bytes as a tuple, read element by
+/// element.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DecTuple(pub [u8; 16]);
+
+impl DecimalForm for DecTuple {
+    fn of(d: Decimal) -> DecTuple {
+        DecTuple(d.serialize())
+    }
+    fn get(self) -> Decimal {
+        Decimal::deserialize(self.0)
+    }
+}
+
+/// The kinds of documents, in variant order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StoredKind {
+    Invoice,
+    CreditNote,
+}
+
+/// A document's stored status, in variant order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StoredStatus {
+    Draft,
+    Open,
+    Paid,
+    Canceled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
+pub struct StoredTax<D> {
+    pub name: String,
+    pub rate: D,
+    pub net: D,
+    pub amount: D,
+}
+
+/// A document (invoice or credit note). Dates are Julian day numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
+pub struct StoredDocument<D> {
+    pub kind: StoredKind,
+    pub id: u64,
+    pub client_id: u64,
+    pub contact_id: Option<i64>,
+    pub created: i64,
+    pub updated: i64,
+    pub number: i64,
+    pub number_pre: String,
+    pub number_length: i64,
+    pub formatted_number: String,
+    pub status: StoredStatus,
+    pub date: i32,
+    pub supply_date: String,
+    pub supply_date_type: String,
+    pub due_date: i32,
+    pub address: String,
+    pub discount_rate: D,
+    pub discount_date: i32,
+    pub label: String,
+    pub intro: String,
+    pub note: String,
+    pub currency_code: String,
+    pub quote: D,
+    pub payment_types: String,
+    pub net_gross: String,
+    pub reduction: String,
+    pub template_id: Option<i64>,
+    pub tax_free: bool,
+    pub total_net: D,
+    pub total_gross: D,
+    pub total_net_unreduced: D,
+    pub total_gross_unreduced: D,
+    pub total_reduction: D,
+    pub taxes: Vec<StoredTax<D>>,
+    pub paid_amount: D,
+    pub paid_types: Vec<String>,
+    pub title: String,
+    pub invoice_id: Option<i64>,
+    pub free_text_id: Option<i64>,
+    pub tags: Vec<String>,
+    pub article_ids: Vec<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
+pub struct StoredItem<D> {
+    pub id: u64,
+    pub document_id: u64,
+    pub position: i64,
+    pub article_id: Option<i64>,
+    pub unit: String,
+    pub quantity: D,
+    pub unit_price: D,
+    pub tax_name: String,
+    pub tax_rate: D,
+    pub title: String,
+    pub description: String,
+    pub reduction: String,
+    pub product_type: String,
+    pub created: i64,
+    pub updated: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
+pub struct StoredPayment<D> {
+    pub id: u64,
+    pub document_id: u64,
+    pub created: i64,
+    pub user_id: u64,
+    pub date: i32,
+    pub amount: D,
+    pub comment: String,
+    pub payment_type: String,
+    pub mark_paid: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredComment {
+    pub id: u64,
+    pub parent_id: u64,
+    pub created: i64,
+    pub user_id: u64,
+    pub comment: String,
+    pub actionkey: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredTag {
+    pub id: u64,
+    pub document_id: u64,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredPdf {
+    pub id: u64,
+    pub created: i64,
+    pub filename: String,
+    pub content: Vec<u8>,
+}
+
+/// Count and totals of the documents under one kept sum key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
+pub struct StoredSums<D> {
+    pub count: u64,
+    pub net: D,
+    pub gross: D,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredAccount {
+    pub id: u64,
+    pub name: String,
+    pub created: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredUser {
+    pub id: u64,
+    pub account_id: u64,
+    pub email: String,
+    pub is_admin: bool,
+    pub key_hash: [u8; 32],
+    pub created: i64,
+}
+
+/// An API key's entry: who the key authenticates (data version 3 on; before, entries
+/// held the user id alone or this, told apart only by trying, which the migration to
+/// version 3 resolves).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredPrincipal {
+    pub user_id: u64,
+    pub account_id: u64,
+    pub is_admin: bool,
+}
+
+/// A value of a record-shaped resource, in variant order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
+pub enum StoredScalar<D> {
+    Text(String),
+    Int(i64),
+    Dec(D),
+    /// A Julian day number.
+    Date(i32),
+    /// Unix seconds.
+    DateTime(i64),
+    Bool(bool),
+}
+
+/// A record of a record-shaped resource: its values by field name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
+pub struct StoredRecord<D> {
+    pub values: BTreeMap<String, StoredScalar<D>>,
+}

@@ -1,0 +1,273 @@
+//! Every key the component stores under, built here and nowhere else.
+//!
+//! Keys are bytes that sort as their parts: ids are big-endian `u64`, indexed values have
+//! a fixed width. Every account-scoped key starts with `A` and the account id, so one
+//! account's prefix scan can never see another account's data; the few global keys start
+//! with `G`. Below an account, the first segment tells the family apart: a collection
+//! name, or one of the `RESERVED` segments, which no collection may be named.
+//!
+//! Layout:
+//! - `G account/{id}`: an account; `G user/{id}`: a user; `G key/{sha256}`: an API key's
+//!   entry (the principal); `G seq/{name}`: id counters; `G meta/version`: the data version
+//! - `A {account}{collection}/{id}`: a record
+//! - `A {account}{collection}/{parent}{id}` with `A {account}parent/{collection}/{id}`: a
+//!   child record (item, payment, comment, tag) under its document, and the way back
+//! - `A {account}file/{collection}/{field}/{id}`: a file field's bytes, outside the record
+//! - `A {account}one/{name}`: a per-account singleton (settings)
+//! - `A {account}ix/{collection}/{index}/{value}{id}`: secondary indexes of documents, and
+//!   below `ix/{collection}/` the kept sums and counts (`sums/`, `count/`, `status-count/`,
+//!   `sums-kept/`)
+//! - `A {account}idx/number/{range}/{prefix}\0{number}`: number claims;
+//!   `A {account}idx/client-docs/{client}{kind}{id}`: a client's documents
+//! - `A {account}pdf/{collection}/{id}{variant}`: the stored PDFs of a document
+
+/// First segments below an account that are not collections.
+pub const RESERVED: [&str; 6] = ["file", "one", "parent", "ix", "idx", "pdf"];
+
+/// A key outside every account: `G{family}/{tail}`.
+pub fn global(family: &str, tail: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(2 + family.len() + tail.len());
+    k.push(b'G');
+    k.extend_from_slice(family.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(tail);
+    k
+}
+
+pub fn account_record(id: u64) -> Vec<u8> {
+    global("account", &id.to_be_bytes())
+}
+
+/// Prefix of every account record.
+pub fn accounts() -> Vec<u8> {
+    global("account", &[])
+}
+
+pub fn user(id: u64) -> Vec<u8> {
+    global("user", &id.to_be_bytes())
+}
+
+/// The entry of an API key, by the key's SHA-256.
+pub fn api_key(hash: &[u8; 32]) -> Vec<u8> {
+    global("key", hash)
+}
+
+/// Prefix of every API key's entry.
+pub fn api_keys() -> Vec<u8> {
+    global("key", &[])
+}
+
+/// An id counter.
+pub fn counter(name: &str) -> Vec<u8> {
+    global("seq", name.as_bytes())
+}
+
+/// The store's data version (see `store::DATA_VERSION`).
+pub fn data_version() -> Vec<u8> {
+    global("meta", b"version")
+}
+
+/// `A{account}`: the prefix of everything of one account.
+pub fn account(account: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(48);
+    k.push(b'A');
+    k.extend_from_slice(&account.to_be_bytes());
+    k
+}
+
+/// `A{account}{segment}/`.
+fn segment(account_id: u64, segment: &str) -> Vec<u8> {
+    let mut k = account(account_id);
+    k.extend_from_slice(segment.as_bytes());
+    k.push(b'/');
+    k
+}
+
+/// Prefix of all records of one collection of one account.
+pub fn collection(account: u64, collection: &str) -> Vec<u8> {
+    debug_assert!(
+        !RESERVED.contains(&collection),
+        "{collection} is a reserved key segment"
+    );
+    segment(account, collection)
+}
+
+pub fn record(account: u64, coll: &str, id: u64) -> Vec<u8> {
+    let mut k = collection(account, coll);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+pub fn file(account: u64, collection: &str, field: &str, id: u64) -> Vec<u8> {
+    let mut k = segment(account, "file");
+    k.extend_from_slice(collection.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(field.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+pub fn singleton(account: u64, name: &str) -> Vec<u8> {
+    let mut k = segment(account, "one");
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+/// Prefix of the children of one parent, so that they are one prefix scan.
+pub fn children(account: u64, collection: &str, parent: u64) -> Vec<u8> {
+    let mut k = self::collection(account, collection);
+    k.extend_from_slice(&parent.to_be_bytes());
+    k
+}
+
+/// A child record (an item, payment, comment or tag) under its parent document.
+pub fn child(account: u64, collection: &str, parent: u64, id: u64) -> Vec<u8> {
+    let mut k = children(account, collection, parent);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// From a child's id to its parent's id (children are addressed by id alone).
+pub fn parent(account: u64, collection: &str, id: u64) -> Vec<u8> {
+    let mut k = segment(account, "parent");
+    k.extend_from_slice(collection.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Prefix of a secondary index (or of kept data) of a collection.
+pub fn index(account: u64, collection: &str, index: &str) -> Vec<u8> {
+    let mut k = segment(account, "ix");
+    k.extend_from_slice(collection.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(index.as_bytes());
+    k.push(b'/');
+    k
+}
+
+/// An index entry: prefix, the indexed value (fixed width, sorting as the value), the id.
+pub fn index_entry(account: u64, collection: &str, name: &str, value: &[u8], id: u64) -> Vec<u8> {
+    let mut k = index(account, collection, name);
+    k.extend_from_slice(value);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Prefix of the number claims of one range and resolved prefix.
+pub fn number_claims(account: u64, range: &str, pre: &str) -> Vec<u8> {
+    let mut k = segment(account, "idx");
+    k.extend_from_slice(b"number/");
+    k.extend_from_slice(range.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(pre.as_bytes());
+    k.push(0);
+    k
+}
+
+pub fn number_claim(account: u64, range: &str, pre: &str, number: i64) -> Vec<u8> {
+    let mut k = number_claims(account, range, pre);
+    k.extend_from_slice(&number.to_be_bytes());
+    k
+}
+
+/// Prefix of the documents of a client (any kind); a client with any is kept.
+pub fn client_documents(account: u64, client: u64) -> Vec<u8> {
+    let mut k = segment(account, "idx");
+    k.extend_from_slice(b"client-docs/");
+    k.extend_from_slice(&client.to_be_bytes());
+    k
+}
+
+/// A client's document of the kind `kind_byte`.
+pub fn client_document(account: u64, client: u64, kind_byte: u8, id: u64) -> Vec<u8> {
+    let mut k = client_documents(account, client);
+    k.push(kind_byte);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// A stored PDF of a document: `variant` is its tag (`original`, `print`, `signed`).
+pub fn pdf(account: u64, collection: &str, document: u64, variant: &str) -> Vec<u8> {
+    let mut k = segment(account, "pdf");
+    k.extend_from_slice(collection.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(&document.to_be_bytes());
+    k.extend_from_slice(variant.as_bytes());
+    k
+}
+
+/// An i32 as bytes that sort like the number (sign bit flipped).
+pub fn sortable_i32(v: i32) -> [u8; 4] {
+    ((v as u32) ^ 0x8000_0000).to_be_bytes()
+}
+
+/// The number `sortable_i32` wrote; `None` for bytes of another width.
+pub fn i32_of_sortable(bytes: &[u8]) -> Option<i32> {
+    let b: [u8; 4] = bytes.try_into().ok()?;
+    Some((u32::from_be_bytes(b) ^ 0x8000_0000) as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accounts_never_share_a_prefix() {
+        // Account 1's prefix must not be a prefix of account 256's keys, and so on.
+        let a = collection(1, "clients");
+        let b = record(256, "clients", 1);
+        assert!(!b.starts_with(&a));
+        assert!(record(1, "clients", 2).starts_with(&a));
+        assert!(!record(1, "clients-x", 2).starts_with(&a));
+    }
+
+    /// Every family of keys under an account has a prefix of its own that is no prefix of
+    /// another's, so that no scan of one family reaches into another.
+    #[test]
+    fn key_families_are_disjoint() {
+        let families: Vec<(&str, Vec<u8>)> = vec![
+            ("records", collection(7, "invoices")),
+            ("files", segment(7, "file")),
+            ("singletons", segment(7, "one")),
+            ("parents", segment(7, "parent")),
+            ("indexes", segment(7, "ix")),
+            (
+                "claims",
+                number_claims(7, "invoice", "")[..number_claims(7, "", "").len() - 2].to_vec(),
+            ),
+            (
+                "client documents",
+                client_documents(7, 1)[..client_documents(7, 1).len() - 8].to_vec(),
+            ),
+            ("pdfs", segment(7, "pdf")),
+        ];
+        for (i, (a, ka)) in families.iter().enumerate() {
+            for (b, kb) in families.iter().skip(i + 1) {
+                assert!(
+                    !ka.starts_with(kb) && !kb.starts_with(ka),
+                    "{a} and {b} overlap"
+                );
+            }
+        }
+        assert!(file(7, "templates", "base64file", 1).starts_with(&families[1].1));
+        assert!(pdf(7, "invoices", 1, "original").starts_with(&families[7].1));
+        assert!(number_claim(7, "invoice", "RE-", 1).starts_with(&families[5].1));
+        // Global keys and account keys never meet.
+        assert_ne!(accounts()[0], account(1)[0]);
+        assert!(!api_key(&[0; 32]).starts_with(&accounts()));
+        assert!(!data_version().starts_with(&counter("")));
+    }
+
+    #[test]
+    fn sortable_numbers_sort_as_numbers() {
+        let mut values = [-5, 3, 0, i32::MIN, i32::MAX, -1];
+        let mut keys: Vec<[u8; 4]> = values.iter().map(|v| sortable_i32(*v)).collect();
+        values.sort();
+        keys.sort();
+        let back: Vec<i32> = keys.iter().map(|k| i32_of_sortable(k).unwrap()).collect();
+        assert_eq!(back, values);
+        assert_eq!(i32_of_sortable(&[1, 2, 3]), None);
+    }
+}
