@@ -4,6 +4,7 @@ CARGO       ?= cargo
 WASM_TARGET := wasm32-wasip2
 WASM_OUT    := target/$(WASM_TARGET)/component/faktura_component.wasm
 COMPONENT   := target/release/faktura.wasm
+TEST_WASM_OUT := target/$(WASM_TARGET)/component-test/faktura_component.wasm
 TEST_WASM   := target/faktura-test.wasm
 PLUG        := target/faktura-plug.wasm
 STANDALONE  := target/faktura-standalone.wasm
@@ -28,10 +29,17 @@ component: wasm-target
 	@mkdir -p target/release
 	cp $(WASM_OUT) $(COMPONENT)
 
-# The same component with the test-only routes (a deliberate panic, ...).
+# The same component with the test-only routes (a deliberate panic, ...) and with debug
+# assertions and overflow checks (profile component-test), built into a directory of its
+# own: it never overwrites the shipped component's output (a race under make -j, and a
+# relink of each every time). Beside it, the digest of the sources it was built from,
+# taken before the build: the tests refuse a test component whose sources changed since.
 test-component: wasm-target
-	$(CARGO) build --profile component --target $(WASM_TARGET) -p faktura-component --features test-routes
-	cp $(WASM_OUT) $(TEST_WASM)
+	@mkdir -p target
+	$(PYTHON) tests/sources_digest.py > $(TEST_WASM).sources.next
+	$(CARGO) build --profile component-test --target $(WASM_TARGET) -p faktura-component --features test-routes
+	cp $(TEST_WASM_OUT) $(TEST_WASM)
+	mv $(TEST_WASM).sources.next $(TEST_WASM).sources
 
 build: component
 	$(CARGO) build --release -p faktura
@@ -75,16 +83,30 @@ test-deps: wasmtime-cli
 	fi
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
 
-test: test-deps test-component build standalone
-	FAKTURA_WASMTIME="$(WASMTIME)" $(CARGO) test --release --workspace
+# Unit and integration tests of every member, built with profile test-release: release
+# code with debug assertions and overflow checks. The tests that need a host process
+# (crash, profiling, hostile input, the CLI) start target/test-release/faktura, the host
+# built with the same profile, not the release binary: built in the same cargo run as the
+# tests (--bins --tests), it resolves the same features and shares every dependency with
+# them, so `make test` compiles wasmtime once and builds no release host at all (`make
+# run` and `make bench` do). The shipped and standalone components are built as shipped,
+# since tests check them.
+test: test-deps test-component standalone
+	$(CARGO) build --profile test-release --workspace --bins --tests
+	FAKTURA_WASMTIME="$(WASMTIME)" $(CARGO) test --profile test-release --workspace
 
 # Benchmarks (not part of `make test`): every workload and the anchors side by side, the
 # table printed and written to target/bench/report.md. BENCH_INVOICES (default 100000),
 # BENCH_SECONDS (default 10), BENCH_SMOKE=1 for a few seconds on a small data set.
+# BENCH_COMPARE=/path/to/previous/faktura (its faktura.wasm beside it) measures this build
+# against that one instead, in BENCH_COMPARE_ROUNDS alternating rounds (default 3), into
+# target/bench/compare.md. Both are passed on as given, empty when not: the harness reads
+# an empty one as unset.
 bench: build bench-deps
 	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-bench-hello
 	$(CARGO) build --release -p faktura-bench
-	FAKTURA_WASMTIME="$(WASMTIME)" target/release/faktura-bench
+	BENCH_COMPARE="$(BENCH_COMPARE)" BENCH_COMPARE_ROUNDS="$(BENCH_COMPARE_ROUNDS)" \
+	  FAKTURA_WASMTIME="$(WASMTIME)" target/release/faktura-bench
 
 bench-deps: wasmtime-cli
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
@@ -98,11 +120,14 @@ fmt:
 	$(CARGO) fmt --all
 
 # Fuzz the wire decoders (nightly + cargo-fuzz), FUZZ_SECONDS each, corpora seeded from the
-# golden files in tests/cases.
+# golden files in tests/cases. fuzz/rust-toolchain.toml names nightly too, for a plain
+# `cargo fuzz` in fuzz/.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := xml_decode json_decode query_parse
+CARGO_FUZZ_VERSION := 0.13.2
 fuzz:
-	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	@cargo fuzz --version 2>/dev/null | grep -qF ' $(CARGO_FUZZ_VERSION)' || \
+	  $(CARGO) install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked
 	@mkdir -p fuzz/corpus/xml_decode fuzz/corpus/json_decode fuzz/corpus/query_parse
 	@for f in tests/cases/*/*/response.xml; do cp "$$f" "fuzz/corpus/xml_decode/$$(echo $$f | tr / _)"; done
 	@for f in tests/cases/*/*/response.json; do cp "$$f" "fuzz/corpus/json_decode/$$(echo $$f | tr / _)"; done

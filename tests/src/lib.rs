@@ -1,8 +1,11 @@
 //! Test harness: starts the real host in-process on 127.0.0.1:0 with a temporary data dir
-//! and talks to it over HTTP.
+//! and talks to it over HTTP; starts the host binary, the standalone component under
+//! `wasmtime serve` and a real SMTP server as processes; refuses to test a component that
+//! is older than its sources. The tests themselves live in tests/main.rs and its modules.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -20,12 +23,125 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The component under test: `FAKTURA_TEST_COMPONENT`, else the test build `make test`
-/// leaves in target/.
+/// The component under test: `FAKTURA_TEST_COMPONENT`, else the test build `make
+/// test-component` leaves in target/. Fails the test, naming the fix, when the component
+/// is older than its sources (see `check_component_sources`); an override is checked only
+/// when a record of its sources lies beside it. The check runs once per test binary.
 pub fn test_component() -> PathBuf {
-    std::env::var_os("FAKTURA_TEST_COMPONENT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target/faktura-test.wasm"))
+    static CHECKED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let checked = CHECKED.get_or_init(|| {
+        let (component, must_have_record) = match std::env::var_os("FAKTURA_TEST_COMPONENT") {
+            Some(path) => (PathBuf::from(path), false),
+            None => (workspace_root().join("target/faktura-test.wasm"), true),
+        };
+        if must_have_record || sources_record(&component).exists() {
+            check_component_sources(&component, &workspace_root())?;
+        }
+        Ok(component)
+    });
+    match checked {
+        Ok(component) => component.clone(),
+        Err(why) => {
+            // Every test that needs the component fails with this message, and without a
+            // backtrace each: where it failed says nothing more.
+            eprintln!("{why}");
+            std::panic::resume_unwind(Box::new(why.clone()))
+        }
+    }
+}
+
+/// The files a build of the component reads, relative to the workspace root: a change to
+/// any of them makes a built component stale. tests/sources_digest.py, which `make
+/// test-component` runs, lists the same.
+const COMPONENT_SOURCES: &[&str] = &[
+    "Cargo.lock",
+    "Cargo.toml",
+    "component/Cargo.toml",
+    "component/src",
+    "wit",
+];
+
+/// Where `make test-component` records the digest of the sources it built `component` from.
+pub fn sources_record(component: &Path) -> PathBuf {
+    let mut name = component.as_os_str().to_owned();
+    name.push(".sources");
+    PathBuf::from(name)
+}
+
+/// The SHA-256 of the component's sources under `root`, in hex: every file of
+/// `COMPONENT_SOURCES` (directories walked; missing ones and symbolic links skipped),
+/// sorted by its path relative to `root`, each hashed as `path NUL length NUL contents`.
+/// tests/sources_digest.py computes the same.
+pub fn component_sources_digest(root: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+
+    fn walk(root: &Path, relative: &str, out: &mut Vec<String>) -> std::io::Result<()> {
+        let path = root.join(relative);
+        let kind = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta.file_type(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if kind.is_file() {
+            out.push(relative.to_owned());
+        } else if kind.is_dir() {
+            for entry in std::fs::read_dir(&path)? {
+                let name = entry?.file_name();
+                let name = name.to_str().ok_or_else(|| {
+                    std::io::Error::other(format!(
+                        "{}: a file name that is not UTF-8",
+                        path.display()
+                    ))
+                })?;
+                walk(root, &format!("{relative}/{name}"), out)?;
+            }
+        }
+        Ok(())
+    }
+
+    let mut files = Vec::new();
+    for source in COMPONENT_SOURCES {
+        walk(root, source, &mut files)?;
+    }
+    files.sort();
+    let mut hash = Sha256::new();
+    for file in &files {
+        let contents = std::fs::read(root.join(file))?;
+        hash.update(file.as_bytes());
+        hash.update(b"\0");
+        hash.update(contents.len().to_string().as_bytes());
+        hash.update(b"\0");
+        hash.update(&contents);
+    }
+    Ok(hash
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect())
+}
+
+/// Whether `component` was built from the sources now under `root`: its record (written
+/// by `make test-component` with the digest taken before the build) must hold their
+/// digest. The error says what is wrong and what to run.
+pub fn check_component_sources(component: &Path, root: &Path) -> Result<(), String> {
+    let shown = component.strip_prefix(root).unwrap_or(component).display();
+    let fix = "run `make test-component`";
+    if !component.exists() {
+        return Err(format!("{shown} is missing: {fix}"));
+    }
+    let record = sources_record(component);
+    let Ok(recorded) = std::fs::read_to_string(&record) else {
+        return Err(format!(
+            "{shown} has no record of its sources ({}): {fix}",
+            record.strip_prefix(root).unwrap_or(&record).display()
+        ));
+    };
+    let now = component_sources_digest(root)
+        .map_err(|e| format!("the sources of {shown} cannot be read: {e}"))?;
+    if recorded.trim() != now {
+        return Err(format!("{shown} is older than its sources: {fix}"));
+    }
+    Ok(())
 }
 
 /// The shipped component (no test routes).
@@ -94,6 +210,19 @@ impl Reply {
             .unwrap_or_else(|| panic!("no id in {}", self.body))
     }
 
+    /// Asserts the text of each named field (see `field`): `(name, text)` pairs.
+    #[track_caller]
+    pub fn assert_fields(&self, expected: &[(&str, &str)]) {
+        for (name, text) in expected {
+            assert_eq!(
+                self.field(name).as_deref(),
+                Some(*text),
+                "{name}: {}",
+                self.body
+            );
+        }
+    }
+
     /// Asserts an `<errors>` body naming `fragment`.
     #[track_caller]
     pub fn assert_error(&self, status: u16, fragment: &str) {
@@ -146,6 +275,8 @@ impl App {
         };
         configure(&mut options);
         let runtime = Runtime::new(&options).expect("the runtime starts");
+        // As `faktura serve` does: the store at the component's data version first.
+        runtime.migrate().await.expect("the store migrates");
         runtime
             .bootstrap(Some(ADMIN_KEY.into()))
             .await
@@ -213,12 +344,48 @@ impl App {
         self.send(method, path, body, &headers).await
     }
 
+    /// Sends `n` requests at once (see `concurrently`), the `i`th as `request(i)` says: a
+    /// method, a path and a body; their replies in order.
+    pub async fn call_concurrently(
+        self: &Arc<Self>,
+        n: usize,
+        request: impl Fn(usize) -> (&'static str, String, Option<String>),
+    ) -> Vec<Reply> {
+        concurrently(n, |i| {
+            let app = self.clone();
+            let (method, path, body) = request(i);
+            async move { app.call(method, &path, body.as_deref()).await }
+        })
+        .await
+    }
+
+    /// A request with this app's admin key and a body of any bytes, of `content_type` if
+    /// one is given.
+    pub async fn call_bytes(
+        &self,
+        method: &str,
+        path: &str,
+        body: Vec<u8>,
+        content_type: Option<&str>,
+    ) -> Reply {
+        let mut headers = vec![("X-ServiceApiKey", self.key.as_str())];
+        headers.extend(content_type.map(|t| ("Content-Type", t)));
+        send_raw(&self.base, method, path, Some(body), &headers).await
+    }
+
     pub async fn get(&self, path: &str) -> Reply {
         self.call("GET", path, None).await
     }
 
     pub async fn post(&self, path: &str, body: &str) -> Reply {
         self.call("POST", path, Some(body)).await
+    }
+
+    /// A POST that must create a record (201); its reply.
+    pub async fn create(&self, path: &str, body: &str) -> Reply {
+        let r = self.post(path, body).await;
+        assert_eq!(r.status, 201, "POST {path}: {}", r.body);
+        r
     }
 
     pub async fn put(&self, path: &str, body: &str) -> Reply {
@@ -275,15 +442,16 @@ pub async fn try_send(
     })
 }
 
-/// Starts the release host as its own process (to be killed, or measured as shipped) on
-/// `data`, serving the test component on 127.0.0.1:`port` with `key` as its admin key.
-pub fn start_release_host(data: &Path, port: u16, key: &str, extra: &[&str]) -> HostProcess {
-    start_release_host_with(data, port, key, extra, |_| {})
+/// Starts the host binary (`host_binary`) as its own process (to be killed, or to log
+/// what the in-process host cannot) on `data`, serving the test component on
+/// 127.0.0.1:`port` with `key` as its admin key.
+pub fn start_host(data: &Path, port: u16, key: &str, extra: &[&str]) -> HostProcess {
+    start_host_with(data, port, key, extra, |_| {})
 }
 
-/// `start_release_host`, with `adjust` setting more of the command (environment, where
-/// its log goes) before the host starts.
-pub fn start_release_host_with(
+/// `start_host`, with `adjust` setting more of the command (environment, where its log
+/// goes) before the host starts.
+pub fn start_host_with(
     data: &Path,
     port: u16,
     key: &str,
@@ -310,11 +478,11 @@ pub fn start_release_host_with(
     adjust(&mut command);
     let child = command
         .spawn()
-        .expect("the release host is built (make build)");
+        .unwrap_or_else(|e| panic!("{}: {e} ({HOST_BINARY_HINT})", host_binary().display()));
     HostProcess(child)
 }
 
-/// A release host process, killed (SIGKILL) when dropped, so a failing test leaves none.
+/// A host process, killed (SIGKILL) when dropped, so a failing test leaves none.
 pub struct HostProcess(std::process::Child);
 
 impl HostProcess {
@@ -344,9 +512,111 @@ pub async fn wait_ready(base: &str, key: &str) {
     panic!("the host did not come up on {base}");
 }
 
-/// The release `faktura` binary that `make test` builds.
+/// The `faktura` binary the tests start as a process: `FAKTURA_TEST_HOST`, else the one
+/// built with the same profile as the running test binary (target/test-release/faktura
+/// under `make test`), so that the tests never start a host older than themselves from
+/// another build.
 pub fn host_binary() -> PathBuf {
-    workspace_root().join("target/release/faktura")
+    if let Some(path) = std::env::var_os("FAKTURA_TEST_HOST") {
+        return PathBuf::from(path);
+    }
+    // The test binary is target/<profile>/deps/integration-<hash>.
+    let test = std::env::current_exe().expect("the test binary knows its path");
+    let profile_dir = test
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary lies in target/<profile>/deps");
+    profile_dir.join("faktura")
+}
+
+/// The `wasm_ops` counts a host log (`FAKTURA_PROFILE=fuel`, `FAKTURA_LOG=info`) holds
+/// for `request` ("GET /api/clients/1"), in order.
+pub fn wasm_ops(log: &str, request: &str) -> Vec<u64> {
+    let tag = format!("request=\"{request}\"");
+    log.lines()
+        .filter(|l| l.contains(&tag))
+        .filter_map(|l| l.split("wasm_ops=").nth(1))
+        .map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().expect("wasm_ops is a number")
+        })
+        .collect()
+}
+
+/// The host binary in its own process (`start_host_with`) on a free port, counting the wasm
+/// operators each request runs (`FAKTURA_PROFILE=fuel`) into a log; killed when dropped.
+pub struct ProfiledHost {
+    pub base: String,
+    pub process: HostProcess,
+    log: PathBuf,
+}
+
+impl ProfiledHost {
+    /// Starts it on a data directory in `dir`, with its log beside it and `key` as its admin
+    /// key, and waits until it answers.
+    pub async fn start(dir: &Path, key: &str) -> ProfiledHost {
+        let log = dir.join("host.log");
+        let file = std::fs::File::create(&log).unwrap();
+        let port = free_port();
+        let process = start_host_with(&dir.join("db"), port, key, &[], |c| {
+            c.env("FAKTURA_PROFILE", "fuel")
+                .env("FAKTURA_LOG", "info")
+                .stderr(file);
+        });
+        let base = format!("http://127.0.0.1:{port}");
+        wait_ready(&base, key).await;
+        ProfiledHost { base, process, log }
+    }
+
+    /// The log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap()
+    }
+
+    /// The counts logged so far for `request` (see `wasm_ops`).
+    pub fn ops(&self, request: &str) -> Vec<u64> {
+        wasm_ops(&self.log(), request)
+    }
+
+    /// The counts of `request` once `n` of them are logged, or after 5 s: a request's count
+    /// is logged once its instance is done, just after its answer.
+    pub async fn ops_when(&self, request: &str, n: usize) -> Vec<u64> {
+        let mut ops = self.ops(request);
+        for _ in 0..100 {
+            if ops.len() >= n {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            ops = self.ops(request);
+        }
+        ops
+    }
+}
+
+/// How to build what `host_binary` names, for the message of a test that cannot start it.
+pub const HOST_BINARY_HINT: &str = "`make test` builds it; by hand: \
+    `cargo build --profile test-release --workspace --bins --tests`, or set FAKTURA_TEST_HOST";
+
+/// Runs `n` copies of `task` at once, each on a tokio task of its own (so a multi-thread
+/// runtime spreads them over its workers), and returns their results in order.
+pub async fn concurrently<T, F>(n: usize, task: impl Fn(usize) -> F) -> Vec<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let tasks: Vec<_> = (0..n).map(|i| tokio::spawn(task(i))).collect();
+    let mut results = Vec::with_capacity(n);
+    for t in tasks {
+        results.push(t.await.expect("a concurrent task panicked"));
+    }
+    results
+}
+
+/// Whether the wall-clock assertions run: `FAKTURA_SLOW_TESTS=1`. They compare times that
+/// a loaded machine (a 2-core CI runner, the tests beside them) stretches at random, so the
+/// default suite keeps only what every run can hold.
+pub fn slow_tests() -> bool {
+    std::env::var_os("FAKTURA_SLOW_TESTS").is_some_and(|v| v == "1")
 }
 
 /// One HTTP/1.1 request on a fresh connection.
@@ -506,6 +776,39 @@ async fn listening(port: u16, child: &mut std::process::Child, secs: u64) -> Res
     Err(format!("nothing listened within {secs} s"))
 }
 
+/// Starts `command` (its standard output discarded) and waits until it listens on
+/// 127.0.0.1:`port`, for at most `secs` seconds; else kills it and says why.
+async fn spawn_listening(
+    command: &mut std::process::Command,
+    port: u16,
+    secs: u64,
+) -> Result<std::process::Child, String> {
+    let mut child = command
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{command:?} did not start: {e}"))?;
+    if let Err(why) = listening(port, &mut child, secs).await {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(why);
+    }
+    Ok(child)
+}
+
+/// Runs `command` to its end, which must succeed (`missing`: how to install it when it
+/// does not start); its output.
+pub fn run_ok(command: &mut std::process::Command, missing: &str) -> std::process::Output {
+    let out = command.output().expect(missing);
+    assert!(
+        out.status.success(),
+        "{command:?}: {}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// A real SMTP server (aiosmtpd from PyPI) on 127.0.0.1, storing mail in a Maildir.
 pub struct SmtpSink {
     pub port: u16,
@@ -553,16 +856,12 @@ impl SmtpSink {
         if mailbox {
             command.arg(dir.path().join("maildir"));
         }
-        let mut child = command
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("aiosmtpd is installed (pip install aiosmtpd)");
-        if let Err(why) = listening(port, &mut child, 10).await {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the SMTP server did not start on port {port}: {why}");
-        }
+        command.stderr(std::process::Stdio::null());
+        let child = spawn_listening(&mut command, port, 10)
+            .await
+            .unwrap_or_else(|why| {
+                panic!("the SMTP server (pip install aiosmtpd) did not start on port {port}: {why}")
+            });
         SmtpSink { port, dir, child }
     }
 
@@ -612,23 +911,17 @@ pub fn check_pdf(bytes: &[u8]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("doc.pdf");
     std::fs::write(&path, bytes).unwrap();
-    let qpdf = std::process::Command::new("qpdf")
-        .arg("--check")
-        .arg(&path)
-        .output()
-        .expect("qpdf is installed (apt-get install qpdf)");
-    assert!(
-        qpdf.status.success(),
-        "qpdf --check: {}",
-        String::from_utf8_lossy(&qpdf.stdout)
+    run_ok(
+        std::process::Command::new("qpdf").arg("--check").arg(&path),
+        "qpdf is installed (apt-get install qpdf)",
     );
-    let text = std::process::Command::new("pdftotext")
-        .arg("-layout")
-        .arg(&path)
-        .arg("-")
-        .output()
-        .expect("pdftotext is installed (apt-get install poppler-utils)");
-    assert!(text.status.success());
+    let text = run_ok(
+        std::process::Command::new("pdftotext")
+            .arg("-layout")
+            .arg(&path)
+            .arg("-"),
+        "pdftotext is installed (apt-get install poppler-utils)",
+    );
     String::from_utf8(text.stdout).unwrap()
 }
 
@@ -655,7 +948,8 @@ impl WasmtimeServe {
     pub async fn start(data: &Path, key: &str) -> WasmtimeServe {
         let cli = std::env::var_os("FAKTURA_WASMTIME").unwrap_or_else(|| "wasmtime".into());
         let port = free_port();
-        let mut child = std::process::Command::new(&cli)
+        let mut command = std::process::Command::new(&cli);
+        command
             .args(["serve", "-Scli", "--addr"])
             .arg(format!("127.0.0.1:{port}"))
             .arg("--dir")
@@ -663,15 +957,16 @@ impl WasmtimeServe {
             .arg("--env")
             .arg(format!("FAKTURA_BOOTSTRAP_KEY={key}"))
             .arg(standalone_component())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .expect("the wasmtime CLI runs (make wasmtime-cli, or set FAKTURA_WASMTIME)");
+            .stderr(std::process::Stdio::inherit());
         // The first start compiles the component (wasmtime caches the result).
-        if let Err(why) = listening(port, &mut child, 120).await {
-            let _ = child.kill();
-            panic!("wasmtime serve did not listen on port {port}: {why}");
-        }
+        let child = spawn_listening(&mut command, port, 120)
+            .await
+            .unwrap_or_else(|why| {
+                panic!(
+                    "wasmtime serve (make wasmtime-cli, or set FAKTURA_WASMTIME) did not listen \
+                     on port {port}: {why}"
+                )
+            });
         WasmtimeServe {
             base: format!("http://127.0.0.1:{port}"),
             child,

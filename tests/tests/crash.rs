@@ -1,4 +1,4 @@
-//! Crash safety: the release host is killed with SIGKILL at random moments while clients
+//! Crash safety: the host binary is killed with SIGKILL at random moments while clients
 //! create, complete and pay invoices; after every restart each acknowledged write is there,
 //! no document is half-written, and numbers stay unique and without gaps.
 
@@ -6,18 +6,18 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use faktura_tests::{HostProcess, SmtpSink, free_port, start_release_host, try_send};
+use faktura_tests::{HostProcess, SmtpSink, free_port, start_host, try_send};
 
 const KEY: &str = "crash-test-key-0123456789";
 const ROUNDS: usize = 20;
 const WORKERS: usize = 6;
 
 fn start(data: &std::path::Path, port: u16) -> HostProcess {
-    start_release_host(data, port, KEY, &[])
+    start_host(data, port, KEY, &[])
 }
 
 fn start_with(data: &std::path::Path, port: u16, extra: &[&str]) -> HostProcess {
-    start_release_host(data, port, KEY, extra)
+    start_host(data, port, KEY, extra)
 }
 
 async fn wait_ready(base: &str) {

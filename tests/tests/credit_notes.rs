@@ -1,358 +1,108 @@
-//! Credit notes: the same document implementation as invoices, with their own names and
-//! rules, tags, e-mail templates and postal mail.
+//! What only credit notes do: a title and numbers apart from invoices, credit notes made
+//! from an invoice, the contact filter and the contract's spelling of the number filter,
+//! postal letters and e-mail templates. What they share with invoices is in both_kinds.rs.
 
 use std::sync::Arc;
 
 use base64::Engine as _;
 use faktura_tests::{App, SmtpSink, free_port, test_component};
 
-async fn client(app: &App) -> u64 {
-    app.post("/api/clients", "<client><name>Müller AG</name><street>Weg 1</street><zip>10115</zip><city>Berlin</city></client>")
-        .await
-        .id()
-}
+use crate::support::{CREDIT_NOTES, INVOICES, client, complete, create, create_for, item, items};
 
-fn item(title: &str, q: &str, price: &str, rate: &str) -> String {
-    format!(
-        "<credit-note-item><title>{title}</title><quantity>{q}</quantity><unit_price>{price}</unit_price>\
-         <tax_name>MwSt</tax_name><tax_rate>{rate}</tax_rate></credit-note-item>"
-    )
+const CLIENT: &str =
+    "<name>Müller AG</name><street>Weg 1</street><zip>10115</zip><city>Berlin</city>";
+
+/// The items of a credit note with one item at `price`, taxed at `rate` %.
+fn one_item(price: &str, rate: &str) -> String {
+    let kind = &CREDIT_NOTES;
+    items(kind, &[item(kind, "1", price, "MwSt", rate, "")])
 }
 
 #[tokio::test]
-async fn credit_notes_have_their_own_numbers_fields_and_totals() {
+async fn credit_notes_have_a_title_and_numbers_and_ids_apart_from_invoices() {
     let app = App::spawn().await;
-    let c = client(&app).await;
-    let cn = app
-        .post(
-            "/api/credit-notes",
-            &format!(
-                "<credit-note><client_id>{c}</client_id><title>Gutschrift</title><net_gross>GROSS</net_gross><reduction>10%</reduction>\
-                 <contact_id>7</contact_id><credit-note-items>{}{}</credit-note-items></credit-note>",
-                item("Rückgabe", "2", "59.50", "19"),
-                item("Buch", "1", "21.40", "7")
-            ),
-        )
-        .await;
-    assert_eq!(cn.status, 201, "{}", cn.body);
+    let c = client(&app, CLIENT).await;
+    let titled = "<title>Gutschrift</title><contact_id>7</contact_id>";
+    let cn = create_for(&app, &CREDIT_NOTES, c, titled).await;
     assert!(cn.body.contains("<credit-note>"), "{}", cn.body);
-    assert_eq!(cn.field("credit_note_number").as_deref(), Some("CN-00001"));
-    assert_eq!(cn.field("status").as_deref(), Some("DRAFT"));
-    assert_eq!(cn.field("title").as_deref(), Some("Gutschrift"));
-    // GROSS: 119.00 + 21.40 = 140.40 gross, less 10 % (14.04) = 126.36, spread 11.90 / 2.14:
-    // 107.10 gross at 19 % (net 90.00, tax 17.10) and 19.26 at 7 % (net 18.00, tax 1.26).
-    assert_eq!(cn.field("total_gross_unreduced").as_deref(), Some("140.4"));
-    assert_eq!(cn.field("total_reduction").as_deref(), Some("14.04"));
-    assert_eq!(cn.field("total_gross").as_deref(), Some("126.36"));
-    assert_eq!(cn.field("total_net").as_deref(), Some("108"));
-    assert_eq!(cn.fields("amount"), vec!["17.1", "1.26"]);
+    cn.assert_fields(&[
+        ("credit_note_number", "CN-00001"),
+        ("status", "DRAFT"),
+        ("title", "Gutschrift"),
+    ]);
     let id = cn.id();
-    let items = app
-        .get(&format!("/api/credit-note-items?credit_note_id={id}"))
-        .await;
-    assert!(
-        items.body.contains("<credit-note-items type=\"array\""),
-        "{}",
-        items.body
-    );
-    assert_eq!(items.fields("credit_note_id").len(), 2);
-    let added = app
-        .post(
-            "/api/credit-note-items",
-            &format!("<credit-note-item><credit_note_id>{id}</credit_note_id><title>Extra</title><unit_price>10</unit_price></credit-note-item>"),
-        )
-        .await;
-    assert_eq!(added.status, 201, "{}", added.body);
-    let updated = app
-        .put(
-            &format!("/api/credit-notes/{id}"),
-            "<credit-note><label>Retoure 42</label></credit-note>",
-        )
-        .await;
-    assert_eq!(updated.status, 200, "{}", updated.body);
-    assert_eq!(updated.field("label").as_deref(), Some("Retoure 42"));
     // Invoices and credit notes number independently and keep their ids apart.
-    let inv = app
-        .post(
-            "/api/invoices",
-            &format!("<invoice><client_id>{c}</client_id></invoice>"),
-        )
-        .await;
-    assert_eq!(inv.field("invoice_number").as_deref(), Some("INV-00001"));
+    let inv = create_for(&app, &INVOICES, c, "").await;
+    inv.assert_fields(&[("invoice_number", "INV-00001")]);
     assert_eq!(
-        app.get(&format!("/api/invoices/{id}")).await.status,
+        app.get(&INVOICES.at(id)).await.status,
         200,
         "ids are per kind"
     );
-    app.get("/api/credit-notes/999")
-        .await
-        .assert_error(404, "credit note 999 does not exist");
 }
 
 #[tokio::test]
 async fn a_credit_note_made_from_an_invoice_copies_client_and_items() {
     let app = App::spawn().await;
-    let c = client(&app).await;
-    let inv = app
-        .post(
-            "/api/invoices",
-            &format!("<invoice><client_id>{c}</client_id><invoice-items><invoice-item><title>Work</title><quantity>3</quantity><unit_price>100</unit_price><tax_rate>19</tax_rate><tax_name>MwSt</tax_name></invoice-item></invoice-items></invoice>"),
-        )
-        .await;
-    let cn = app
-        .post(
-            "/api/credit-notes",
-            &format!(
-                "<credit-note><invoice_id>{}</invoice_id></credit-note>",
-                inv.id()
-            ),
-        )
-        .await;
-    assert_eq!(cn.status, 201, "{}", cn.body);
+    let c = client(&app, CLIENT).await;
+    let work = "<invoice-items><invoice-item><title>Work</title><quantity>3</quantity><unit_price>100</unit_price>\
+                <tax_rate>19</tax_rate><tax_name>MwSt</tax_name></invoice-item></invoice-items>";
+    let inv = create_for(&app, &INVOICES, c, work).await;
+    let made = format!("<invoice_id>{}</invoice_id>", inv.id());
+    let cn = create(&app, &CREDIT_NOTES, &made).await;
     assert_eq!(cn.field("client_id"), inv.field("client_id"));
-    assert_eq!(
-        cn.field("invoice_id").as_deref(),
-        Some(&*inv.id().to_string())
-    );
-    assert_eq!(cn.field("total_gross").as_deref(), Some("357"));
-    let items = app
-        .get(&format!(
-            "/api/credit-note-items?credit_note_id={}",
-            cn.id()
-        ))
-        .await;
+    cn.assert_fields(&[
+        ("invoice_id", &inv.id().to_string()),
+        ("total_gross", "357"),
+    ]);
+    let items = app.get(&CREDIT_NOTES.parts_of("items", cn.id())).await;
     assert_eq!(items.fields("title"), vec!["Work"]);
-    app.post(
-        "/api/credit-notes",
-        "<credit-note><invoice_id>999</invoice_id></credit-note>",
-    )
-    .await
-    .assert_error(400, "invoice_id 999 does not exist");
-    app.post(
-        "/api/credit-notes",
-        "<credit-note><title>x</title></credit-note>",
-    )
-    .await
-    .assert_error(400, "client_id is mandatory");
-}
-
-#[tokio::test]
-async fn lifecycle_payments_comments_and_tags() {
-    let app = App::spawn().await;
-    let c = client(&app).await;
-    let id = app
-        .post("/api/credit-notes", &format!("<credit-note><client_id>{c}</client_id><credit-note-items>{}</credit-note-items></credit-note>", item("A", "1", "50", "0")))
-        .await
-        .id();
-    let url = format!("/api/credit-notes/{id}");
-    app.post("/api/credit-note-payments", &format!("<credit-note-payment><credit_note_id>{id}</credit_note_id><amount>5</amount></credit-note-payment>"))
-        .await
-        .assert_error(400, "payments can be booked only for OPEN or OVERDUE credit notes");
-    assert_eq!(app.put(&format!("{url}/complete"), "").await.status, 200);
-    app.put(&url, "<credit-note><title>x</title></credit-note>")
-        .await
-        .assert_error(400, "only a DRAFT credit note can be changed");
-    let p = app
-        .post("/api/credit-note-payments", &format!("<credit-note-payment><credit_note_id>{id}</credit_note_id><amount>50</amount></credit-note-payment>"))
-        .await;
-    assert_eq!(p.status, 201, "{}", p.body);
-    assert_eq!(app.get(&url).await.field("status").as_deref(), Some("PAID"));
-    app.delete(&format!("/api/credit-note-payments/{}", p.id()))
-        .await;
-    assert_eq!(app.get(&url).await.field("status").as_deref(), Some("OPEN"));
-    let marked = app
-        .post("/api/credit-note-payments", &format!("<credit-note-payment><credit_note_id>{id}</credit_note_id><amount>1</amount><mark_credit_note_as_paid>1</mark_credit_note_as_paid></credit-note-payment>"))
-        .await;
-    assert_eq!(
-        marked.field("mark_credit_note_as_paid").as_deref(),
-        Some("1")
-    );
-    assert_eq!(app.get(&url).await.field("status").as_deref(), Some("PAID"));
-    assert_eq!(app.put(&format!("{url}/cancel"), "").await.status, 200);
-    assert_eq!(
-        app.get(&url).await.field("status").as_deref(),
-        Some("CANCELED")
-    );
-    assert_eq!(app.put(&format!("{url}/uncancel"), "").await.status, 200);
-    assert_eq!(app.get(&url).await.field("status").as_deref(), Some("PAID"));
-    let comment = app
-        .post("/api/credit-note-comments", &format!("<credit-note-comment><credit_note_id>{id}</credit_note_id><comment>ok</comment></credit-note-comment>"))
-        .await;
-    assert_eq!(comment.status, 201, "{}", comment.body);
-    let comments = app
-        .get(&format!("/api/credit-note-comments?credit_note_id={id}"))
-        .await;
-    assert_eq!(
-        comments.fields("actionkey"),
-        vec![
-            "CREATE",
-            "STATUS",
-            "PAYMENT",
-            "STATUS",
-            "DELETE_PAYMENT",
-            "STATUS",
-            "PAYMENT",
-            "STATUS",
-            "CANCEL",
-            "UNCANCEL",
-            "COMMENT"
-        ]
-    );
-    let tag = app
-        .post("/api/credit-note-tags", &format!("<credit-note-tag><credit_note_id>{id}</credit_note_id><name>Retoure</name></credit-note-tag>"))
-        .await;
-    assert_eq!(tag.status, 201, "{}", tag.body);
-    let tags = app
-        .get(&format!("/api/credit-note-tags?credit_note_id={id}"))
-        .await;
-    assert_eq!(tags.fields("name"), vec!["Retoure"]);
-    assert_eq!(
-        app.delete(&format!("/api/credit-note-tags/{}", tag.id()))
-            .await
-            .status,
-        200
-    );
-    assert_eq!(
-        app.get(&format!("/api/credit-note-tags?credit_note_id={id}"))
-            .await
-            .header("x-total-count"),
-        Some("0")
-    );
-}
-
-#[tokio::test]
-async fn filters_and_groups_of_credit_notes() {
-    let app = App::spawn().await;
-    let a = client(&app).await;
-    let b = client(&app).await;
-    let mut ids = Vec::new();
-    for (cl, date, label, article) in [
-        (a, "2025-12-30", "Retoure", 11),
-        (a, "2026-01-05", "Kulanz", 12),
-        (b, "2026-02-01", "Retoure", 11),
+    for (inner, fragment) in [
+        (
+            "<invoice_id>999</invoice_id>",
+            "invoice_id 999 does not exist",
+        ),
+        ("<title>x</title>", "client_id is mandatory"),
     ] {
         let r = app
-            .post(
-                "/api/credit-notes",
-                &format!("<credit-note><client_id>{cl}</client_id><date>{date}</date><label>{label}</label><contact_id>{cl}</contact_id>\
-                 <credit-note-items><credit-note-item><article_id>{article}</article_id><unit_price>10</unit_price></credit-note-item></credit-note-items></credit-note>"),
-            )
+            .post(&CREDIT_NOTES.list(), &CREDIT_NOTES.body(inner))
             .await;
-        assert_eq!(r.status, 201, "{}", r.body);
-        ids.push(r.id());
+        r.assert_error(400, fragment);
     }
-    app.put(&format!("/api/credit-notes/{}/complete", ids[0]), "")
-        .await;
-    for name in ["retoure", "wichtig"] {
-        app.post("/api/credit-note-tags", &format!("<credit-note-tag><credit_note_id>{}</credit_note_id><name>{name}</name></credit-note-tag>", ids[2])).await;
-    }
-    app.post("/api/credit-note-tags", &format!("<credit-note-tag><credit_note_id>{}</credit_note_id><name>alt</name></credit-note-tag>", ids[0])).await;
-    let count = |q: &'static str| {
-        let app = &app;
-        async move {
-            app.call("HEAD", &format!("/api/credit-notes?{q}"), None)
-                .await
-                .header("x-total-count")
-                .unwrap()
-                .to_string()
-        }
-    };
-    assert_eq!(count("tags=wichtig").await, "1");
-    assert_eq!(count("tags=alt,wichtig").await, "2");
-    assert_eq!(count("credit_note_number=cn-0000").await, "3");
-    assert_eq!(count("credit-note_number=00002").await, "1");
-    assert_eq!(count("label=retoure").await, "2");
-    assert_eq!(count("article_id=11").await, "2");
-    assert_eq!(count("status=DRAFT").await, "2");
-    assert_eq!(count("from=2026-01-01").await, "2");
-    let contact = app.get(&format!("/api/credit-notes?contact_id={b}")).await;
-    assert_eq!(contact.header("x-total-count"), Some("1"));
-    let groups = app.get("/api/credit-notes?group_by=status,year").await;
-    assert!(
-        groups
-            .body
-            .contains("<credit-note-groups type=\"array\" currency_code=\"EUR\">"),
-        "{}",
-        groups.body
-    );
-    assert!(
-        groups.body.contains("<credit-note-params>"),
-        "{}",
-        groups.body
-    );
-    let pairs: Vec<(String, String)> = groups
-        .fields("status")
-        .into_iter()
-        .step_by(2)
-        .zip(groups.fields("year").into_iter().step_by(2))
-        .collect();
-    assert_eq!(
-        pairs,
-        vec![
-            ("DRAFT".to_string(), "2026".to_string()),
-            ("OVERDUE".to_string(), "2025".to_string()),
-        ]
-    );
-    assert_eq!(groups.fields("count"), vec!["2", "1"]);
 }
 
 #[tokio::test]
-async fn print_versions_signatures_and_postal_mail() {
+async fn credit_notes_filter_by_contact_and_by_the_contracts_spelling_of_the_number() {
+    let app = App::spawn().await;
+    let a = client(&app, CLIENT).await;
+    let b = client(&app, CLIENT).await;
+    for cl in [a, a, b] {
+        let contact = format!("<contact_id>{cl}</contact_id>");
+        create_for(&app, &CREDIT_NOTES, cl, &contact).await;
+    }
+    let contact = app.get(&format!("/api/credit-notes?contact_id={b}")).await;
+    assert_eq!(contact.header("x-total-count"), Some("1"));
+    let spelled = app
+        .call("HEAD", "/api/credit-notes?credit-note_number=00002", None)
+        .await;
+    assert_eq!(spelled.header("x-total-count"), Some("1"));
+}
+
+#[tokio::test]
+async fn letters_go_to_the_postal_queue_once_it_is_configured() {
     let postal = tempfile::tempdir().unwrap();
     let queue = postal.path().to_path_buf();
     let data = Arc::new(tempfile::tempdir().unwrap());
     let app = App::spawn_configured(data, test_component(), move |o| o.postal = Some(queue)).await;
-    let c = client(&app).await;
-    let id = app
-        .post("/api/credit-notes", &format!("<credit-note><client_id>{c}</client_id><credit-note-items>{}</credit-note-items></credit-note>", item("A", "1", "50", "19")))
+    let c = client(&app, CLIENT).await;
+    let id = create_for(&app, &CREDIT_NOTES, c, &one_item("50", "19"))
         .await
         .id();
     let url = format!("/api/credit-notes/{id}");
     app.post(&format!("{url}/mail"), "")
         .await
         .assert_error(400, "only completed credit notes");
-    assert_eq!(app.put(&format!("{url}/complete"), "").await.status, 200);
-    let pdf = app.get(&format!("{url}/pdf")).await;
-    assert_eq!(
-        pdf.field("credit_note_id").as_deref(),
-        Some(&*id.to_string())
-    );
-    assert_eq!(
-        pdf.field("filename").as_deref(),
-        Some(&*format!("credit_note_{id}.pdf"))
-    );
-    app.get(&format!("{url}/pdf?type=print"))
-        .await
-        .assert_error(400, "print_version");
-    app.put(
-        "/api/settings",
-        "<settings><print_version>1</print_version></settings>",
-    )
-    .await;
-    let print = app.get(&format!("{url}/pdf?type=print&format=pdf")).await;
-    assert_eq!(print.status, 200);
-    assert!(print.bytes.starts_with(b"%PDF-"));
-    assert_ne!(
-        print.bytes,
-        app.get(&format!("{url}/pdf?format=pdf")).await.bytes
-    );
-    let signed = base64::engine::general_purpose::STANDARD.encode(b"%PDF-1.7 signed");
-    assert_eq!(
-        app.put(
-            &format!("{url}/upload-signature"),
-            &format!("<signature><base64file>{signed}</base64file></signature>")
-        )
-        .await
-        .status,
-        200
-    );
-    assert_eq!(
-        app.get(&format!("{url}/pdf?type=signed"))
-            .await
-            .field("base64file")
-            .as_deref(),
-        Some(&*signed)
-    );
+    complete(&app, &CREDIT_NOTES, id).await;
 
     let extra = base64::engine::general_purpose::STANDARD.encode(b"%PDF-1.4 terms");
     for weight in ["80", "90"] {
@@ -422,17 +172,9 @@ async fn print_versions_signatures_and_postal_mail() {
     );
     // Without a postal queue the add-on is off.
     let plain = App::spawn().await;
-    let c = client(&plain).await;
-    let other = plain
-        .post(
-            "/api/credit-notes",
-            &format!("<credit-note><client_id>{c}</client_id></credit-note>"),
-        )
-        .await
-        .id();
-    plain
-        .put(&format!("/api/credit-notes/{other}/complete"), "")
-        .await;
+    let c = client(&plain, CLIENT).await;
+    let other = create_for(&plain, &CREDIT_NOTES, c, "").await.id();
+    complete(&plain, &CREDIT_NOTES, other).await;
     plain
         .post(&format!("/api/credit-notes/{other}/mail"), "")
         .await
@@ -457,13 +199,11 @@ async fn credit_notes_are_mailed_with_an_email_template() {
         )
         .await;
     assert_eq!(template.status, 201, "{}", template.body);
-    let c = client(&app).await;
-    let id = app
-        .post("/api/credit-notes", &format!("<credit-note><client_id>{c}</client_id><credit-note-items>{}</credit-note-items></credit-note>", item("A", "1", "10", "0")))
+    let c = client(&app, CLIENT).await;
+    let id = create_for(&app, &CREDIT_NOTES, c, &one_item("10", "0"))
         .await
         .id();
-    app.put(&format!("/api/credit-notes/{id}/complete"), "")
-        .await;
+    complete(&app, &CREDIT_NOTES, id).await;
     let r = app
         .post(
             &format!("/api/credit-notes/{id}/email"),

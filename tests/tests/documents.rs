@@ -1,14 +1,28 @@
-//! Completion renders real PDFs: checked with qpdf and pdftotext (poppler-utils).
+//! Completion renders real PDFs: checked with qpdf and pdftotext (poppler-utils). Signed
+//! and print versions run for both kinds; the rest renders invoices.
 
 use base64::Engine as _;
 use faktura_tests::{App, check_pdf, send_raw};
 
-async fn setup(app: &App, items: usize) -> u64 {
-    setup_as(app, &app.key, items).await
+use crate::support::{INVOICES, Kind, complete, template};
+
+/// A .docx file whose word/document.xml is `document`.
+fn docx(document: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    zip.start_file("word/document.xml", options).unwrap();
+    zip.write_all(document).unwrap();
+    zip.finish().unwrap().into_inner()
 }
 
-/// Settings, a client and a draft invoice with `items` items, in the account of `key`.
-async fn setup_as(app: &App, key: &str, items: usize) -> u64 {
+async fn setup(app: &App, items: usize) -> u64 {
+    setup_as(app, &INVOICES, &app.key, items).await
+}
+
+/// Settings, a client and a draft document of `kind` with `items` items, in the account of
+/// `key`.
+async fn setup_as(app: &App, kind: &Kind, key: &str, items: usize) -> u64 {
     app.call_as(
         key,
         "PUT",
@@ -28,27 +42,32 @@ async fn setup_as(app: &App, key: &str, items: usize) -> u64 {
         )
         .await
         .id();
-    let mut body =
-        format!("<invoice><client_id>{c}</client_id><date>2026-11-02</date><invoice-items>");
-    body.push_str(
-        "<invoice-item><title>Счёт за услуги</title><quantity>1</quantity><unit_price>100</unit_price><tax_name>MwSt</tax_name><tax_rate>19</tax_rate></invoice-item>",
+    let item = kind.named("item");
+    let mut body = format!(
+        "<{0}><client_id>{c}</client_id><date>2026-11-02</date><{1}>",
+        kind.singular,
+        kind.named("items")
     );
+    body.push_str(&format!(
+        "<{item}><title>Счёт за услуги</title><quantity>1</quantity><unit_price>100</unit_price><tax_name>MwSt</tax_name><tax_rate>19</tax_rate></{item}>",
+    ));
     for i in 1..items {
         body.push_str(&format!(
-            "<invoice-item><title>Beratung Teil {i}</title><quantity>2</quantity><unit>Std</unit><unit_price>50</unit_price><tax_name>MwSt</tax_name><tax_rate>19</tax_rate></invoice-item>"
+            "<{item}><title>Beratung Teil {i}</title><quantity>2</quantity><unit>Std</unit><unit_price>50</unit_price><tax_name>MwSt</tax_name><tax_rate>19</tax_rate></{item}>"
         ));
     }
-    body.push_str("</invoice-items></invoice>");
-    let inv = app.call_as(key, "POST", "/api/invoices", Some(&body)).await;
-    assert_eq!(inv.status, 201, "{}", inv.body);
-    inv.id()
+    body.push_str(&format!("</{}></{}>", kind.named("items"), kind.singular));
+    let doc = app.call_as(key, "POST", &kind.list(), Some(&body)).await;
+    assert_eq!(doc.status, 201, "{}", doc.body);
+    doc.id()
 }
 
-async fn pdf_bytes(app: &App, id: u64, query: &str) -> Vec<u8> {
+/// The PDF bytes of document `id` of `kind`; `query` adds to `?format=pdf`.
+async fn pdf_bytes(app: &App, kind: &Kind, id: u64, query: &str) -> Vec<u8> {
     let r = send_raw(
         &app.base,
         "GET",
-        &format!("/api/invoices/{id}/pdf?format=pdf{query}"),
+        &format!("{}/pdf?format=pdf{query}", kind.at(id)),
         None,
         &[("X-ServiceApiKey", &app.key)],
     )
@@ -65,19 +84,11 @@ async fn completing_renders_a_pdf_with_the_invoice_text() {
     app.get(&format!("/api/invoices/{id}/pdf"))
         .await
         .assert_error(404, "DRAFT");
-    assert_eq!(
-        app.put(&format!("/api/invoices/{id}/complete"), "")
-            .await
-            .status,
-        200
-    );
+    complete(&app, &INVOICES, id).await;
     let record = app.get(&format!("/api/invoices/{id}/pdf")).await;
     assert_eq!(record.status, 200, "{}", record.body);
-    assert_eq!(
-        record.field("filename").as_deref(),
-        Some(&*format!("invoice_{id}.pdf"))
-    );
-    assert_eq!(record.field("mimetype").as_deref(), Some("application/pdf"));
+    let filename = format!("invoice_{id}.pdf");
+    record.assert_fields(&[("filename", &filename), ("mimetype", "application/pdf")]);
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(record.field("base64file").unwrap())
         .unwrap();
@@ -117,8 +128,8 @@ async fn equal_invoices_render_to_equal_bytes() {
     let app = App::spawn().await;
     let other = app.new_account("Twin").await;
     // Two accounts with the same settings, client and invoice.
-    let first = setup_as(&app, &app.key, 4).await;
-    let second = setup_as(&app, &other, 4).await;
+    let first = setup_as(&app, &INVOICES, &app.key, 4).await;
+    let second = setup_as(&app, &INVOICES, &other, 4).await;
     for (key, id) in [(&app.key, first), (&other, second)] {
         let r = app
             .call_as(
@@ -144,8 +155,8 @@ async fn equal_invoices_render_to_equal_bytes() {
 async fn long_invoices_span_pages_with_repeated_headers() {
     let app = App::spawn().await;
     let id = setup(&app, 60).await;
-    app.put(&format!("/api/invoices/{id}/complete"), "").await;
-    let text = check_pdf(&pdf_bytes(&app, id, "").await);
+    complete(&app, &INVOICES, id).await;
+    let text = check_pdf(&pdf_bytes(&app, &INVOICES, id, "").await);
     assert!(text.contains("Page 2 of"), "{text}");
     assert!(
         text.matches("Unit price").count() >= 2,
@@ -160,32 +171,19 @@ async fn template_text_is_laid_out_with_placeholders_resolved() {
     let rtf = base64::engine::general_purpose::STANDARD.encode(
         br"{\rtf1\ansi{\fonttbl{\f0 Arial;}}\f0 Rechnung [Invoice.invoice_number] f\'fcr [Client.name]\par Zahlbar bis [Invoice.due_date].\par}",
     );
-    let docx = {
-        use std::io::Write as _;
-        let mut buf = std::io::Cursor::new(Vec::new());
-        let mut zip = zip::ZipWriter::new(&mut buf);
-        zip.start_file(
-            "word/document.xml",
-            zip::write::SimpleFileOptions::default(),
-        )
-        .unwrap();
-        zip.write_all(br#"<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>Gutschrift-Vorlage [Company.name] / [Invoice.total_gross]</w:t></w:r></w:p></w:body></w:document>"#).unwrap();
-        zip.finish().unwrap();
-        base64::engine::general_purpose::STANDARD.encode(buf.into_inner())
-    };
-    let rtf_template = app
-        .post("/api/templates", &format!("<template><name>R</name><type>INVOICE</type><format>rtf</format><base64file>{rtf}</base64file></template>"))
+    let docx = docx(
+        br#"<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>Gutschrift-Vorlage [Company.name] / [Invoice.total_gross]</w:t></w:r></w:p></w:body></w:document>"#,
+    );
+    let docx = base64::engine::general_purpose::STANDARD.encode(docx);
+    app.create("/api/templates", &template("R", "INVOICE", "rtf", &rtf))
         .await;
-    assert_eq!(rtf_template.status, 201, "{}", rtf_template.body);
     let docx_template = app
-        .post("/api/templates", &format!("<template><name>D</name><type>INVOICE</type><format>docx</format><base64file>{docx}</base64file></template>"))
+        .create("/api/templates", &template("D", "INVOICE", "docx", &docx))
         .await;
-    assert_eq!(docx_template.status, 201, "{}", docx_template.body);
     // The default template (the first one, rtf) applies without template_id.
     let first = setup(&app, 1).await;
-    app.put(&format!("/api/invoices/{first}/complete"), "")
-        .await;
-    let text = check_pdf(&pdf_bytes(&app, first, "").await);
+    complete(&app, &INVOICES, first).await;
+    let text = check_pdf(&pdf_bytes(&app, &INVOICES, first, "").await);
     assert!(
         text.contains("Rechnung INV-00001 für Müller & Söhne AG"),
         "{text}"
@@ -203,68 +201,63 @@ async fn template_text_is_laid_out_with_placeholders_resolved() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let text = check_pdf(&pdf_bytes(&app, second, "").await);
+    let text = check_pdf(&pdf_bytes(&app, &INVOICES, second, "").await);
     assert!(
         text.contains("Gutschrift-Vorlage Faktura GmbH / 119,00 EUR"),
         "{text}"
     );
 }
 
-#[tokio::test]
-async fn signatures_print_versions_and_bad_input() {
+per_kind!(signatures_print_versions_and_bad_input);
+async fn signatures_print_versions_and_bad_input(kind: &Kind) {
     let app = App::spawn().await;
-    let id = setup(&app, 1).await;
+    let id = setup_as(&app, kind, &app.key, 1).await;
+    let url = kind.at(id);
     let pdf_b64 = base64::engine::general_purpose::STANDARD.encode(b"%PDF-1.7\n% signed\n");
     let signature = format!("<signature><base64file>{pdf_b64}</base64file></signature>");
-    app.put(&format!("/api/invoices/{id}/upload-signature"), &signature)
+    app.put(&format!("{url}/upload-signature"), &signature)
         .await
-        .assert_error(400, "only for completed invoices");
+        .assert_error(400, &format!("only for completed {}s", kind.label));
     app.put(
-        &format!("/api/invoices/{id}/complete"),
+        &format!("{url}/complete"),
         "<complete><template_id>999</template_id></complete>",
     )
     .await
     .assert_error(400, "template_id 999 does not exist");
     assert_eq!(
-        app.get(&format!("/api/invoices/{id}"))
-            .await
-            .field("status")
-            .as_deref(),
+        app.get(&url).await.field("status").as_deref(),
         Some("DRAFT")
     );
+    complete(&app, kind, id).await;
+    let record = app.get(&format!("{url}/pdf")).await;
+    assert_eq!(record.field(&kind.parent()), Some(id.to_string()));
     assert_eq!(
-        app.put(&format!("/api/invoices/{id}/complete"), "")
-            .await
-            .status,
-        200
+        record.field("filename"),
+        Some(format!("{}_{id}.pdf", kind.range))
     );
     let not_pdf = base64::engine::general_purpose::STANDARD.encode(b"GIF89a");
     app.put(
-        &format!("/api/invoices/{id}/upload-signature"),
+        &format!("{url}/upload-signature"),
         &format!("<signature><base64file>{not_pdf}</base64file></signature>"),
     )
     .await
     .assert_error(400, "not a PDF");
-    app.get(&format!("/api/invoices/{id}/pdf?type=signed"))
+    app.get(&format!("{url}/pdf?type=signed"))
         .await
         .assert_error(404, "no signed PDF");
     let r = app
-        .put(&format!("/api/invoices/{id}/upload-signature"), &signature)
+        .put(&format!("{url}/upload-signature"), &signature)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let signed = app
-        .get(&format!("/api/invoices/{id}/pdf?type=signed"))
-        .await;
+    let signed = app.get(&format!("{url}/pdf?type=signed")).await;
     assert_eq!(signed.field("base64file").as_deref(), Some(&*pdf_b64));
     assert_eq!(
-        signed.field("filename").as_deref(),
-        Some(&*format!("invoice_{id}_signed.pdf"))
+        signed.field("filename"),
+        Some(format!("{}_{id}_signed.pdf", kind.range))
     );
-    let comments = app
-        .get(&format!("/api/invoice-comments?invoice_id={id}"))
-        .await;
+    let comments = app.get(&kind.parts_of("comments", id)).await;
     assert!(comments.fields("actionkey").contains(&"SIGN".to_string()));
-    app.get(&format!("/api/invoices/{id}/pdf?type=print"))
+    app.get(&format!("{url}/pdf?type=print"))
         .await
         .assert_error(400, "print_version");
     app.put(
@@ -272,10 +265,11 @@ async fn signatures_print_versions_and_bad_input() {
         "<settings><print_version>1</print_version></settings>",
     )
     .await;
-    let print = pdf_bytes(&app, id, "&type=print").await;
+    let print = pdf_bytes(&app, kind, id, "&type=print").await;
+    assert!(print.starts_with(b"%PDF-"));
     check_pdf(&print);
-    assert_ne!(print, pdf_bytes(&app, id, "").await);
-    app.get(&format!("/api/invoices/{id}/pdf?type=fancy"))
+    assert_ne!(print, pdf_bytes(&app, kind, id, "").await);
+    app.get(&format!("{url}/pdf?type=fancy"))
         .await
         .assert_error(400, "type must be");
 }
@@ -286,12 +280,8 @@ async fn template_thumbnails_are_page_sized_images() {
     let rtf = base64::engine::general_purpose::STANDARD
         .encode(br"{\rtf1\ansi Rechnung [Invoice.invoice_number]\par Vielen Dank!\par}");
     let t = app
-        .post(
-            "/api/templates",
-            &format!("<template><name>R</name><type>INVOICE</type><format>rtf</format><base64file>{rtf}</base64file></template>"),
-        )
+        .create("/api/templates", &template("R", "INVOICE", "rtf", &rtf))
         .await;
-    assert_eq!(t.status, 201, "{}", t.body);
     for (query, mime, format) in [
         ("", "image/png", image::ImageFormat::Png),
         ("?format=png", "image/png", image::ImageFormat::Png),

@@ -141,58 +141,41 @@ async fn a_full_invoice_life_in_json() {
 #[tokio::test]
 async fn negotiation_picks_json_or_xml() {
     let app = App::spawn().await;
-    let key = app.key.clone();
-    let by_query = app
-        .send(
+    // The method, the path, the Accept header if any, the status and how the body starts.
+    for (method, path, accept, status, start) in [
+        (
             "GET",
             "/api/settings?format=json",
             None,
-            &[("X-ServiceApiKey", &key)],
-        )
-        .await;
-    assert!(
-        by_query.body.starts_with("{\"settings\""),
-        "{}",
-        by_query.body
-    );
-    let forced_xml = app
-        .send(
+            200,
+            "{\"settings\"",
+        ),
+        (
             "GET",
             "/api/settings?format=xml",
-            None,
-            &[("X-ServiceApiKey", &key), ("Accept", "application/json")],
-        )
-        .await;
-    assert!(forced_xml.body.starts_with("<?xml"), "{}", forced_xml.body);
-    let unknown_accept = app
-        .send(
-            "GET",
-            "/api/settings",
-            None,
-            &[("X-ServiceApiKey", &key), ("Accept", "text/csv")],
-        )
-        .await;
-    assert_eq!(unknown_accept.status, 200);
-    assert!(unknown_accept.body.starts_with("<?xml"));
-    let unsupported = app
-        .send(
-            "POST",
-            "/api/clients",
-            Some("name: x"),
-            &[("X-ServiceApiKey", &key), ("Content-Type", "text/yaml")],
-        )
-        .await;
-    unsupported.assert_error(415, "unsupported Content-Type text/yaml");
-    let deleted = app
-        .send(
+            Some("application/json"),
+            200,
+            "<?xml",
+        ),
+        ("GET", "/api/settings", Some("text/csv"), 200, "<?xml"),
+        (
             "DELETE",
             "/api/taxes/99?format=json",
             None,
-            &[("X-ServiceApiKey", &key)],
-        )
-        .await;
-    assert_eq!(deleted.status, 404);
-    assert!(deleted.body.starts_with("{\"errors\""), "{}", deleted.body);
+            404,
+            "{\"errors\"",
+        ),
+    ] {
+        let mut headers = vec![("X-ServiceApiKey", app.key.as_str())];
+        headers.extend(accept.map(|a| ("Accept", a)));
+        let r = app.send(method, path, None, &headers).await;
+        assert_eq!(r.status, status, "{method} {path}: {}", r.body);
+        assert!(r.body.starts_with(start), "{method} {path}: {}", r.body);
+    }
+    let yaml = Some("text/yaml");
+    app.call_bytes("POST", "/api/clients", b"name: x".to_vec(), yaml)
+        .await
+        .assert_error(415, "unsupported Content-Type text/yaml");
 }
 
 #[tokio::test]

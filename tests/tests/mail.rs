@@ -1,9 +1,13 @@
 //! Sending invoices by e-mail through a real SMTP server, and keeping mail while it is down.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use base64::Engine as _;
+use faktura_host::OutboxEntry;
 use faktura_tests::{App, SmtpSink, free_port, test_component};
+
+use crate::support::{INVOICES, client, complete, create_for};
 
 async fn completed_invoice(app: &App) -> u64 {
     app.put(
@@ -12,28 +16,42 @@ async fn completed_invoice(app: &App) -> u64 {
          <bcc_addresses>archive@faktura.example</bcc_addresses></settings>",
     )
     .await;
-    let c = app
-        .post("/api/clients", "<client><name>Müller AG</name></client>")
-        .await
-        .id();
-    let inv = app
-        .post(
-            "/api/invoices",
-            &format!("<invoice><client_id>{c}</client_id><invoice-items><invoice-item><title>Work</title><unit_price>100</unit_price></invoice-item></invoice-items></invoice>"),
-        )
-        .await;
-    let id = inv.id();
-    assert_eq!(
-        app.put(&format!("/api/invoices/{id}/complete"), "")
-            .await
-            .status,
-        200
-    );
+    let c = client(app, "<name>Müller AG</name>").await;
+    let items = "<invoice-items><invoice-item><title>Work</title><unit_price>100</unit_price></invoice-item></invoice-items>";
+    let id = create_for(app, &INVOICES, c, items).await.id();
+    complete(app, &INVOICES, id).await;
     id
 }
 
-fn with_smtp(url: String) -> impl FnOnce(&mut faktura_host::Options) {
-    move |o| o.smtp = Some(url)
+/// An app that sends mail through `smtp`, with a completed invoice; the invoice's id.
+async fn app_mailing_through(smtp: String) -> (App, u64) {
+    let data = Arc::new(tempfile::tempdir().unwrap());
+    let app = App::spawn_configured(data, test_component(), move |o| o.smtp = Some(smtp)).await;
+    let id = completed_invoice(&app).await;
+    (app, id)
+}
+
+/// Sends invoice `id` to client@example.org, which the API must accept.
+async fn email_the_client(app: &App, id: u64) {
+    let r = app
+        .post(
+            &format!("/api/invoices/{id}/email"),
+            "<email><recipients><to>client@example.org</to></recipients></email>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// The only message in `outbox` once a delivery of it was attempted (at most 10 s).
+async fn first_attempt(outbox: &Path) -> OutboxEntry {
+    for _ in 0..100 {
+        let listed = faktura_host::list_outbox(outbox).unwrap();
+        if listed[0].state.attempts >= 1 {
+            return listed[0].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("a delivery attempt was made");
 }
 
 /// The base64 body of the MIME part whose headers name `filename`.
@@ -58,9 +76,7 @@ fn attachment(message: &str, filename: &str) -> Vec<u8> {
 #[tokio::test]
 async fn an_invoice_is_mailed_with_its_pdf() {
     let sink = SmtpSink::start(free_port()).await;
-    let data = Arc::new(tempfile::tempdir().unwrap());
-    let app = App::spawn_configured(data, test_component(), with_smtp(sink.url())).await;
-    let id = completed_invoice(&app).await;
+    let (app, id) = app_mailing_through(sink.url()).await;
     let extra = base64::engine::general_purpose::STANDARD.encode(b"terms and conditions");
     let r = app
         .post(
@@ -116,16 +132,13 @@ async fn an_invoice_is_mailed_with_its_pdf() {
     let listed = faktura_host::list_outbox(&app.data.path().join("outbox")).unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].status, "sent");
-    assert!(
-        listed[0]
-            .recipients
-            .contains(&"archive@faktura.example".to_string())
-    );
-    assert!(
-        listed[0]
-            .recipients
-            .contains(&"hidden@example.org".to_string())
-    );
+    for recipient in ["archive@faktura.example", "hidden@example.org"] {
+        assert!(
+            listed[0].recipients.contains(&recipient.to_string()),
+            "{recipient}: {:?}",
+            listed[0].recipients
+        );
+    }
 }
 
 #[tokio::test]
@@ -157,17 +170,8 @@ async fn bad_e_mail_requests_are_refused_and_change_nothing() {
     ] {
         app.post(&url, body).await.assert_error(400, fragment);
     }
-    let draft_client = app
-        .post("/api/clients", "<client><name>B</name></client>")
-        .await
-        .id();
-    let draft = app
-        .post(
-            "/api/invoices",
-            &format!("<invoice><client_id>{draft_client}</client_id></invoice>"),
-        )
-        .await
-        .id();
+    let draft_client = client(&app, "<name>B</name>").await;
+    let draft = create_for(&app, &INVOICES, draft_client, "").await.id();
     app.post(
         &format!("/api/invoices/{draft}/email"),
         "<email><recipients><to>a@example.org</to></recipients></email>",
@@ -188,37 +192,17 @@ async fn bad_e_mail_requests_are_refused_and_change_nothing() {
 #[tokio::test]
 async fn mail_waits_in_the_outbox_while_the_server_is_down() {
     let port = free_port();
-    let data = Arc::new(tempfile::tempdir().unwrap());
-    let app = App::spawn_configured(
-        data,
-        test_component(),
-        with_smtp(format!("smtp://127.0.0.1:{port}")),
-    )
-    .await;
-    let id = completed_invoice(&app).await;
-    let r = app
-        .post(
-            &format!("/api/invoices/{id}/email"),
-            "<email><recipients><to>client@example.org</to></recipients></email>",
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.body);
+    let (app, id) = app_mailing_through(format!("smtp://127.0.0.1:{port}")).await;
+    email_the_client(&app, id).await;
     let outbox = app.data.path().join("outbox");
     // The first attempt fails and is recorded; the message stays queued.
-    for _ in 0..50 {
-        let listed = faktura_host::list_outbox(&outbox).unwrap();
-        if listed[0].state.attempts >= 1 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    let listed = faktura_host::list_outbox(&outbox).unwrap();
-    assert_eq!(listed[0].status, "queued");
-    assert!(listed[0].state.attempts >= 1);
+    let entry = first_attempt(&outbox).await;
+    assert_eq!(entry.status, "queued");
+    assert!(entry.state.attempts >= 1);
     assert!(
-        listed[0].state.last_error.starts_with("will retry"),
+        entry.state.last_error.starts_with("will retry"),
         "{:?}",
-        listed[0].state
+        entry.state
     );
     // The server comes back: the retry delivers it.
     let sink = SmtpSink::start(port).await;
@@ -237,27 +221,9 @@ async fn mail_waits_in_the_outbox_while_the_server_is_down() {
 async fn refusals_keep_the_message_queued_or_mark_it_failed_with_the_reason() {
     for permanent in [false, true] {
         let sink = SmtpSink::refusing(free_port(), permanent).await;
-        let data = Arc::new(tempfile::tempdir().unwrap());
-        let app = App::spawn_configured(data, test_component(), with_smtp(sink.url())).await;
-        let id = completed_invoice(&app).await;
-        let r = app
-            .post(
-                &format!("/api/invoices/{id}/email"),
-                "<email><recipients><to>client@example.org</to></recipients></email>",
-            )
-            .await;
-        assert_eq!(r.status, 200, "{}", r.body);
-        let outbox = app.data.path().join("outbox");
-        let mut entry = None;
-        for _ in 0..100 {
-            let listed = faktura_host::list_outbox(&outbox).unwrap();
-            if listed[0].state.attempts >= 1 {
-                entry = Some(listed[0].clone());
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-        let entry = entry.expect("a delivery attempt was made");
+        let (app, id) = app_mailing_through(sink.url()).await;
+        email_the_client(&app, id).await;
+        let entry = first_attempt(&app.data.path().join("outbox")).await;
         if permanent {
             assert_eq!(entry.status, "failed");
             assert!(entry.state.last_error.contains("550"), "{:?}", entry.state);

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use faktura_tests::{
-    App, Reply, SmtpSink, WasmtimeServe, check_pdf, free_port, host_binary, shipped_component,
-    standalone_component, test_component, wit_dir,
+    App, HOST_BINARY_HINT, Reply, SmtpSink, WasmtimeServe, check_pdf, concurrently, free_port,
+    host_binary, run_ok, shipped_component, standalone_component, test_component, wit_dir,
 };
 
 const KEY: &str = "standalone-key-0123456789";
@@ -50,14 +50,8 @@ async fn the_standalone_component_serves_the_api_and_keeps_data_across_restarts(
     ok(&serve
         .call(KEY, "PUT", &format!("/api/invoices/{id}/complete"), None)
         .await);
-    let pdf = serve
-        .call(
-            KEY,
-            "GET",
-            &format!("/api/invoices/{id}/pdf?format=pdf"),
-            None,
-        )
-        .await;
+    let pdf_path = format!("/api/invoices/{id}/pdf?format=pdf");
+    let pdf = serve.call(KEY, "GET", &pdf_path, None).await;
     ok(&pdf);
     assert_eq!(pdf.header("content-type"), Some("application/pdf"));
     let text = check_pdf(&pdf.bytes);
@@ -87,14 +81,7 @@ async fn the_standalone_component_serves_the_api_and_keeps_data_across_restarts(
     let serve = WasmtimeServe::start(data.path(), KEY).await;
     let list = serve.call(KEY, "GET", "/api/invoices", None).await;
     assert_eq!(list.fields("invoice_number"), vec!["INV-00001"]);
-    let again = serve
-        .call(
-            KEY,
-            "GET",
-            &format!("/api/invoices/{id}/pdf?format=pdf"),
-            None,
-        )
-        .await;
+    let again = serve.call(KEY, "GET", &pdf_path, None).await;
     assert_eq!(again.bytes, pdf.bytes, "the stored PDF is the same file");
     let second = serve
         .call(KEY, "POST", "/api/invoices", Some(&invoice(client)))
@@ -110,13 +97,13 @@ async fn the_standalone_component_serves_the_api_and_keeps_data_across_restarts(
     assert_eq!(queued[0].status, "queued");
     assert_eq!(queued[0].recipients, vec!["client@example.org"]);
     let smtp = SmtpSink::start(free_port()).await;
-    let delivered = std::process::Command::new(host_binary())
-        .args(["outbox", "deliver", "--data"])
-        .arg(data.path())
-        .args(["--smtp", &smtp.url()])
-        .output()
-        .unwrap();
-    assert!(delivered.status.success(), "{delivered:?}");
+    let delivered = run_ok(
+        std::process::Command::new(host_binary())
+            .args(["outbox", "deliver", "--data"])
+            .arg(data.path())
+            .args(["--smtp", &smtp.url()]),
+        HOST_BINARY_HINT,
+    );
     let stdout = String::from_utf8_lossy(&delivered.stdout);
     assert!(stdout.starts_with("sent"), "{stdout}");
     let messages = smtp.wait_for(1, 10).await;
@@ -136,25 +123,18 @@ async fn sixteen_concurrent_creates_all_survive_a_restart() {
     let data = tempfile::tempdir().unwrap();
     let serve = Arc::new(WasmtimeServe::start(data.path(), KEY).await);
     let client = ok(&serve.call(KEY, "POST", "/api/clients", Some(CLIENT)).await).id();
-    let tasks: Vec<_> = (0..16)
-        .map(|_| {
-            let serve = serve.clone();
-            tokio::spawn(async move {
-                let reply = serve
-                    .call(KEY, "POST", "/api/invoices", Some(&invoice(client)))
-                    .await;
-                ok(&reply);
-                (reply.id(), reply.field("invoice_number").unwrap())
-            })
-        })
-        .collect();
-    let mut created = BTreeSet::new();
-    let mut numbers = BTreeSet::new();
-    for t in tasks {
-        let (id, number) = t.await.unwrap();
-        created.insert(id);
-        numbers.insert(number);
-    }
+    let replies = concurrently(16, |_| {
+        let serve = serve.clone();
+        async move {
+            let reply = serve
+                .call(KEY, "POST", "/api/invoices", Some(&invoice(client)))
+                .await;
+            ok(&reply);
+            (reply.id(), reply.field("invoice_number").unwrap())
+        }
+    })
+    .await;
+    let (created, numbers): (BTreeSet<u64>, BTreeSet<String>) = replies.into_iter().unzip();
     assert_eq!(created.len(), 16);
     let expected: BTreeSet<String> = (1..=16).map(|n| format!("INV-{n:05}")).collect();
     assert_eq!(numbers, expected);

@@ -16,7 +16,7 @@ use crate::wrk::Figures;
 
 /// Starts the constant-body server on its own two-thread runtime; it runs until the
 /// process ends.
-pub fn constant_server() -> anyhow::Result<SocketAddr> {
+pub(crate) fn constant_server() -> anyhow::Result<SocketAddr> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
@@ -50,7 +50,7 @@ pub fn constant_server() -> anyhow::Result<SocketAddr> {
 
 /// Durable single-put commits, one after another, for `seconds`: commits/s and the commit
 /// latency percentiles.
-pub fn redb_commits(dir: &Path, seconds: u64) -> anyhow::Result<Figures> {
+pub(crate) fn redb_commits(dir: &Path, seconds: u64) -> anyhow::Result<Figures> {
     const TABLE: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("anchor");
     let path = dir.join("anchor.redb");
     let _ = std::fs::remove_file(&path);

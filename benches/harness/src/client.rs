@@ -14,14 +14,14 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 
 /// One request: method, path and query, XML body.
-pub struct Call {
+pub(crate) struct Call {
     pub method: &'static str,
     pub path: String,
     pub body: Option<String>,
 }
 
 impl Call {
-    pub fn get(path: impl Into<String>) -> Call {
+    pub(crate) fn get(path: impl Into<String>) -> Call {
         Call {
             method: "GET",
             path: path.into(),
@@ -29,7 +29,11 @@ impl Call {
         }
     }
 
-    pub fn with(method: &'static str, path: impl Into<String>, body: impl Into<String>) -> Call {
+    pub(crate) fn with(
+        method: &'static str,
+        path: impl Into<String>,
+        body: impl Into<String>,
+    ) -> Call {
         Call {
             method,
             path: path.into(),
@@ -38,14 +42,14 @@ impl Call {
     }
 }
 
-pub struct Conn {
+pub(crate) struct Conn {
     addr: SocketAddr,
     key: String,
     sender: SendRequest<Full<Bytes>>,
 }
 
 impl Conn {
-    pub async fn open(addr: SocketAddr, key: &str) -> anyhow::Result<Conn> {
+    pub(crate) async fn open(addr: SocketAddr, key: &str) -> anyhow::Result<Conn> {
         let stream = tokio::net::TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
@@ -58,7 +62,7 @@ impl Conn {
     }
 
     /// Status and body of one call.
-    pub async fn call(&mut self, call: &Call) -> anyhow::Result<(u16, String)> {
+    pub(crate) async fn call(&mut self, call: &Call) -> anyhow::Result<(u16, String)> {
         let mut req = Request::builder()
             .method(call.method)
             .uri(&call.path)
@@ -79,7 +83,7 @@ impl Conn {
 }
 
 /// The first `<id>` of a response: the id of the record it describes.
-pub fn id_of(body: &str) -> anyhow::Result<u64> {
+pub(crate) fn id_of(body: &str) -> anyhow::Result<u64> {
     let start = body
         .find("<id type=\"integer\">")
         .context("the response names no id")?
@@ -91,7 +95,7 @@ pub fn id_of(body: &str) -> anyhow::Result<u64> {
 /// Runs `n` calls made by `make(i)` over `connections` parallel connections and returns
 /// the id each answer names (0 for answers without a body), by index. Any answer other
 /// than 2xx is an error.
-pub async fn each(
+pub(crate) async fn each(
     addr: SocketAddr,
     key: &str,
     connections: usize,
@@ -140,7 +144,7 @@ pub async fn each(
 }
 
 /// Polls `path` until it answers 200; the time from `since` to that answer.
-pub async fn first_ok(
+pub(crate) async fn first_ok(
     addr: SocketAddr,
     key: &str,
     path: &str,

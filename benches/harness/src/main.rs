@@ -14,24 +14,35 @@
 //! (default 10), `BENCH_SMOKE=1` (a few seconds on a small data set, for CI), and
 //! `FAKTURA_WASMTIME` (the wasmtime CLI; `make bench` sets it). Writes
 //! `target/bench/report.md`; exits non-zero when any request failed.
+//!
+//! `BENCH_COMPARE=/path/to/previous/faktura` measures this build against a previous one
+//! instead, side by side in one run (the `compare` module; `BENCH_COMPARE_ROUNDS`, default
+//! 3), and writes `target/bench/compare.md`.
 
 mod anchors;
+mod busy;
 mod client;
+mod compare;
+mod host;
+mod workloads;
 mod wrk;
 
 use std::fmt::Write as _;
-use std::fs::File;
-use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 
-use client::Call;
+use host::{Binary, KEY};
+use workloads::Workload;
 use wrk::{Figures, Load};
 
-const KEY: &str = "bench-key-0123456789abcdef";
+/// The previous build a comparison measures this one against.
+struct Compare {
+    previous: PathBuf,
+    rounds: usize,
+}
 
 struct Config {
     smoke: bool,
@@ -43,18 +54,30 @@ struct Config {
     faktura: PathBuf,
     hello: PathBuf,
     wasmtime: PathBuf,
+    compare: Option<Compare>,
 }
 
 impl Config {
     fn from_env() -> anyhow::Result<Config> {
         let smoke = std::env::var("BENCH_SMOKE").is_ok_and(|v| v == "1");
+        // An empty variable counts as unset: the Makefile passes its variables on, empty
+        // when not given.
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let number = |name: &str, default: u64| -> anyhow::Result<u64> {
-            match std::env::var(name) {
-                Ok(v) => v
+            match var(name) {
+                Some(v) => v
                     .parse()
                     .with_context(|| format!("{name}={v} is not a number")),
-                Err(_) => Ok(default),
+                None => Ok(default),
             }
+        };
+        let compare = match var("BENCH_COMPARE") {
+            Some(previous) => Some(Compare {
+                previous: std::fs::canonicalize(&previous)
+                    .with_context(|| format!("BENCH_COMPARE={previous}"))?,
+                rounds: number("BENCH_COMPARE_ROUNDS", 3)?.max(1) as usize,
+            }),
+            None => None,
         };
         let invoices = number("BENCH_INVOICES", if smoke { 400 } else { 100_000 })? as usize;
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -74,94 +97,9 @@ impl Config {
             wasmtime: std::env::var_os("FAKTURA_WASMTIME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("wasmtime")),
+            compare,
         })
     }
-}
-
-/// A child process killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Proc {
-    /// Peak resident set size in MiB (VmHWM).
-    fn peak_rss_mib(&self) -> Option<f64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id())).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kib / 1024.0)
-    }
-
-    /// Starts a new peak: the next `peak_rss_mib` reports the peak from now on.
-    fn reset_peak_rss(&self) {
-        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.0.id()), "5");
-    }
-
-    /// SIGTERM, then wait for the exit.
-    fn stop(mut self) -> anyhow::Result<()> {
-        Command::new("kill")
-            .arg("-TERM")
-            .arg(self.0.id().to_string())
-            .status()?;
-        self.0.wait()?;
-        Ok(())
-    }
-}
-
-fn free_addr() -> anyhow::Result<SocketAddr> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?)
-}
-
-fn spawn(cmd: &mut Command, log: &Path) -> anyhow::Result<Proc> {
-    let log = File::create(log)?;
-    let child = cmd
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
-        .with_context(|| format!("starting {cmd:?}"))?;
-    Ok(Proc(child))
-}
-
-fn start_host(cfg: &Config, data: &Path, addr: SocketAddr) -> anyhow::Result<Proc> {
-    spawn(
-        Command::new(&cfg.faktura)
-            .arg("serve")
-            .arg("--listen")
-            .arg(addr.to_string())
-            .arg("--data")
-            .arg(data)
-            .arg("--bootstrap-key")
-            .arg(KEY)
-            .env("FAKTURA_LOG", "warn"),
-        &cfg.out.join("faktura.log"),
-    )
-}
-
-/// Starts the host on a free port and waits for its first 200: the process, its address
-/// and the time from start to that answer.
-fn start_host_timed(
-    cfg: &Config,
-    data: &Path,
-    rt: &tokio::runtime::Runtime,
-    limit: Duration,
-) -> anyhow::Result<(Proc, SocketAddr, Duration)> {
-    let addr = free_addr()?;
-    let started = Instant::now();
-    let host = start_host(cfg, data, addr)?;
-    let up = rt.block_on(client::first_ok(
-        addr,
-        KEY,
-        "/api/invoices?per_page=1",
-        started,
-        limit,
-    ))?;
-    Ok((host, addr, up))
 }
 
 /// One line of the report.
@@ -175,6 +113,7 @@ struct Row {
     verdict: String,
 }
 
+/// A latency in milliseconds, with two decimals below 100 ms.
 fn ms(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0} ms")
@@ -203,43 +142,23 @@ fn verdict(cfg: &Config, met: bool) -> String {
     }
 }
 
-fn lua(path: &Path, text: &str) -> anyhow::Result<PathBuf> {
-    std::fs::write(path, text)?;
-    Ok(path.to_path_buf())
-}
-
-fn lua_list(ids: &[u64]) -> String {
-    ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
-}
-
-const HEADERS: &str =
-    "local headers = { [\"X-ServiceApiKey\"] = KEY, [\"Content-Type\"] = \"application/xml\" }\n";
-
-fn script(cfg: &Config, name: &str, body: &str) -> anyhow::Result<PathBuf> {
-    lua(
-        &cfg.out.join(format!("{name}.lua")),
-        &format!("local KEY = \"{KEY}\"\n{HEADERS}{body}"),
-    )
-}
-
-fn date_text(d: time::Date) -> String {
-    format!("{:04}-{:02}-{:02}", d.year(), d.month() as u8, d.day())
-}
-
-const ITEM: &str = "<invoice-item><name>Beratung</name><quantity>3</quantity><unit_price>100</unit_price></invoice-item>";
-
 fn main() -> anyhow::Result<()> {
     let cfg = Config::from_env()?;
     std::fs::create_dir_all(&cfg.out)?;
-    for (what, path) in [("faktura", &cfg.faktura), ("hello component", &cfg.hello)] {
-        if !path.exists() {
-            bail!("{what} missing at {}: run `make bench`", path.display());
-        }
-    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
+    if let Some(compare) = &cfg.compare {
+        return compare::run(&cfg, compare, &rt);
+    }
+    let faktura = Binary::beside(&cfg.faktura).context("run `make bench`")?;
+    if !cfg.hello.exists() {
+        bail!(
+            "hello component missing at {}: run `make bench`",
+            cfg.hello.display()
+        );
+    }
     let secs = cfg.seconds;
     let conns = cfg.connections;
     let mut rows = Vec::new();
@@ -278,98 +197,26 @@ fn main() -> anyhow::Result<()> {
     if data.exists() {
         std::fs::remove_dir_all(&data)?;
     }
-    let (host, addr, cold) = start_host_timed(&cfg, &data, &rt, Duration::from_secs(600))?;
+    let log = cfg.out.join("faktura.log");
+    let (host, addr, cold) = faktura.start_timed(&data, &log, &rt, Duration::from_secs(600))?;
     eprintln!(
         "host up after {:.2} s (cold compiled-component cache)",
         cold.as_secs_f64()
     );
 
-    // Seed: clients, invoices with two items spread over two years, every tenth completed
-    // (half of those due in the future, so OPEN; the others mostly OVERDUE).
-    let today = time::OffsetDateTime::now_utc().date();
-    let clients = rt.block_on(client::each(
-        addr,
-        KEY,
-        conns,
-        cfg.clients,
-        "clients",
-        |i| {
-            Call::with(
-                "POST",
-                "/api/clients",
-                format!("<client><name>Bench Kunde {i}</name><city>Berlin</city></client>"),
-            )
-        },
-    ))?;
-    let client_list = clients.clone();
+    let seeded = workloads::seed(&cfg, &rt, addr)?;
     let n = cfg.invoices;
-    let t = Instant::now();
-    let invoice_ids = rt.block_on(client::each(addr, KEY, conns, n, "invoices", move |i| {
-        let date = today - time::Duration::days((i as i64 * 7919) % 730);
-        let due = if i % 20 == 0 {
-            today + time::Duration::days(60)
-        } else {
-            date + time::Duration::days(14)
-        };
-        Call::with(
-            "POST",
-            "/api/invoices",
-            format!(
-                "<invoice><client_id>{}</client_id><date>{}</date><due_date>{}</due_date>\
-                 <invoice-items>{ITEM}<invoice-item><name>Reise</name><quantity>1</quantity>\
-                 <unit_price>50.5</unit_price></invoice-item></invoice-items></invoice>",
-                client_list[i % client_list.len()],
-                date_text(date),
-                date_text(due)
-            ),
-        )
-    }))?;
-    let seed_secs = t.elapsed().as_secs_f64();
-    eprintln!(
-        "seeded {n} invoices in {seed_secs:.1} s ({:.0}/s)",
-        n as f64 / seed_secs
-    );
-    let to_complete: Vec<u64> = invoice_ids.iter().copied().step_by(10).collect();
-    let t = Instant::now();
-    let completing = to_complete.clone();
-    rt.block_on(client::each(
-        addr,
-        KEY,
-        conns,
-        completing.len(),
-        "completions",
-        move |i| {
-            Call::with(
-                "PUT",
-                format!("/api/invoices/{}/complete", completing[i]),
-                "<complete/>",
-            )
-        },
-    ))?;
-    let complete_secs = t.elapsed().as_secs_f64();
-    eprintln!(
-        "completed {} in {complete_secs:.1} s ({:.0}/s)",
-        to_complete.len(),
-        to_complete.len() as f64 / complete_secs
-    );
 
     // The host's peak RSS during each phase, so that its memory can be attributed.
     let peaks = std::cell::RefCell::new(vec![(
         "seeding".to_owned(),
         host.peak_rss_mib().context("reading the host's peak RSS")?,
     )]);
-    let base = format!("http://{addr}");
-    let run = |name: &str, body: &str| -> anyhow::Result<Figures> {
-        let script = script(&cfg, name, body)?;
+    let run = |workload: &Workload| -> anyhow::Result<Figures> {
+        let name = workload.file;
+        let script = workload.script(&cfg)?;
         host.reset_peak_rss();
-        let f = Load {
-            url: base.clone(),
-            seconds: secs,
-            connections: conns,
-            key: None,
-            script: Some(&script),
-        }
-        .run()?;
+        let f = workloads::measure(&cfg, addr, &script)?;
         let peak = host.peak_rss_mib().context("reading the host's peak RSS")?;
         peaks.borrow_mut().push((name.to_owned(), peak));
         eprintln!(
@@ -380,15 +227,10 @@ fn main() -> anyhow::Result<()> {
         );
         Ok(f)
     };
-    let sample: Vec<u64> = invoice_ids
-        .iter()
-        .copied()
-        .step_by((n / 1000).max(1))
-        .collect();
     // A: wasmtime serve with the hello component, a fresh instance per request, measured
     // in two halves around W1.
-    let a_addr = free_addr()?;
-    let a_serve = spawn(
+    let a_addr = host::free_addr()?;
+    let a_serve = host::spawn(
         Command::new(&cfg.wasmtime)
             .arg("serve")
             .arg("-Scli")
@@ -418,44 +260,16 @@ fn main() -> anyhow::Result<()> {
         Ok(f)
     };
     let a_before = a_half()?;
-    let w1 = run(
-        "w1-get",
-        &format!(
-            "local ids = {{{}}}\nrequest = function()\n  return wrk.format(\"GET\", \"/api/invoices/\" .. ids[math.random(#ids)], headers)\nend\n",
-            lua_list(&sample)
-        ),
-    )?;
+    let w1 = run(&workloads::w1(&seeded.sample()))?;
     let a = a_before.with(a_half()?);
     a_serve.stop()?;
     check(&mut failures, "A", &a);
-    let get_path = |name: &str, method: &str, path: &str| {
-        run(
-            name,
-            &format!(
-                "request = function()\n  return wrk.format(\"{method}\", \"{path}\", headers)\nend\n"
-            ),
-        )
-    };
-    let w4 = get_path(
-        "w4-list-open",
-        "GET",
-        "/api/invoices?status=OPEN&per_page=100",
-    )?;
-    let w5 = get_path("w5-group", "GET", "/api/invoices?group_by=client,month")?;
-    let count = get_path("head-count", "HEAD", "/api/invoices")?;
+    let w4 = run(&workloads::w4())?;
+    let w5 = run(&workloads::w5())?;
+    let count = run(&workloads::head_count())?;
 
     // W2 creates drafts with five items; W3 completes exactly those.
-    let probe = |rt: &tokio::runtime::Runtime| -> anyhow::Result<u64> {
-        let body = format!(
-            "<invoice><client_id>{}</client_id><invoice-items>{ITEM}</invoice-items></invoice>",
-            clients[0]
-        );
-        Ok(
-            rt.block_on(client::each(addr, KEY, 1, 1, "probe", move |_| {
-                Call::with("POST", "/api/invoices", body.clone())
-            }))?[0],
-        )
-    };
+    let probe = |rt: &tokio::runtime::Runtime| workloads::create_draft(rt, addr, seeded.clients[0]);
     let before = probe(&rt)?;
     // C: durable single-put commits on the data directory's disk, in two halves around W2.
     let c_half = || -> anyhow::Result<Figures> {
@@ -464,29 +278,10 @@ fn main() -> anyhow::Result<()> {
         Ok(f)
     };
     let c_before = c_half()?;
-    let w2 = run(
-        "w2-create",
-        &format!(
-            "local clients = {{{}}}\nlocal items = \"<invoice-items>{}</invoice-items></invoice>\"\n\
-             request = function()\n  return wrk.format(\"POST\", \"/api/invoices\", headers, \
-             \"<invoice><client_id>\" .. clients[math.random(#clients)] .. \"</client_id>\" .. items)\nend\n",
-            lua_list(&clients),
-            ITEM.repeat(5)
-        ),
-    )?;
+    let w2 = run(&workloads::w2(&seeded.clients))?;
     let c = c_before.with(c_half()?);
     let after = probe(&rt)?;
-    let w3 = run(
-        "w3-complete",
-        &format!(
-            "local lo, hi = {}, {}\nlocal threads = 0\nfunction setup(thread)\n  thread:set(\"offset\", threads)\n  threads = threads + 1\nend\n\
-             local n = 0\nrequest = function()\n  local id = lo + offset + n * 2\n  n = n + 1\n  \
-             if id > hi then\n    wrk.thread:stop()\n    return wrk.format(\"GET\", \"/api/invoices/\" .. hi, headers)\n  end\n  \
-             return wrk.format(\"PUT\", \"/api/invoices/\" .. id .. \"/complete\", headers, \"<complete/>\")\nend\n",
-            before + 1,
-            after - 1
-        ),
-    )?;
+    let w3 = run(&workloads::w3(before + 1, after - 1))?;
     let completed_w3 = w3.count;
     if before + completed_w3 >= after {
         failures.push(format!(
@@ -500,7 +295,7 @@ fn main() -> anyhow::Result<()> {
     host.stop()?;
 
     // W6: start to first 200, the compiled component cached and the data seeded.
-    let (host, _, w6) = start_host_timed(&cfg, &data, &rt, Duration::from_secs(120))?;
+    let (host, _, w6) = faktura.start_timed(&data, &log, &rt, Duration::from_secs(120))?;
     host.stop()?;
 
     rows.push(load_row(
@@ -628,13 +423,16 @@ fn main() -> anyhow::Result<()> {
     }
     rows.push(single(
         "Seeding: POST /api/invoices, 2 items",
-        format!("{:.0} req/s", n as f64 / seed_secs),
+        format!("{:.0} req/s", n as f64 / seeded.seed_secs),
         "",
         None,
     ));
     rows.push(single(
         "Seeding: PUT …/complete",
-        format!("{:.0} req/s", to_complete.len() as f64 / complete_secs),
+        format!(
+            "{:.0} req/s",
+            seeded.completed as f64 / seeded.complete_secs
+        ),
         "",
         None,
     ));

@@ -8,7 +8,7 @@ use anyhow::{Context as _, bail};
 
 /// What one measurement gave.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Figures {
+pub(crate) struct Figures {
     pub per_sec: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
@@ -20,18 +20,25 @@ pub struct Figures {
 impl Figures {
     /// Two measurements of equal length as one: requests and errors add up, the rate is
     /// their mean, and so (approximately) are the latencies.
-    pub fn with(self, other: Figures) -> Figures {
+    pub(crate) fn with(self, other: Figures) -> Figures {
+        Figures::mean(&[self, other])
+    }
+
+    /// Measurements of equal length as one, as [`Figures::with`] combines two.
+    pub(crate) fn mean(all: &[Figures]) -> Figures {
+        let n = all.len().max(1) as f64;
+        let mean = |f: fn(&Figures) -> f64| all.iter().map(f).sum::<f64>() / n;
         Figures {
-            per_sec: (self.per_sec + other.per_sec) / 2.0,
-            p50_ms: (self.p50_ms + other.p50_ms) / 2.0,
-            p99_ms: (self.p99_ms + other.p99_ms) / 2.0,
-            count: self.count + other.count,
-            errors: self.errors + other.errors,
+            per_sec: mean(|f| f.per_sec),
+            p50_ms: mean(|f| f.p50_ms),
+            p99_ms: mean(|f| f.p99_ms),
+            count: all.iter().map(|f| f.count).sum(),
+            errors: all.iter().map(|f| f.errors).sum(),
         }
     }
 }
 
-pub struct Load<'a> {
+pub(crate) struct Load<'a> {
     pub url: String,
     pub seconds: u64,
     pub connections: usize,
@@ -40,7 +47,7 @@ pub struct Load<'a> {
 }
 
 impl Load<'_> {
-    pub fn run(&self) -> anyhow::Result<Figures> {
+    pub(crate) fn run(&self) -> anyhow::Result<Figures> {
         let mut cmd = Command::new("wrk");
         cmd.arg("-t2")
             .arg(format!("-c{}", self.connections))
@@ -154,5 +161,21 @@ mod tests {
         assert!((f.p50_ms - 2.5).abs() < 1e-9);
         assert!((f.p99_ms - 8.0).abs() < 1e-9);
         assert_eq!((f.count, f.errors), (90_000, 3));
+    }
+
+    #[test]
+    fn rounds_make_one_measurement() {
+        let round = |per_sec: f64, errors: u64| Figures {
+            per_sec,
+            p50_ms: per_sec / 1000.0,
+            p99_ms: per_sec / 100.0,
+            count: 1000,
+            errors,
+        };
+        let f = Figures::mean(&[round(1000.0, 0), round(2000.0, 1), round(6000.0, 0)]);
+        assert!((f.per_sec - 3000.0).abs() < 1e-9);
+        assert!((f.p50_ms - 3.0).abs() < 1e-9);
+        assert!((f.p99_ms - 30.0).abs() < 1e-9);
+        assert_eq!((f.count, f.errors), (3000, 1));
     }
 }

@@ -1,0 +1,294 @@
+//! What both modes measure: the data set seeded through the API, the wrk Lua scripts of
+//! the workloads, and one measurement of a script against a host.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::Config;
+use crate::client::{self, Call};
+use crate::host::KEY;
+use crate::wrk::{Figures, Load};
+
+/// The invoice item of every created invoice, five times over in W2's.
+pub(crate) const ITEM: &str = "<invoice-item><name>Beratung</name><quantity>3</quantity><unit_price>100</unit_price></invoice-item>";
+
+/// The ids of a seeded data set and how long seeding took.
+pub(crate) struct Seeded {
+    pub(crate) clients: Vec<u64>,
+    pub(crate) invoices: Vec<u64>,
+    pub(crate) completed: usize,
+    pub(crate) seed_secs: f64,
+    pub(crate) complete_secs: f64,
+}
+
+impl Seeded {
+    /// About a thousand invoice ids spread over the whole data set, for W1.
+    pub(crate) fn sample(&self) -> Vec<u64> {
+        self.invoices
+            .iter()
+            .copied()
+            .step_by((self.invoices.len() / 1000).max(1))
+            .collect()
+    }
+}
+
+fn date_text(d: time::Date) -> String {
+    format!("{:04}-{:02}-{:02}", d.year(), d.month() as u8, d.day())
+}
+
+/// Seeds the host at `addr`: clients, invoices with two items spread over two years, every
+/// tenth completed (half of those due in the future, so OPEN; the others mostly OVERDUE).
+pub(crate) fn seed(
+    cfg: &Config,
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+) -> anyhow::Result<Seeded> {
+    let conns = cfg.connections;
+    let today = time::OffsetDateTime::now_utc().date();
+    let clients = rt.block_on(client::each(
+        addr,
+        KEY,
+        conns,
+        cfg.clients,
+        "clients",
+        |i| {
+            Call::with(
+                "POST",
+                "/api/clients",
+                format!("<client><name>Bench Kunde {i}</name><city>Berlin</city></client>"),
+            )
+        },
+    ))?;
+    let client_list = clients.clone();
+    let n = cfg.invoices;
+    let t = Instant::now();
+    let invoices = rt.block_on(client::each(addr, KEY, conns, n, "invoices", move |i| {
+        let date = today - time::Duration::days((i as i64 * 7919) % 730);
+        let due = if i % 20 == 0 {
+            today + time::Duration::days(60)
+        } else {
+            date + time::Duration::days(14)
+        };
+        Call::with(
+            "POST",
+            "/api/invoices",
+            format!(
+                "<invoice><client_id>{}</client_id><date>{}</date><due_date>{}</due_date>\
+                 <invoice-items>{ITEM}<invoice-item><name>Reise</name><quantity>1</quantity>\
+                 <unit_price>50.5</unit_price></invoice-item></invoice-items></invoice>",
+                client_list[i % client_list.len()],
+                date_text(date),
+                date_text(due)
+            ),
+        )
+    }))?;
+    let seed_secs = t.elapsed().as_secs_f64();
+    eprintln!(
+        "seeded {n} invoices in {seed_secs:.1} s ({:.0}/s)",
+        n as f64 / seed_secs
+    );
+    let completing: Vec<u64> = invoices.iter().copied().step_by(10).collect();
+    let completed = completing.len();
+    let t = Instant::now();
+    rt.block_on(client::each(
+        addr,
+        KEY,
+        conns,
+        completed,
+        "completions",
+        move |i| {
+            Call::with(
+                "PUT",
+                format!("/api/invoices/{}/complete", completing[i]),
+                "<complete/>",
+            )
+        },
+    ))?;
+    let complete_secs = t.elapsed().as_secs_f64();
+    eprintln!(
+        "completed {completed} in {complete_secs:.1} s ({:.0}/s)",
+        completed as f64 / complete_secs
+    );
+    Ok(Seeded {
+        clients,
+        invoices,
+        completed,
+        seed_secs,
+        complete_secs,
+    })
+}
+
+/// Creates one draft for `client` on the host at `addr` and returns its id. Invoice ids
+/// grow by one with each invoice, so two such drafts bracket the invoices created between
+/// them.
+pub(crate) fn create_draft(
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    client: u64,
+) -> anyhow::Result<u64> {
+    let body = format!(
+        "<invoice><client_id>{client}</client_id><invoice-items>{ITEM}</invoice-items></invoice>"
+    );
+    Ok(
+        rt.block_on(client::each(addr, KEY, 1, 1, "probe", move |_| {
+            Call::with("POST", "/api/invoices", body.clone())
+        }))?[0],
+    )
+}
+
+/// Deletes the invoices `lo..=hi` on the host at `addr`; every one must exist.
+pub(crate) fn delete_invoices(
+    cfg: &Config,
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    lo: u64,
+    hi: u64,
+) -> anyhow::Result<()> {
+    let n = usize::try_from(hi.saturating_sub(lo) + 1)?;
+    rt.block_on(client::each(
+        addr,
+        KEY,
+        cfg.connections,
+        n,
+        "deletions",
+        move |i| Call {
+            method: "DELETE",
+            path: format!("/api/invoices/{}", lo + i as u64),
+            body: None,
+        },
+    ))?;
+    Ok(())
+}
+
+/// One workload: a wrk Lua script and the names it goes by.
+pub(crate) struct Workload {
+    /// The name in the list of failed measurements (`W1`).
+    pub(crate) short: &'static str,
+    /// The name in the report's table.
+    pub(crate) label: &'static str,
+    /// The script's file name in target/bench, without `.lua`, and the name in the log.
+    pub(crate) file: &'static str,
+    /// Whether each request creates an invoice.
+    pub(crate) creates: bool,
+    body: String,
+}
+
+impl Workload {
+    /// Writes the script to `cfg.out`, headers and key included.
+    pub(crate) fn script(&self, cfg: &Config) -> anyhow::Result<PathBuf> {
+        let path = cfg.out.join(format!("{}.lua", self.file));
+        std::fs::write(
+            &path,
+            format!(
+                "local KEY = \"{KEY}\"\nlocal headers = {{ [\"X-ServiceApiKey\"] = KEY, \
+                 [\"Content-Type\"] = \"application/xml\" }}\n{}",
+                self.body
+            ),
+        )?;
+        Ok(path)
+    }
+}
+
+fn lua_list(ids: &[u64]) -> String {
+    ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// A script of one request, the same every time.
+fn fixed(method: &str, path: &str) -> String {
+    format!("request = function()\n  return wrk.format(\"{method}\", \"{path}\", headers)\nend\n")
+}
+
+/// W1: GET of a random invoice of `sample`.
+pub(crate) fn w1(sample: &[u64]) -> Workload {
+    Workload {
+        short: "W1",
+        label: "W1 GET /api/invoices/{id}",
+        file: "w1-get",
+        creates: false,
+        body: format!(
+            "local ids = {{{}}}\nrequest = function()\n  return wrk.format(\"GET\", \"/api/invoices/\" .. ids[math.random(#ids)], headers)\nend\n",
+            lua_list(sample)
+        ),
+    }
+}
+
+/// W2: POST of a draft with five items for a random client of `clients`.
+pub(crate) fn w2(clients: &[u64]) -> Workload {
+    Workload {
+        short: "W2",
+        label: "W2 POST /api/invoices, 5 items",
+        file: "w2-create",
+        creates: true,
+        body: format!(
+            "local clients = {{{}}}\nlocal items = \"<invoice-items>{}</invoice-items></invoice>\"\n\
+             request = function()\n  return wrk.format(\"POST\", \"/api/invoices\", headers, \
+             \"<invoice><client_id>\" .. clients[math.random(#clients)] .. \"</client_id>\" .. items)\nend\n",
+            lua_list(clients),
+            ITEM.repeat(5)
+        ),
+    }
+}
+
+/// W3: completes the drafts `lo..=hi` (those W2 created), each once: the two wrk threads
+/// take every other id, and a thread past `hi` stops.
+pub(crate) fn w3(lo: u64, hi: u64) -> Workload {
+    Workload {
+        short: "W3",
+        label: "W3 PUT /api/invoices/{id}/complete (PDF)",
+        file: "w3-complete",
+        creates: false,
+        body: format!(
+            "local lo, hi = {lo}, {hi}\nlocal threads = 0\nfunction setup(thread)\n  thread:set(\"offset\", threads)\n  threads = threads + 1\nend\n\
+             local n = 0\nrequest = function()\n  local id = lo + offset + n * 2\n  n = n + 1\n  \
+             if id > hi then\n    wrk.thread:stop()\n    return wrk.format(\"GET\", \"/api/invoices/\" .. hi, headers)\n  end\n  \
+             return wrk.format(\"PUT\", \"/api/invoices/\" .. id .. \"/complete\", headers, \"<complete/>\")\nend\n"
+        ),
+    }
+}
+
+/// W4: the first page of open invoices.
+pub(crate) fn w4() -> Workload {
+    Workload {
+        short: "W4",
+        label: "W4 GET ?status=OPEN&per_page=100",
+        file: "w4-list-open",
+        creates: false,
+        body: fixed("GET", "/api/invoices?status=OPEN&per_page=100"),
+    }
+}
+
+/// W5: all invoices grouped by client and month.
+pub(crate) fn w5() -> Workload {
+    Workload {
+        short: "W5",
+        label: "W5 GET ?group_by=client,month",
+        file: "w5-group",
+        creates: false,
+        body: fixed("GET", "/api/invoices?group_by=client,month"),
+    }
+}
+
+/// The count of all invoices, as HEAD answers it.
+pub(crate) fn head_count() -> Workload {
+    Workload {
+        short: "HEAD",
+        label: "HEAD /api/invoices (count)",
+        file: "head-count",
+        creates: false,
+        body: fixed("HEAD", "/api/invoices"),
+    }
+}
+
+/// One measurement: `cfg.connections` connections running `script` against the host at
+/// `addr` for `cfg.seconds`.
+pub(crate) fn measure(cfg: &Config, addr: SocketAddr, script: &Path) -> anyhow::Result<Figures> {
+    Load {
+        url: format!("http://{addr}"),
+        seconds: cfg.seconds,
+        connections: cfg.connections,
+        key: None,
+        script: Some(script),
+    }
+    .run()
+}

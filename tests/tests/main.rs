@@ -1,0 +1,23 @@
+//! The integration tests, one binary (a module per area) so that wasmtime is linked once.
+//! Each test starts the real host (in-process on 127.0.0.1:0, or as a process) with a
+//! temporary data directory and drives it over HTTP; the harness is tests/src/lib.rs.
+//! `FAKTURA_SLOW_TESTS=1` adds the wall-clock assertions a loaded machine cannot hold.
+
+#[macro_use]
+mod support;
+
+mod both_kinds;
+mod concurrency;
+mod crash;
+mod credit_notes;
+mod documents;
+mod harness;
+mod invoices;
+mod json;
+mod mail;
+mod profiling;
+mod protocol;
+mod resources;
+mod sandbox;
+mod standalone;
+mod upgrade;

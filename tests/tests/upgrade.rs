@@ -1,0 +1,93 @@
+//! A data directory written by an earlier version of Faktura (data version 2: before the
+//! documents core; `tests/fixtures/data-v2`, seeded through the API of that version) is
+//! migrated when the host starts, and answers every request exactly as that version did.
+
+use std::io::Read as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use faktura_tests::{App, test_component};
+use sha2::{Digest, Sha256};
+
+/// The keys of the fixture's two accounts (the first bootstrapped, the second made by
+/// `faktura account create`).
+const KEY: &str = "fixture-key-0123456789abcdef";
+const SECOND_KEY: &str = "4761652499d423e5cff5f588eaeb3afe629746e991f3f79b2ec8a9bb1e859ccf";
+
+fn fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/data-v2")
+}
+
+/// A temporary data directory holding the fixture's database.
+fn data_dir() -> Arc<tempfile::TempDir> {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = std::fs::read(fixture().join("faktura.redb.gz")).unwrap();
+    let mut db = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut db)
+        .unwrap();
+    std::fs::write(dir.path().join("faktura.redb"), db).unwrap();
+    Arc::new(dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_directory_of_data_version_2_answers_as_that_version_did() {
+    let mut app = App::spawn_with(data_dir(), test_component()).await;
+    app.key = KEY.into();
+    let expected = fixture().join("expected");
+    let paths = std::fs::read_to_string(fixture().join("paths.txt")).unwrap();
+    for (n, path) in paths.lines().enumerate() {
+        for format in ["xml", "json"] {
+            let accept = format!("application/{format}");
+            let reply = app
+                .send(
+                    "GET",
+                    &format!("/api/{path}"),
+                    None,
+                    &[("x-serviceapikey", KEY), ("accept", &accept)],
+                )
+                .await;
+            let want =
+                std::fs::read_to_string(expected.join(format!("{}.{format}", n + 1))).unwrap();
+            assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+            assert_eq!(reply.body, want, "{path} as {format}");
+        }
+    }
+    let pdf = app.get("/api/invoices/1/pdf?format=pdf").await;
+    let want = std::fs::read_to_string(expected.join("invoice-1.pdf.sha256")).unwrap();
+    assert_eq!(
+        hex(&Sha256::digest(&pdf.bytes)),
+        want.trim(),
+        "the stored PDF"
+    );
+    // The second account's key (an entry the migration rewrote) still opens its account.
+    let second = app
+        .send(
+            "GET",
+            "/api/clients",
+            None,
+            &[("x-serviceapikey", SECOND_KEY)],
+        )
+        .await;
+    let want = std::fs::read_to_string(expected.join("second-account-clients.xml")).unwrap();
+    assert_eq!(second.body, want);
+    // Writes keep the migrated data going: a new invoice is numbered after the old ones
+    // and counted with them.
+    let invoice = "<invoice><client_id>1</client_id></invoice>";
+    let created = app.create("/api/invoices", invoice).await;
+    created.assert_fields(&[("invoice_number", "INV-00004")]);
+    let all = app.call("HEAD", "/api/invoices", None).await;
+    assert_eq!(all.header("x-total-count"), Some("4"));
+    // A restart finds the store at the current version: nothing to migrate again.
+    let app = app.restart().await;
+    let again = app
+        .runtime
+        .migrate()
+        .await
+        .expect("the store is migrated already");
+    assert_eq!(again.from_version, again.to_version);
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
