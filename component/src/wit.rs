@@ -407,6 +407,7 @@ pub(crate) fn migrate() -> Result<Migration, String> {
         to_version: report.to,
         key_entries: report.key_entries,
         kept_rebuilt: report.kept_rebuilt,
+        einvoices_made: report.einvoices_made,
     })
 }
 

@@ -157,11 +157,13 @@ async fn run() -> anyhow::Result<()> {
             if migration.from_version != migration.to_version {
                 println!(
                     "Migrated the data directory from data version {} to {} ({} API keys, kept \
-                     sums of {} kinds of documents rebuilt).",
+                     sums of {} kinds of documents rebuilt, e-invoices of {} completed \
+                     documents made).",
                     migration.from_version,
                     migration.to_version,
                     migration.key_entries,
-                    migration.kept_rebuilt
+                    migration.kept_rebuilt,
+                    migration.einvoices_made
                 );
             }
             if let Some(key) = runtime.bootstrap(bootstrap_key.clone()).await? {

@@ -11,6 +11,7 @@ mod concurrency;
 mod crash;
 mod credit_notes;
 mod documents;
+mod einvoice;
 mod harness;
 mod invoices;
 mod json;

@@ -262,7 +262,14 @@ async fn every_route_with_an_id_answers_404_to_another_account() {
         // The owner reaches the same record on the same path.
         if route.methods().contains(&"GET") {
             let own = app.get(&url).await;
-            assert_eq!(own.status, 200, "GET {url} as its owner: {}", own.body);
+            // An e-invoice of data that fails its rules is a 400 naming them; found all
+            // the same.
+            let found = if url.ends_with("/e-invoice") {
+                own.status == 200 || own.status == 400 && own.body.contains("BR-")
+            } else {
+                own.status == 200
+            };
+            assert!(found, "GET {url} as its owner: {} {}", own.status, own.body);
         }
     }
     assert!(tried >= 80, "only {tried} requests tried");

@@ -1,6 +1,7 @@
 //! A data directory written by an earlier version of Faktura (data version 2: before the
 //! documents core; `tests/fixtures/data-v2`, seeded through the API of that version) is
-//! migrated when the host starts, and answers every request exactly as that version did.
+//! migrated when the host starts, and answers every request exactly as that version did,
+//! but for the fields added since (`ADDED`), which it shows empty or defaulted.
 
 use std::io::Read as _;
 use std::path::Path;
@@ -13,6 +14,65 @@ use sha2::{Digest, Sha256};
 /// `faktura account create`).
 const KEY: &str = "fixture-key-0123456789abcdef";
 const SECOND_KEY: &str = "4761652499d423e5cff5f588eaeb3afe629746e991f3f79b2ec8a9bb1e859ccf";
+
+/// Fields added after data version 2 (the e-invoice terms of data version 4), with what a
+/// migrated record shows for them.
+const ADDED: &[&str] = &[
+    "buyer_reference",
+    "order_reference",
+    "unit_code",
+    "tax_category",
+    "tax_exemption_reason",
+    "electronic_address",
+    "einvoice_profile",
+    "debit_mandate_reference",
+    "company_tax_number",
+    "company_registration_id",
+    "company_contact_name",
+    "company_phone",
+    "company_email",
+    "company_electronic_address",
+    "company_bank_account_owner",
+    "company_bank_iban",
+    "company_bank_bic",
+    "company_bank_name",
+    "company_creditor_id",
+    "einvoice_pdf",
+];
+
+/// An XML answer without the fields added since data version 2 (empty elements, or the
+/// derived unit code and the `einvoice_pdf` default).
+fn without_added(body: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for line in body.lines() {
+        let t = line.trim_start();
+        let added = ADDED.iter().any(|f| {
+            t.starts_with(&format!("<{f}/>"))
+                || t.starts_with(&format!("<{f}>")) && t.ends_with(&format!("</{f}>"))
+                || t.starts_with(&format!("<{f} "))
+        });
+        if !added {
+            lines.push(line.to_owned());
+        }
+    }
+    let mut out = lines.join("\n");
+    if body.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// A JSON answer without the members added since data version 2.
+fn drop_added(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.retain(|k, _| !ADDED.contains(&k.as_str()));
+            map.values_mut().for_each(drop_added);
+        }
+        serde_json::Value::Array(list) => list.iter_mut().for_each(drop_added),
+        _ => {}
+    }
+}
 
 fn fixture() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/data-v2")
@@ -50,7 +110,15 @@ async fn a_data_directory_of_data_version_2_answers_as_that_version_did() {
             let want =
                 std::fs::read_to_string(expected.join(format!("{}.{format}", n + 1))).unwrap();
             assert_eq!(reply.status, 200, "{path}: {}", reply.body);
-            assert_eq!(reply.body, want, "{path} as {format}");
+            if format == "json" {
+                // Both through one serializer, the reply without the added members.
+                let mut got: serde_json::Value = serde_json::from_str(&reply.body).unwrap();
+                drop_added(&mut got);
+                let want: serde_json::Value = serde_json::from_str(&want).unwrap();
+                assert_eq!(got.to_string(), want.to_string(), "{path} as json");
+            } else {
+                assert_eq!(without_added(&reply.body), want, "{path} as {format}");
+            }
         }
     }
     let pdf = app.get("/api/invoices/1/pdf?format=pdf").await;
@@ -70,7 +138,7 @@ async fn a_data_directory_of_data_version_2_answers_as_that_version_did() {
         )
         .await;
     let want = std::fs::read_to_string(expected.join("second-account-clients.xml")).unwrap();
-    assert_eq!(second.body, want);
+    assert_eq!(without_added(&second.body), want);
     // Writes keep the migrated data going: a new invoice is numbered after the old ones
     // and counted with them.
     let invoice = "<invoice><client_id>1</client_id></invoice>";

@@ -2,6 +2,7 @@
 //! Client numbers come from the account's client range; the address is derived.
 
 use super::accounts::is_email;
+use super::einvoice::derive;
 use super::numbering;
 use super::records::{Draft, Resource, Rules};
 use super::schema::{Field, Kind, Record, Scalar, parse_decimal};
@@ -57,7 +58,14 @@ static FIELDS: &[Field] = &[
     Field::new("due_days", Kind::Integer),
     Field::new("due_days_type", Kind::Enum(TERM_TYPES)),
     Field::new("note", Kind::Text),
+    Field::new("buyer_reference", Kind::Text),
+    Field::new("electronic_address", Kind::Text),
+    Field::new("einvoice_profile", Kind::Enum(EINVOICE_PROFILES)),
+    Field::new("debit_mandate_reference", Kind::Text),
 ];
+
+/// The e-invoice formats a client may receive (`einvoice::model::Profile` names).
+const EINVOICE_PROFILES: &[&str] = &["xrechnung-cii", "xrechnung-ubl", "factur-x"];
 
 pub static CLIENTS: Resource = Resource::new("clients", "client", FIELDS, &ClientRules);
 
@@ -78,6 +86,18 @@ impl Rules for ClientRules {
         if !email.is_empty() && !is_email(&email) {
             d.errors
                 .push(format!("email must be an e-mail address, got \"{email}\""));
+        }
+        let address = d.record.text("electronic_address").trim().to_owned();
+        if !address.is_empty() && !is_email(&address) {
+            d.errors.push(format!(
+                "electronic_address must be an e-mail address, got \"{address}\""
+            ));
+        }
+        let iban = d.record.text("bank_iban").to_owned();
+        if !d.record.text("debit_mandate_reference").trim().is_empty() && !derive::is_iban(&iban) {
+            d.errors.push(format!(
+                "bank_iban must be a valid IBAN when debit_mandate_reference is set, got \"{iban}\""
+            ));
         }
         let reduction = d.record.text("reduction").trim().to_owned();
         if !reduction.is_empty() && parse_decimal(reduction.trim_end_matches('%')).is_none() {

@@ -9,6 +9,7 @@
 use super::Error;
 use super::accounts;
 use super::documents::{self, DocKind, kept};
+use super::einvoice;
 use crate::caps::Store;
 use crate::limits;
 use crate::store::{self, DATA_VERSION, keys};
@@ -23,6 +24,8 @@ pub struct Report {
     pub key_entries: u64,
     /// Kinds of documents of an account whose kept sums and counts were rebuilt.
     pub kept_rebuilt: u64,
+    /// Completed documents whose e-invoices were made.
+    pub einvoices_made: u64,
 }
 
 /// Runs every step from the store's data version to the current one.
@@ -36,20 +39,29 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
     if from >= DATA_VERSION {
         return Ok(report);
     }
-    // Version 3: key entries hold the principal, and every account has kept data.
-    let mut txn = store.begin_write()?;
-    report.key_entries = accounts::migrate_key_entries(txn.as_mut())?;
-    txn.commit()?;
+    if from < 3 {
+        // Version 3: key entries hold the principal, and every account has kept data.
+        let mut txn = store.begin_write()?;
+        report.key_entries = accounts::migrate_key_entries(txn.as_mut())?;
+        txn.commit()?;
+        for account in account_ids(store)? {
+            for kind in DocKind::ALL {
+                if !kept::needs_rebuild(store.begin_read()?.as_ref(), account, kind)? {
+                    continue;
+                }
+                repair_open_entries(store, account, kind)?;
+                let mut txn = store.begin_write()?;
+                rebuild_kept(txn.as_mut(), account, kind)?;
+                txn.commit()?;
+                report.kept_rebuilt += 1;
+            }
+        }
+    }
+    // Version 4: completed documents have their e-invoices (made from the data as it is
+    // now, the best there is for documents completed before they were kept).
     for account in account_ids(store)? {
         for kind in DocKind::ALL {
-            if !kept::needs_rebuild(store.begin_read()?.as_ref(), account, kind)? {
-                continue;
-            }
-            repair_open_entries(store, account, kind)?;
-            let mut txn = store.begin_write()?;
-            rebuild_kept(txn.as_mut(), account, kind)?;
-            txn.commit()?;
-            report.kept_rebuilt += 1;
+            report.einvoices_made += make_einvoices(store, account, kind)?;
         }
     }
     let mut txn = store.begin_write()?;
@@ -99,6 +111,36 @@ fn repair_open_entries(store: &dyn Store, account: u64, kind: DocKind) -> Result
             return Ok(());
         }
     }
+}
+
+/// Makes the e-invoices of the completed documents of an account's kind that lack them, a
+/// bounded number per transaction. Documents whose data fails a profile's rules keep
+/// that refusal, as a completion would.
+fn make_einvoices(store: &dyn Store, account: u64, kind: DocKind) -> Result<u64, Error> {
+    let mut missing = Vec::new();
+    {
+        let txn = store.begin_read()?;
+        let mut completed = Vec::new();
+        documents::storage::for_each(txn.as_ref(), account, kind, |doc| {
+            if doc.status != documents::Status::Draft {
+                completed.push(doc.id);
+            }
+            Ok(())
+        })?;
+        for id in completed {
+            if !einvoice::exists(txn.as_ref(), account, kind, id)? {
+                missing.push(id);
+            }
+        }
+    }
+    for batch in missing.chunks(limits::MIGRATION_BATCH as usize) {
+        let mut txn = store.begin_write()?;
+        for doc in documents::storage::load_many(txn.as_read(), account, kind, batch)? {
+            einvoice::issue(txn.as_mut(), account, &doc, &[])?;
+        }
+        txn.commit()?;
+    }
+    Ok(missing.len() as u64)
 }
 
 /// Sums and counts every document of an account's kind afresh: reads every document,

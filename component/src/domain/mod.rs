@@ -1,7 +1,8 @@
 //! Business rules: accounts, resources and their fields, defaults, numbering and validation.
 //!
 //! Works on `Record`s and `Changes` and talks to storage only through `caps` traits and the
-//! `store` module (keys, stored forms, encoding). Never names XML, WIT or HTTP.
+//! `store` module (keys, stored forms, encoding). Never names WIT or HTTP; XML
+//! only where it is the business document itself (`einvoice::cii`, `einvoice::ubl`).
 
 #![forbid(unsafe_code)]
 
@@ -11,6 +12,7 @@ pub mod codes;
 pub mod country_taxes;
 pub mod date;
 pub mod documents;
+pub mod einvoice;
 pub mod email_templates;
 pub mod emails;
 pub mod filenames;

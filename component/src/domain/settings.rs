@@ -5,6 +5,7 @@
 use rust_decimal::Decimal;
 
 use super::accounts::is_email;
+use super::einvoice::derive;
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_not_cleared};
 use super::{Ctx, Error};
 use super::{numbering, records};
@@ -63,6 +64,20 @@ pub static FIELDS: &[Field] = &[
     Field::new("company_city", Kind::Text),
     Field::new("company_country_code", Kind::Country),
     Field::new("company_vat_number", Kind::Text),
+    // E-invoicing (EN 16931 business terms in README, "E-invoices").
+    Field::new("company_tax_number", Kind::Text),
+    Field::new("company_registration_id", Kind::Text),
+    Field::new("company_contact_name", Kind::Text),
+    Field::new("company_phone", Kind::Text),
+    Field::new("company_email", Kind::Text),
+    Field::new("company_electronic_address", Kind::Text),
+    Field::new("company_bank_account_owner", Kind::Text),
+    Field::new("company_bank_iban", Kind::Text),
+    Field::new("company_bank_bic", Kind::Text),
+    Field::new("company_bank_name", Kind::Text),
+    Field::new("company_creditor_id", Kind::Text),
+    Field::new("tax_exemption_reason", Kind::Text),
+    Field::new("einvoice_pdf", Kind::Bool),
 ];
 
 /// The value of each setting nobody has changed.
@@ -89,7 +104,7 @@ fn default_of(name: &str) -> Option<Scalar> {
         "due_days" => Some(Scalar::Int(14)),
         "discount_rate" => Some(Scalar::Dec(Decimal::ZERO)),
         "discount_days" => Some(Scalar::Int(0)),
-        "print_version" => Some(Scalar::Bool(false)),
+        "print_version" | "einvoice_pdf" => Some(Scalar::Bool(false)),
         _ => None,
     }
 }
@@ -177,6 +192,24 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
     if !sender.is_empty() && !is_email(sender) {
         errors.push(format!(
             "default_email_sender must be an e-mail address, got \"{sender}\""
+        ));
+    }
+    for name in ["company_email", "company_electronic_address"] {
+        let value = r.text(name).trim();
+        if !value.is_empty() && !is_email(value) {
+            errors.push(format!("{name} must be an e-mail address, got \"{value}\""));
+        }
+    }
+    let iban = r.text("company_bank_iban");
+    if !iban.trim().is_empty() && !derive::is_iban(iban) {
+        errors.push(format!(
+            "company_bank_iban must be an IBAN with valid check digits, got \"{iban}\""
+        ));
+    }
+    let bic = r.text("company_bank_bic").trim();
+    if !bic.is_empty() && !derive::is_bic(bic) {
+        errors.push(format!(
+            "company_bank_bic must be a BIC of 8 or 11 characters, got \"{bic}\""
         ));
     }
     for addr in r.text("bcc_addresses").split(',').map(str::trim) {

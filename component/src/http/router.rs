@@ -194,6 +194,10 @@ macro_rules! documents {
                 handlers: &[(Verb::Get, Handler::Doc(documents::pdf, $kind))],
             },
             Route {
+                path: &[$plural, ID, "e-invoice"],
+                handlers: &[(Verb::Get, Handler::Doc(documents::einvoice, $kind))],
+            },
+            Route {
                 path: &[$plural, ID, "email"],
                 handlers: &[(Verb::Post, Handler::Doc(documents::email, $kind))],
             },

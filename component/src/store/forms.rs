@@ -143,6 +143,14 @@ pub struct StoredDocument<D> {
     pub article_ids: Vec<i64>,
 }
 
+/// What a document holds since data version 4 (e-invoice references), stored after its
+/// `StoredDocument`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StoredDocumentV4 {
+    pub buyer_reference: String,
+    pub order_reference: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
 pub struct StoredItem<D> {
@@ -161,6 +169,23 @@ pub struct StoredItem<D> {
     pub product_type: String,
     pub created: i64,
     pub updated: i64,
+}
+
+/// What an item holds since data version 4 (e-invoice terms), stored after its
+/// `StoredItem`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StoredItemV4 {
+    pub unit_code: String,
+    pub tax_category: String,
+    pub tax_exemption_reason: String,
+}
+
+/// A document's e-invoice of one profile, fixed at completion: its XML (deflated, a fifth
+/// of its size), or the rules its data failed (rule id, field, message).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum StoredEinvoice {
+    Deflated(Vec<u8>),
+    Refused(Vec<(String, String, String)>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,9 +20,10 @@
 //! - `A {account}idx/number/{range}/{prefix}\0{number}`: number claims;
 //!   `A {account}idx/client-docs/{client}{kind}{id}`: a client's documents
 //! - `A {account}pdf/{collection}/{id}{variant}`: the stored PDFs of a document
+//! - `A {account}einvoice/{collection}/{id}{profile}`: its e-invoices, fixed at completion
 
 /// First segments below an account that are not collections.
-pub const RESERVED: [&str; 6] = ["file", "one", "parent", "ix", "idx", "pdf"];
+pub const RESERVED: [&str; 7] = ["file", "one", "parent", "ix", "idx", "pdf", "einvoice"];
 
 /// A key outside every account: `G{family}/{tail}`.
 pub fn global(family: &str, tail: &[u8]) -> Vec<u8> {
@@ -198,6 +199,16 @@ pub fn pdf(account: u64, collection: &str, document: u64, variant: &str) -> Vec<
     k
 }
 
+/// The e-invoice of one profile of a document (fixed at completion).
+pub fn einvoice(account: u64, collection: &str, document: u64, profile: &str) -> Vec<u8> {
+    let mut k = segment(account, "einvoice");
+    k.extend_from_slice(collection.as_bytes());
+    k.push(b'/');
+    k.extend_from_slice(&document.to_be_bytes());
+    k.extend_from_slice(profile.as_bytes());
+    k
+}
+
 /// An i32 as bytes that sort like the number (sign bit flipped).
 pub fn sortable_i32(v: i32) -> [u8; 4] {
     ((v as u32) ^ 0x8000_0000).to_be_bytes()
@@ -242,6 +253,7 @@ mod tests {
                 client_documents(7, 1)[..client_documents(7, 1).len() - 8].to_vec(),
             ),
             ("pdfs", segment(7, "pdf")),
+            ("e-invoices", segment(7, "einvoice")),
         ];
         for (i, (a, ka)) in families.iter().enumerate() {
             for (b, kb) in families.iter().skip(i + 1) {
@@ -254,6 +266,7 @@ mod tests {
         assert!(file(7, "templates", "base64file", 1).starts_with(&families[1].1));
         assert!(pdf(7, "invoices", 1, "original").starts_with(&families[7].1));
         assert!(number_claim(7, "invoice", "RE-", 1).starts_with(&families[5].1));
+        assert!(einvoice(7, "invoices", 1, "factur-x").starts_with(&families[8].1));
         // Global keys and account keys never meet.
         assert_ne!(accounts()[0], account(1)[0]);
         assert!(!api_key(&[0; 32]).starts_with(&accounts()));

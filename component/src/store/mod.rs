@@ -25,8 +25,10 @@ use crate::limits;
 
 /// The data version of what this code writes. 1: decimals as 16-element tuples; 2:
 /// decimals as one byte string, kept sums with status counts; 3: key entries hold the
-/// principal, kept data exists for every account.
-pub const DATA_VERSION: u8 = 3;
+/// principal, kept data exists for every account; 4: documents and items grew the
+/// e-invoice terms (stored after their earlier form, see `decode_grown`), completed
+/// documents have their e-invoices.
+pub const DATA_VERSION: u8 = 4;
 
 /// The data version of a store that does not say (written before versions were kept).
 pub const UNMARKED_VERSION: u8 = 2;
@@ -61,6 +63,28 @@ pub fn decode<A: DeserializeOwned, B: DeserializeOwned, R>(
     match version_of(bytes)? {
         (1, body) => read(body).map(v1),
         (_, body) => read(body).map(current),
+    }
+}
+
+/// Reads a record whose stored form grew at data version `since`: written before, it is
+/// read as the earlier form alone (`A` at version 1, decimals as tuples, else `B`) with
+/// the default of what was added (`E`); from `since` on as `B` followed by `E`, which is
+/// how `encode(&(form, added))` writes it.
+pub fn decode_grown<A, B, E, R>(
+    bytes: &[u8],
+    since: u8,
+    v1: impl FnOnce(A, E) -> R,
+    current: impl FnOnce(B, E) -> R,
+) -> Result<R, StoreError>
+where
+    A: DeserializeOwned,
+    B: DeserializeOwned,
+    E: DeserializeOwned + Default,
+{
+    match version_of(bytes)? {
+        (1, body) => read(body).map(|a| v1(a, E::default())),
+        (v, body) if v < since => read(body).map(|b| current(b, E::default())),
+        (_, body) => read::<(B, E)>(body).map(|(b, e)| current(b, e)),
     }
 }
 

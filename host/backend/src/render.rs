@@ -10,6 +10,9 @@
 //! A subset numbers its glyphs in the order of the font, so documents using the same
 //! glyphs embed the same subset, whatever their text; the subsets embedded last are kept
 //! compressed (`EMBEDDED`), since compressing them is most of a render's work.
+//!
+//! `render_archival` adds attached files and PDF/A-3b (for Factur-X / ZUGFeRD hybrid
+//! invoices) as `crate::pdfa` writes them; its only dates are the attachments' own.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -17,6 +20,9 @@ use std::sync::{Arc, LazyLock, Mutex};
 use pdf_writer::types::{CidFontType, FontFlags, SystemInfo, UnicodeCmap};
 use pdf_writer::{Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 use sha2::{Digest, Sha256};
+
+use crate::pdfa::{self, Plan};
+pub use crate::pdfa::{Archive, Conformance, EmbeddedFile, FacturX};
 
 const PAGE_W: f32 = 595.0;
 const PAGE_H: f32 = 842.0;
@@ -302,7 +308,17 @@ fn table_row(l: &mut Layout, doc: &Document, cells: &[String], weight: Weight) {
     l.y = top - LINE * (first.len().max(1) - 1) as f32;
 }
 
+/// The document as a plain PDF 1.7: `render_archival` with the default archive.
 pub fn render(doc: &Document) -> Result<Vec<u8>, String> {
+    render_archival(doc, &Archive::default())
+}
+
+/// The document with what `archive` adds: attachments (embedded files, in the catalog's
+/// `AF` array and `EmbeddedFiles` name tree) and, for `Conformance::PdfA3b`, what PDF/A-3b
+/// requires (XMP metadata, with Factur-X's extension schema when `factur_x` is set, an sRGB
+/// OutputIntent, a trailer ID). In PDF/A, characters the fonts lack print as U+FFFD rather
+/// than `.notdef`. Deterministic like `render`: equal inputs give equal bytes.
+pub fn render_archival(doc: &Document, archive: &Archive) -> Result<Vec<u8>, String> {
     let columns_n = doc.items.header.len();
     if let Some(bad) = doc.items.rows.iter().find(|r| r.len() != columns_n) {
         return Err(format!(
@@ -310,11 +326,23 @@ pub fn render(doc: &Document) -> Result<Vec<u8>, String> {
             bad.len()
         ));
     }
+    // Validated before the layout, which is most of the work.
+    Plan::new(archive, || Ref::new(1))?;
+    let printable;
+    let doc = if archive.conformance == Conformance::PdfA3b {
+        let (regular, bold) = (REGULAR.face(), BOLD.face());
+        printable = pdfa::printable(doc, |c| {
+            regular.glyph_index(c).is_some() && bold.glyph_index(c).is_some()
+        });
+        &printable
+    } else {
+        doc
+    };
     // Once to learn the glyphs, once more with them numbered in font order.
     let (_, first) = lay_out(doc, [&[], &[]]);
     let (regular, bold) = (first.regular.used(), first.bold.used());
     let (contents, l) = lay_out(doc, [&regular, &bold]);
-    write_pdf(doc, contents, &l)
+    write_pdf(doc, contents, &l, archive)
 }
 
 /// The pages' content streams, with the fonts' subsets starting with `glyphs`.
@@ -403,8 +431,14 @@ fn lay_out(doc: &Document, glyphs: [&[u16]; 2]) -> (Vec<Content>, Layout) {
     (contents, l)
 }
 
-/// Object ids: fixed ones first, then two per page and five per font.
-fn write_pdf(doc: &Document, contents: Vec<Content>, l: &Layout) -> Result<Vec<u8>, String> {
+/// Object ids: fixed ones first, then five per font, two per page, and the archive's
+/// (none for the default archive).
+fn write_pdf(
+    doc: &Document,
+    contents: Vec<Content>,
+    l: &Layout,
+    archive: &Archive,
+) -> Result<Vec<u8>, String> {
     let mut pdf = Pdf::new();
     let mut next = 1;
     let mut alloc = || {
@@ -421,11 +455,20 @@ fn write_pdf(doc: &Document, contents: Vec<Content>, l: &Layout) -> Result<Vec<u
         .map(|_| [alloc(), alloc(), alloc(), alloc()])
         .collect();
     let pages: Vec<(Ref, Ref)> = contents.iter().map(|_| (alloc(), alloc())).collect();
+    let plan = Plan::new(archive, alloc)?;
 
-    pdf.catalog(catalog).pages(tree);
-    pdf.document_info(info)
+    let mut cat = pdf.catalog(catalog);
+    cat.pages(tree);
+    plan.catalog(&mut cat);
+    cat.finish();
+    let mut document_info = pdf.document_info(info);
+    document_info
         .title(TextStr(&doc.title))
-        .producer(TextStr("Faktura"));
+        .producer(TextStr(pdfa::PRODUCER));
+    if let Some(date) = plan.info_date() {
+        document_info.creation_date(date).modified_date(date);
+    }
+    document_info.finish();
     pdf.pages(tree)
         .kids(pages.iter().map(|(p, _)| *p))
         .count(pages.len() as i32);
@@ -446,6 +489,8 @@ fn write_pdf(doc: &Document, contents: Vec<Content>, l: &Layout) -> Result<Vec<u
         page.finish();
         pdf.stream(*content_id, &content.finish());
     }
+    plan.write_objects(&mut pdf, &doc.title);
+    plan.file_id(&mut pdf);
     Ok(pdf.finish())
 }
 
@@ -657,6 +702,266 @@ mod tests {
         let pages = long.windows(11).filter(|w| w == b"/Type /Page").count();
         // "/Type /Pages" once plus one "/Type /Page" per page.
         assert!(pages >= 4, "{pages}");
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// `render`'s output as it was before archives existed: the archive adds nothing
+    /// unless asked to. (An update of pdf-writer, subsetter or miniz_oxide that changes
+    /// the bytes on purpose updates these digests.)
+    #[test]
+    fn plain_render_bytes_are_unchanged() {
+        for (rows, print, len, digest) in [
+            (
+                0,
+                false,
+                23892,
+                "e1a7b25d59dc662db38d4cd0efc88c673e43430ece4e36253c354ee029f6d68c",
+            ),
+            (
+                3,
+                false,
+                27749,
+                "f145eeaec07e46d5b4c921e5c902f28098215ab8124cae06ae91cd8c968f655b",
+            ),
+            (
+                3,
+                true,
+                27709,
+                "cf5a219f0f043d166e2c090d4ef80dca98f49244604b96efab79f04964d7d4a5",
+            ),
+            (
+                150,
+                false,
+                73674,
+                "ac50cc3cac09e067f1f48d5baf6221803464297f10af323e16202a53d75fc251",
+            ),
+        ] {
+            let mut d = doc(rows);
+            d.print = print;
+            let bytes = render(&d).unwrap();
+            assert_eq!(
+                (bytes.len(), hex(&Sha256::digest(&bytes))),
+                (len, digest.into())
+            );
+            assert_eq!(render_archival(&d, &Archive::default()).unwrap(), bytes);
+        }
+    }
+
+    const XML: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rsm:CrossIndustryInvoice/>\n";
+
+    fn factur_x() -> Archive {
+        Archive {
+            conformance: Conformance::PdfA3b,
+            attachments: vec![
+                EmbeddedFile {
+                    filename: "factur-x.xml".into(),
+                    mimetype: "text/xml".into(),
+                    description: "Factur-X invoice".into(),
+                    relationship: "Alternative".into(),
+                    modified: "2026-11-24T00:00:00Z".into(),
+                    content: XML.as_bytes().to_vec(),
+                },
+                EmbeddedFile {
+                    filename: "Anhang.txt".into(),
+                    mimetype: "text/plain".into(),
+                    description: "Notes".into(),
+                    relationship: "Supplement".into(),
+                    modified: "2026-11-20".into(),
+                    content: b"notes".to_vec(),
+                },
+            ],
+            factur_x: Some(FacturX {
+                document_type: "INVOICE".into(),
+                filename: "factur-x.xml".into(),
+                version: "1.0".into(),
+                conformance_level: "EN 16931".into(),
+            }),
+        }
+    }
+
+    /// The text of indirect object `n 0 obj` (up to its `endobj`), lossily.
+    fn object(pdf: &[u8], id: &str) -> String {
+        let text = String::from_utf8_lossy(pdf);
+        let start = text.find(&format!("\n{id} 0 obj\n")).expect(id);
+        let end = start + text[start..].find("endobj").unwrap();
+        text[start..end].to_owned()
+    }
+
+    /// The object id a key refers to in `dict` (`/Key n 0 R`).
+    fn reference(dict: &str, key: &str) -> String {
+        let at = dict.find(&format!("/{key} ")).expect(key) + key.len() + 2;
+        dict[at..].split(' ').next().unwrap().to_owned()
+    }
+
+    #[test]
+    fn pdfa3b_output_is_deterministic_and_has_what_pdfa_and_factur_x_need() {
+        let d = doc(3);
+        let archive = factur_x();
+        let a = render_archival(&d, &archive).unwrap();
+        assert_eq!(a, render_archival(&d, &archive).unwrap());
+        assert!(a.starts_with(b"%PDF-1.7\n%"));
+        assert!(a[10..14].iter().all(|&b| b > 127));
+        let text = String::from_utf8_lossy(&a);
+        assert!(!text.contains("/Encrypt"));
+        let trailer = &text[text.rfind("trailer").unwrap()..];
+        assert!(trailer.contains("/ID [<"), "{trailer}");
+        let catalog = object(&a, &reference(trailer, "Root"));
+        for key in [
+            "/Metadata",
+            "/OutputIntents",
+            "/GTS_PDFA1",
+            "/EmbeddedFiles",
+            "/AF [",
+        ] {
+            assert!(catalog.contains(key), "{key}: {catalog}");
+        }
+        // Name tree keys in order.
+        let anhang = catalog.find("(Anhang.txt)").unwrap();
+        assert!(
+            anhang < catalog.find("(factur-x.xml)").unwrap(),
+            "{catalog}"
+        );
+        let metadata = object(&a, &reference(&catalog, "Metadata"));
+        assert!(metadata.contains("/Type /Metadata") && metadata.contains("/Subtype /XML"));
+        assert!(!metadata.contains("/Filter"), "{metadata}");
+        for part in [
+            "<pdfaid:part>3</pdfaid:part>",
+            "<pdfaid:conformance>B</pdfaid:conformance>",
+            "<rdf:li xml:lang=\"x-default\">Invoice INV-00001</rdf:li>",
+            "<pdf:Producer>Faktura</pdf:Producer>",
+            "<xmp:CreateDate>2026-11-24T00:00:00Z</xmp:CreateDate>",
+            "<pdfaSchema:namespaceURI>urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#</pdfaSchema:namespaceURI>",
+            "<pdfaProperty:name>ConformanceLevel</pdfaProperty:name>",
+            "<fx:DocumentType>INVOICE</fx:DocumentType>",
+            "<fx:DocumentFileName>factur-x.xml</fx:DocumentFileName>",
+            "<fx:Version>1.0</fx:Version>",
+            "<fx:ConformanceLevel>EN 16931</fx:ConformanceLevel>",
+        ] {
+            assert!(metadata.contains(part), "{part}: {metadata}");
+        }
+        let info = object(&a, &reference(trailer, "Info"));
+        assert!(info.contains("/CreationDate (D:20261124000000Z)"), "{info}");
+        assert!(info.contains("/ModDate (D:20261124000000Z)"), "{info}");
+        let intent = &catalog[catalog.find("/OutputIntents").unwrap()..];
+        let icc = object(&a, &reference(intent, "DestOutputProfile"));
+        assert!(icc.contains("/N 3"), "{icc}");
+        let at = catalog.find("(factur-x.xml)").unwrap() + "(factur-x.xml) ".len();
+        let spec_id = catalog[at..].split(' ').next().unwrap();
+        let spec = object(&a, spec_id);
+        for part in [
+            "/Type /Filespec",
+            "/F (factur-x.xml)",
+            "/UF (factur-x.xml)",
+            "/Desc (Factur-X invoice)",
+            "/AFRelationship /Alternative",
+        ] {
+            assert!(spec.contains(part), "{part}: {spec}");
+        }
+        let ef = &spec[spec.find("/EF").unwrap()..];
+        assert_eq!(reference(ef, "F"), reference(ef, "UF"));
+        let file = object(&a, &reference(ef, "UF"));
+        for part in [
+            "/Type /EmbeddedFile",
+            "/Subtype /text#2Fxml",
+            &format!("/Size {}", XML.len()),
+            "/ModDate (D:20261124000000Z)",
+        ] {
+            assert!(file.contains(part), "{part}: {file}");
+        }
+        let af = &catalog[catalog.find("/AF [").unwrap()..];
+        assert!(af[..af.find(']').unwrap()].contains(&format!("{spec_id} 0 R")));
+        // Another document, another id.
+        let other = render_archival(&doc(4), &archive).unwrap();
+        let other_text = String::from_utf8_lossy(&other);
+        let id = |t: &str| {
+            t[t.rfind("/ID").unwrap()..]
+                .split(']')
+                .next()
+                .unwrap()
+                .to_owned()
+        };
+        assert_ne!(id(&text), id(&other_text));
+    }
+
+    #[test]
+    fn pdfa3b_without_attachments_and_attachments_without_pdfa() {
+        let d = doc(1);
+        let pdfa = render_archival(
+            &d,
+            &Archive {
+                conformance: Conformance::PdfA3b,
+                ..Archive::default()
+            },
+        )
+        .unwrap();
+        let text = String::from_utf8_lossy(&pdfa);
+        assert!(text.contains("<pdfaid:part>3</pdfaid:part>"));
+        assert!(!text.contains("/EmbeddedFiles") && !text.contains("/AF"));
+        assert!(!text.contains("xmp:CreateDate") && !text.contains("/CreationDate"));
+        let mut plain = factur_x();
+        plain.conformance = Conformance::Plain;
+        plain.factur_x = None;
+        let attached = render_archival(&d, &plain).unwrap();
+        let text = String::from_utf8_lossy(&attached);
+        assert!(text.contains("/EmbeddedFiles") && text.contains("/AFRelationship /Supplement"));
+        assert!(!text.contains("/Metadata") && !text.contains("/ID"));
+    }
+
+    #[test]
+    fn archives_are_validated() {
+        let d = doc(1);
+        let fails = |change: &dyn Fn(&mut Archive), needle: &str| {
+            let mut archive = factur_x();
+            change(&mut archive);
+            let error = render_archival(&d, &archive).unwrap_err();
+            assert!(error.contains(needle), "{error}");
+        };
+        fails(&|a| a.conformance = Conformance::Plain, "PdfA3b");
+        fails(
+            &|a| a.attachments.remove(0).filename.clear(),
+            "not attached",
+        );
+        fails(
+            &|a| a.attachments[0].relationship = "alternative".into(),
+            "relationship",
+        );
+        fails(
+            &|a| a.attachments[0].relationship = "Supplement".into(),
+            "Factur-X",
+        );
+        fails(
+            &|a| a.attachments[0].modified = "24.11.2026".into(),
+            "ISO 8601",
+        );
+        fails(&|a| a.attachments[1].mimetype = "xml".into(), "MIME");
+        fails(
+            &|a| a.attachments[1].filename = "factur-x.xml".into(),
+            "two attachments",
+        );
+        fails(&|a| a.attachments[1].filename.clear(), "no filename");
+    }
+
+    #[test]
+    fn pdfa_shows_no_notdef_glyph() {
+        let mut d = doc(1);
+        d.title = "Rechnung 請求書\u{1}".into();
+        let archive = Archive {
+            conformance: Conformance::PdfA3b,
+            ..Archive::default()
+        };
+        let (regular, bold) = (REGULAR.face(), BOLD.face());
+        let covered = |c| regular.glyph_index(c).is_some() && bold.glyph_index(c).is_some();
+        let printable = pdfa::printable(&d, covered);
+        assert_eq!(printable.title, "Rechnung \u{fffd}\u{fffd}\u{fffd}");
+        assert_eq!(printable.items, d.items);
+        let pdf = render_archival(&d, &archive).unwrap();
+        let text = String::from_utf8_lossy(&pdf);
+        assert!(text.contains("Rechnung \u{fffd}\u{fffd}\u{fffd}</rdf:li>"));
+        // The plain render keeps the text as given.
+        assert_ne!(render(&d).unwrap(), render(&printable).unwrap());
     }
 
     #[test]

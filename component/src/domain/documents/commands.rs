@@ -8,6 +8,7 @@ use rust_decimal::Decimal;
 
 use super::super::clients::CLIENTS;
 use super::super::date::Date;
+use super::super::einvoice;
 use super::super::money::{self, Line, Reduction};
 use super::super::schema::{self, Changes, Record, Scalar};
 use super::super::settings::{self, parse_payment_types};
@@ -426,6 +427,8 @@ fn defaults_for(
         free_text_id: None,
         tags: Vec::new(),
         article_ids: Vec::new(),
+        buyer_reference: client.text("buyer_reference").to_owned(),
+        order_reference: String::new(),
     };
     (
         doc,
@@ -600,6 +603,8 @@ fn apply(doc: &mut Document, c: &Changes, due_days: i64, discount_days: i64) {
         ("note", &mut doc.note),
         ("payment_types", &mut doc.payment_types),
         ("reduction", &mut doc.reduction),
+        ("buyer_reference", &mut doc.buyer_reference),
+        ("order_reference", &mut doc.order_reference),
     ] {
         if let Some(v) = text_of(c, name) {
             *field = v;
@@ -675,6 +680,7 @@ pub fn update(
 /// number.
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let doc = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
+    einvoice::delete_all(txn, ctx.account_id, kind, id)?;
     storage::delete(txn, ctx.account_id, &doc)
 }
 
@@ -722,6 +728,10 @@ pub fn complete(
             ..Change::NOTHING
         },
     )?;
+    // The e-invoices first: a rule of the profiles this document must meet refuses the
+    // completion before anything is rendered.
+    let required = einvoice::required(txn.as_read(), account, &doc)?;
+    einvoice::issue(txn, account, &doc, &required)?;
     let items = storage::items(txn.as_read(), account, kind, id)?;
     let client = load_client(txn.as_read(), account, doc.client_id as i64)?;
     let defaults = settings::load_stored(txn.as_read(), account)?;

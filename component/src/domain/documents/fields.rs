@@ -60,6 +60,8 @@ pub enum Get {
     PaidAmount,
     OpenAmount,
     TemplateId,
+    BuyerReference,
+    OrderReference,
     /// A field the service does not keep (`customerportal_url`): always empty.
     NotKept,
 }
@@ -108,6 +110,8 @@ impl Get {
             Get::PaidAmount => Some(Value::Dec(d.paid_amount)),
             Get::OpenAmount => Some(Value::Dec(d.open_amount())),
             Get::TemplateId => d.template_id.map(Value::Int),
+            Get::BuyerReference => text(&d.buyer_reference),
+            Get::OrderReference => text(&d.order_reference),
             Get::NotKept => None,
         }
     }
@@ -213,6 +217,8 @@ const CUSTOMERPORTAL_URL: DocField =
     DocField::new("customerportal_url", Kind::Text, Get::NotKept).read_only();
 const INVOICE_ID: DocField = DocField::new("invoice_id", Kind::Integer, Get::InvoiceId);
 const FREE_TEXT_ID: DocField = DocField::new("free_text_id", Kind::Integer, Get::FreeTextId);
+const BUYER_REFERENCE: DocField = DocField::new("buyer_reference", Kind::Text, Get::BuyerReference);
+const ORDER_REFERENCE: DocField = DocField::new("order_reference", Kind::Text, Get::OrderReference);
 
 /// Invoice fields in response order.
 pub static INVOICE: &[DocField] = &[
@@ -252,6 +258,8 @@ pub static INVOICE: &[DocField] = &[
     PAID_AMOUNT,
     OPEN_AMOUNT,
     TEMPLATE_ID,
+    BUYER_REFERENCE,
+    ORDER_REFERENCE,
 ];
 
 /// Credit note fields in response order.
@@ -289,6 +297,8 @@ pub static CREDIT_NOTE: &[DocField] = &[
     INVOICE_ID,
     FREE_TEXT_ID,
     TEMPLATE_ID,
+    BUYER_REFERENCE,
+    ORDER_REFERENCE,
 ];
 
 /// The field table of a kind, in response order.

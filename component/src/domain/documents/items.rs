@@ -4,6 +4,7 @@
 
 use rust_decimal::Decimal;
 
+use super::super::einvoice::derive::{is_unit_code, unit_code};
 use super::super::money::{self, Line, Reduction};
 use super::super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::super::{Ctx, Error};
@@ -37,6 +38,11 @@ pub struct Item {
     pub product_type: String,
     pub created: i64,
     pub updated: i64,
+    /// E-invoice terms as given; empty ones are derived when the e-invoice is made
+    /// (`einvoice::derive`).
+    pub unit_code: String,
+    pub tax_category: String,
+    pub tax_exemption_reason: String,
 }
 
 impl Item {
@@ -69,6 +75,9 @@ macro_rules! item_fields {
             Field::new("description", Kind::Text),
             Field::new("reduction", Kind::Text),
             Field::new("type", Kind::Enum(&["PRODUCT", "SERVICE"])),
+            Field::new("unit_code", Kind::Text),
+            Field::new("tax_category", Kind::Enum(TAX_CATEGORIES)),
+            Field::new("tax_exemption_reason", Kind::Text),
             Field::new("total_net", Kind::Decimal).read_only(),
             Field::new("total_gross", Kind::Decimal).read_only(),
             Field::new("total_net_unreduced", Kind::Decimal).read_only(),
@@ -76,6 +85,9 @@ macro_rules! item_fields {
         ]
     };
 }
+
+/// UNTDID 5305 VAT categories an item may name (`einvoice::model::Category`).
+const TAX_CATEGORIES: &[&str] = &["S", "Z", "E", "AE", "K", "G", "O"];
 
 static INVOICE_ITEM_FIELDS: &[Field] = item_fields!("invoice_id");
 static CREDIT_NOTE_ITEM_FIELDS: &[Field] = item_fields!("credit_note_id");
@@ -113,6 +125,12 @@ pub fn to_record(item: &Item, doc: &Document) -> Record {
     set("description", text(&item.description));
     set("reduction", text(&item.reduction));
     set("type", text(&item.product_type));
+    set(
+        "unit_code",
+        Scalar::Text(unit_code(&item.unit_code, &item.unit)),
+    );
+    set("tax_category", text(&item.tax_category));
+    set("tax_exemption_reason", text(&item.tax_exemption_reason));
     set("total_net", Scalar::Dec(t.net));
     set("total_gross", Scalar::Dec(t.gross));
     set("total_net_unreduced", Scalar::Dec(t.net_unreduced));
@@ -158,6 +176,21 @@ pub fn apply(item: &mut Item, c: &Changes, errors: &mut Vec<String>) {
         if let Some(v) = text(name) {
             *field = v;
         }
+    }
+    for (name, field) in [
+        ("unit_code", &mut item.unit_code),
+        ("tax_category", &mut item.tax_category),
+        ("tax_exemption_reason", &mut item.tax_exemption_reason),
+    ] {
+        if let Some(v) = text(name) {
+            *field = v.trim().to_owned();
+        }
+    }
+    if !item.unit_code.is_empty() && !is_unit_code(&item.unit_code) {
+        errors.push(format!(
+            "unit_code must be a UN/ECE Recommendation 20 code like C62 or HUR, got \"{}\"",
+            item.unit_code
+        ));
     }
     let max = Decimal::from(limits::AMOUNT_MAX);
     if item.quantity.abs() > max || item.unit_price.abs() > max {
@@ -206,6 +239,9 @@ pub fn build(
         product_type: String::new(),
         created: ctx.now,
         updated: ctx.now,
+        unit_code: String::new(),
+        tax_category: String::new(),
+        tax_exemption_reason: String::new(),
     };
     apply(&mut item, c, &mut errors);
     if !errors.is_empty() {

@@ -68,6 +68,9 @@ pub struct Document {
     pub tags: Vec<String>,
     /// Article ids of the items (for the `article_id` filter).
     pub article_ids: Vec<i64>,
+    /// E-invoice references: BT-10 (e.g. a Leitweg-ID) and BT-13.
+    pub buyer_reference: String,
+    pub order_reference: String,
 }
 
 impl Document {

@@ -18,43 +18,71 @@ use super::payments::{self, Payment};
 use super::tags::{self, Tag};
 use crate::caps::{Read, Write};
 use crate::store::forms::{
-    Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredItem, StoredKind,
-    StoredPayment, StoredStatus, StoredTag, StoredTax,
+    Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredDocumentV4, StoredItem,
+    StoredItemV4, StoredKind, StoredPayment, StoredStatus, StoredTag, StoredTax,
 };
 use crate::store::{self, id_of_key};
 
 // ---- documents ---------------------------------------------------------------------------
 
+/// The data version at which documents and items grew their e-invoice terms.
+const GROWN_SINCE: u8 = 4;
+
 /// Converts between a model type and its stored form, naming every field once: `same`
 /// fields are copied as they are, `decimal` ones go through the decimal form, `date` ones
-/// through the Julian day, `map` ones through a pair of functions. Both directions
+/// through the Julian day, `map` ones through a pair of functions; `grown` ones are what
+/// the stored form grew later, kept in a struct of their own stored after the form
+/// (`store::decode_grown`). Both directions
 /// destructure the whole value, so a field added on either side and not named here does
 /// not compile.
+/// A stored form, or a stored form and what it grew (a pair, which postcard writes as the
+/// one followed by the other).
+macro_rules! grown {
+    ($form:ty) => {
+        $form
+    };
+    ($form:ty, $grown:ty) => {
+        ($form, $grown)
+    };
+    ($form:expr) => {
+        $form
+    };
+    ($form:expr, $grown:expr) => {
+        ($form, $grown)
+    };
+}
+
 macro_rules! stored_form {
     (
         $model:ident <=> $stored:ident, $to:ident, $from:ident,
         same: [$($same:ident),* $(,)?],
         decimal: [$($dec:ident),* $(,)?],
         date: [$($date:ident),* $(,)?],
-        map: [$($map:ident: $into:path, $outof:path),* $(,)?] $(,)?
+        map: [$($map:ident: $into:path, $outof:path),* $(,)?]
+        $(, grown: $grown:ident [$($g:ident),* $(,)?])? $(,)?
     ) => {
-        fn $to(m: &$model) -> $stored<Dec16> {
-            let $model { $($same,)* $($dec,)* $($date,)* $($map,)* } = m;
-            $stored {
-                $($same: Clone::clone($same),)*
-                $($dec: Dec16(*$dec),)*
-                $($date: $date.julian(),)*
-                $($map: $into($map),)*
-            }
+        fn $to(m: &$model) -> grown!($stored<Dec16> $(, $grown)?) {
+            let $model { $($same,)* $($dec,)* $($date,)* $($map,)* $($($g,)*)? } = m;
+            grown!(
+                $stored {
+                    $($same: Clone::clone($same),)*
+                    $($dec: Dec16(*$dec),)*
+                    $($date: $date.julian(),)*
+                    $($map: $into($map),)*
+                }
+                $(, $grown { $($g: Clone::clone($g),)* })?
+            )
         }
 
-        fn $from<D: DecimalForm>(s: $stored<D>) -> $model {
+        fn $from<D: DecimalForm>(s: $stored<D> $(, grown: $grown)?) -> $model {
             let $stored { $($same,)* $($dec,)* $($date,)* $($map,)* } = s;
+            $(let $grown { $($g,)* } = grown;)?
             $model {
                 $($same,)*
                 $($dec: $dec.get(),)*
                 $($date: Date::from_julian($date),)*
                 $($map: $outof($map),)*
+                $($($g,)*)?
             }
         }
     };
@@ -78,6 +106,7 @@ stored_form!(
         status: status_to_stored, status_from_stored,
         taxes: taxes_to_stored, taxes_from_stored,
     ],
+    grown: StoredDocumentV4 [buyer_reference, order_reference],
 );
 
 stored_form!(
@@ -89,6 +118,7 @@ stored_form!(
     decimal: [quantity, unit_price, tax_rate],
     date: [],
     map: [],
+    grown: StoredItemV4 [unit_code, tax_category, tax_exemption_reason],
 );
 
 stored_form!(
@@ -157,7 +187,12 @@ fn taxes_from_stored<D: DecimalForm>(taxes: Vec<StoredTax<D>>) -> Vec<Tax> {
 
 /// A document from its stored bytes.
 pub fn decode(bytes: &[u8]) -> Result<Document, Error> {
-    let doc = store::decode(bytes, from_stored::<DecTuple>, from_stored::<Dec16>)?;
+    let doc = store::decode_grown(
+        bytes,
+        GROWN_SINCE,
+        from_stored::<DecTuple>,
+        from_stored::<Dec16>,
+    )?;
     debug_assert!(doc.totals_add_up(), "document totals add up when loaded");
     Ok(doc)
 }
@@ -411,7 +446,7 @@ impl Child for Item {
     }
     fn decode(bytes: &[u8]) -> Result<Item, Error> {
         let (v1, current) = (item_from_stored::<DecTuple>, item_from_stored::<Dec16>);
-        Ok(store::decode(bytes, v1, current)?)
+        Ok(store::decode_grown(bytes, GROWN_SINCE, v1, current)?)
     }
     fn not_found(kind: DocKind, id: u64) -> Error {
         Error::NotFound(format!("{} item {id} does not exist", kind.label()))

@@ -1,5 +1,6 @@
 //! The files of documents on the wire: the stored PDFs (`GET …/{id}/pdf`) and the upload
-//! of a signed copy (`PUT …/{id}/upload-signature`).
+//! of a signed copy (`PUT …/{id}/upload-signature`), and the e-invoices fixed at
+//! completion (`GET …/{id}/e-invoice`).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -9,9 +10,13 @@ use super::super::records::decode_changes;
 use super::super::{Payload, Response, in_write};
 use super::{existing, parse_id};
 use crate::codec::{Element, ScalarType};
+use crate::domain::clients::CLIENTS;
 use crate::domain::date::format_datetime;
-use crate::domain::documents::{DocKind, commands, storage};
+use crate::domain::documents::{DocKind, Status, commands, storage};
+use crate::domain::einvoice::{self, Issued, Profile};
+use crate::domain::money::PriceBasis;
 use crate::domain::schema::{Field, Kind, check_mandatory};
+use crate::domain::{filenames, records};
 use crate::domain::{pdfs, settings};
 use crate::http::Call;
 
@@ -109,4 +114,70 @@ pub(crate) fn upload_signature(c: &Call<'_>, kind: DocKind) -> Result<Response, 
         .unwrap_or_default();
     in_write(caps, |txn| Ok(commands::sign(ctx, txn, kind, id, file)?))?;
     Ok(Response::empty())
+}
+
+/// `GET …/{id}/e-invoice?profile=P`: the EN 16931 XML fixed at completion, as a download.
+/// `P` defaults to the client's `einvoice_profile`, else `xrechnung-cii`. A draft has
+/// none; a document whose data failed the profile's rules answers those rules.
+pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw, query) = (c.caps, c.ctx, c.id, c.query);
+    let id = parse_id(raw, kind.label())?;
+    let asked = match query.get("profile") {
+        None | Some("") => None,
+        Some(name) => Some(Profile::parse(name).ok_or_else(|| {
+            ApiError::bad(format!(
+                "profile must be xrechnung-cii, xrechnung-ubl or factur-x, got \"{name}\""
+            ))
+        })?),
+    };
+    let txn = caps.store.begin_read()?;
+    let doc = storage::load(txn.as_ref(), ctx.account_id, kind, id)?;
+    if doc.status == Status::Draft {
+        return Err(ApiError::bad(format!(
+            "{} {id} is a DRAFT: an e-invoice is issued when it is completed",
+            kind.label()
+        )));
+    }
+    let profile = match asked {
+        Some(p) => p,
+        None => {
+            let client = records::load(txn.as_ref(), &CLIENTS, ctx.account_id, doc.client_id)?;
+            Profile::parse(client.text("einvoice_profile")).unwrap_or(Profile::XrechnungCii)
+        }
+    };
+    let issued = match einvoice::load(txn.as_ref(), ctx.account_id, kind, id, profile)? {
+        Some(issued) => issued,
+        // Completed before e-invoices were kept and not migrated yet: made as it would
+        // have been, and not kept (a GET never writes).
+        None => {
+            let inv = einvoice::model(txn.as_ref(), ctx.account_id, &doc)?;
+            let exact = doc.basis() == PriceBasis::Net;
+            match einvoice::rules::check(&inv, profile, exact) {
+                v if v.is_empty() => Issued::Xml(einvoice::write(&inv, profile)),
+                v => Issued::Refused(v),
+            }
+        }
+    };
+    match issued {
+        Issued::Xml(xml) => {
+            let name = filenames::sanitize(&format!("{}.xml", doc.formatted_number));
+            Ok(Response {
+                status: 200,
+                headers: vec![
+                    ("content-type".into(), "application/xml".into()),
+                    (
+                        "content-disposition".into(),
+                        format!("attachment; filename=\"{name}\""),
+                    ),
+                ],
+                payload: Payload::Bytes(xml),
+            })
+        }
+        Issued::Refused(violations) => Err(ApiError::BadRequest(
+            violations
+                .iter()
+                .map(|v| format!("{}: {}", profile.name(), v.describe()))
+                .collect(),
+        )),
+    }
 }

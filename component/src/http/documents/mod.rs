@@ -8,7 +8,7 @@ mod mail;
 pub(super) mod parts;
 mod write;
 
-pub(super) use files::{pdf, upload_signature};
+pub(super) use files::{einvoice, pdf, upload_signature};
 pub(super) use mail::{email, post};
 pub(super) use parts::{Comments, Items, Payments, Tags};
 pub(super) use write::{Documents, Groups};

@@ -489,6 +489,8 @@ mod tests {
             reduction: String::new(),
             template_id: None,
             tax_free: false,
+            buyer_reference: String::new(),
+            order_reference: "PO 4711".into(),
             total_net: Decimal::new(10000, 2),
             total_gross: Decimal::new(11900, 2),
             total_net_unreduced: Decimal::new(10000, 2),

@@ -1,0 +1,223 @@
+//! EN 16931 e-invoices: the semantic model of a completed document (`model`), built from
+//! the document, its items, client and settings (`build`, with the defaults of `derive`),
+//! checked by the rules the service can decide itself (`rules`), and written as UN/CEFACT
+//! CII (`cii`: XRechnung and Factur-X) or OASIS UBL 2.1 (`ubl`: XRechnung). The XML of an
+//! e-invoice is business content, not a wire format, which is why it is written here and
+//! not by `codec`.
+//!
+//! Every profile's e-invoice is made once, when the document is completed, and kept: its
+//! XML, or the rules its data failed. Later changes to the settings, the client or a
+//! template never change an issued e-invoice.
+
+pub mod build;
+pub mod cii;
+pub mod derive;
+pub mod model;
+pub mod rules;
+pub mod ubl;
+
+use super::Error;
+use super::clients::CLIENTS;
+use super::country_taxes;
+use super::documents::{DocKind, Document, storage};
+use super::records;
+use super::schema::Record;
+use super::settings;
+use crate::caps::{Read, StoreError, Write};
+use crate::store::{self, forms::StoredEinvoice, keys};
+use derive::Situation;
+use flate2::Compression;
+use flate2::read::DeflateDecoder;
+use flate2::write::DeflateEncoder;
+pub use model::Profile;
+pub use rules::Violation;
+
+/// A document's e-invoice of one profile as it was fixed at completion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Issued {
+    Xml(Vec<u8>),
+    /// The rules the document's data failed for this profile.
+    Refused(Vec<Violation>),
+}
+
+fn key(account: u64, kind: DocKind, id: u64, profile: Profile) -> Vec<u8> {
+    keys::einvoice(account, kind.collection(), id, profile.name())
+}
+
+/// The client's tax situation as the VAT categories need it.
+fn situation(txn: &dyn Read, account: u64, client: &Record) -> Result<Situation, Error> {
+    let country = client.text("country_code");
+    Ok(match client.text("tax_rule") {
+        "NO_TAX" => Situation::Exempt,
+        "TAX" => Situation::Taxed,
+        _ if !country.is_empty() && country_taxes::is_tax_free_country(txn, account, country)? => {
+            if derive::in_eu(country) {
+                Situation::EuTaxFree
+            } else {
+                Situation::Export
+            }
+        }
+        _ => Situation::Taxed,
+    })
+}
+
+/// The model of a document as it is now, and the rule check of each profile.
+pub fn model(txn: &dyn Read, account: u64, doc: &Document) -> Result<model::Invoice, Error> {
+    let items = storage::items(txn, account, doc.kind, doc.id)?;
+    let client = records::load(txn, &CLIENTS, account, doc.client_id)?;
+    let settings = settings::load_stored(txn, account)?;
+    let preceding = match (doc.kind, doc.invoice_id) {
+        (DocKind::CreditNote, Some(invoice)) if invoice > 0 => {
+            match storage::load(txn, account, DocKind::Invoice, invoice as u64) {
+                Ok(inv) if !inv.formatted_number.is_empty() => {
+                    Some((inv.formatted_number, inv.date))
+                }
+                Ok(_) | Err(Error::NotFound(_)) => None,
+                Err(e) => return Err(e),
+            }
+        }
+        _ => None,
+    };
+    Ok(build::build(&build::Sources {
+        doc,
+        items: &items,
+        client: &client,
+        settings: &settings,
+        situation: situation(txn, account, &client)?,
+        preceding,
+    }))
+}
+
+/// The XML of `inv` in `profile`.
+pub fn write(inv: &model::Invoice, profile: Profile) -> Vec<u8> {
+    match profile {
+        Profile::XrechnungCii | Profile::FacturX => cii::write(inv, profile),
+        Profile::XrechnungUbl => ubl::write(inv, profile),
+    }
+}
+
+/// The profiles whose rules a completion must pass: Factur-X when the settings make every
+/// PDF a Factur-X hybrid, and the profile the client receives.
+pub fn required(txn: &dyn Read, account: u64, doc: &Document) -> Result<Vec<Profile>, Error> {
+    let mut out = Vec::new();
+    if settings::load_stored(txn, account)?.bool("einvoice_pdf") {
+        out.push(Profile::FacturX);
+    }
+    let client = records::load(txn, &CLIENTS, account, doc.client_id)?;
+    if let Some(p) = Profile::parse(client.text("einvoice_profile"))
+        && !out.contains(&p)
+    {
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// Makes and keeps every profile's e-invoice of a document being completed. Refused (and
+/// nothing kept) when the data fails a rule of a `required` profile: one message per rule
+/// and field.
+pub fn issue(
+    txn: &mut dyn Write,
+    account: u64,
+    doc: &Document,
+    required: &[Profile],
+) -> Result<(), Error> {
+    let inv = model(txn.as_read(), account, doc)?;
+    let exact_vat = doc.basis() == super::money::PriceBasis::Net;
+    let mut refused: Vec<String> = Vec::new();
+    let mut issued = Vec::with_capacity(Profile::ALL.len());
+    for profile in Profile::ALL {
+        let violations = rules::check(&inv, profile, exact_vat);
+        if required.contains(&profile) {
+            for v in &violations {
+                let text = format!("{}: {}", profile.name(), v.describe());
+                if !refused.contains(&text) {
+                    refused.push(text);
+                }
+            }
+        }
+        issued.push((
+            profile,
+            if violations.is_empty() {
+                Issued::Xml(write(&inv, profile))
+            } else {
+                Issued::Refused(violations)
+            },
+        ));
+    }
+    if !refused.is_empty() {
+        return Err(Error::Invalid(refused));
+    }
+    for (profile, e) in issued {
+        let stored = match e {
+            Issued::Xml(xml) => StoredEinvoice::Deflated(deflate(&xml)),
+            Issued::Refused(v) => StoredEinvoice::Refused(
+                v.into_iter()
+                    .map(|v| (v.rule, v.field, v.message))
+                    .collect(),
+            ),
+        };
+        txn.put(
+            &key(account, doc.kind, doc.id, profile),
+            &store::encode(&stored),
+        )?;
+    }
+    Ok(())
+}
+
+/// The e-invoice of `profile` fixed when the document was completed; none for a draft.
+pub fn load(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    id: u64,
+    profile: Profile,
+) -> Result<Option<Issued>, Error> {
+    let Some(bytes) = txn.get(&key(account, kind, id, profile))? else {
+        return Ok(None);
+    };
+    Ok(Some(match store::decode_plain::<StoredEinvoice>(&bytes)? {
+        StoredEinvoice::Deflated(bytes) => Issued::Xml(inflate(&bytes)?),
+        StoredEinvoice::Refused(list) => Issued::Refused(
+            list.into_iter()
+                .map(|(rule, field, message)| Violation {
+                    rule,
+                    field,
+                    message,
+                })
+                .collect(),
+        ),
+    }))
+}
+
+fn deflate(xml: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut e = DeflateEncoder::new(Vec::with_capacity(xml.len() / 4), Compression::fast());
+    // Writing into a Vec cannot fail.
+    e.write_all(xml).expect("deflating into memory");
+    e.finish().expect("deflating into memory")
+}
+
+fn inflate(bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    use std::io::Read as _;
+    let mut xml = Vec::with_capacity(bytes.len() * 5);
+    DeflateDecoder::new(bytes)
+        .read_to_end(&mut xml)
+        .map_err(|e| StoreError::Backend(format!("corrupt e-invoice: {e}")))?;
+    Ok(xml)
+}
+
+/// Whether a document has its e-invoices (documents completed before they existed have
+/// them made by the migration to data version 4).
+pub fn exists(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<bool, Error> {
+    Ok(txn
+        .get(&key(account, kind, id, Profile::XrechnungCii))?
+        .is_some())
+}
+
+/// Forgets a document's e-invoices (the document is deleted).
+pub fn delete_all(txn: &mut dyn Write, account: u64, kind: DocKind, id: u64) -> Result<(), Error> {
+    for p in Profile::ALL {
+        txn.delete(&key(account, kind, id, p))?;
+    }
+    Ok(())
+}

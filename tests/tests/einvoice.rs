@@ -1,0 +1,584 @@
+//! E-invoices (EN 16931): a matrix of documents through the real host, each completed and
+//! fetched in every profile, every XML checked by the official rules (CEN EN 16931 and
+//! KoSIT XRechnung schematron, XSD) in one validator process (tests/einvoice/validate.py),
+//! its totals compared with the API's; and the refusals at completion.
+
+use std::path::PathBuf;
+
+use faktura_tests::{App, Reply};
+
+use crate::support::{CREDIT_NOTES, INVOICES, Kind, client, create};
+
+const PROFILES: [&str; 3] = ["xrechnung-cii", "xrechnung-ubl", "factur-x"];
+
+/// The seller as an e-invoice needs it, with every term XRechnung asks for.
+const SELLER: &str = "<settings><company_name>Faktura Test GmbH</company_name>\
+    <company_street>Hauptstraße 1</company_street><company_zip>10115</company_zip>\
+    <company_city>Berlin</company_city><company_country_code>DE</company_country_code>\
+    <company_vat_number>DE123456789</company_vat_number><company_tax_number>30/123/45678</company_tax_number>\
+    <company_contact_name>Erika Muster</company_contact_name><company_phone>+49 30 1234567</company_phone>\
+    <company_email>rechnung@faktura.example</company_email>\
+    <company_bank_account_owner>Faktura Test GmbH</company_bank_account_owner>\
+    <company_bank_iban>DE02120300000000202051</company_bank_iban><company_bank_bic>BYLADEM1001</company_bank_bic>\
+    <company_creditor_id>DE98ZZZ09999999999</company_creditor_id>\
+    <tax_exemption_reason>Steuerfrei nach § 4 Nr. 21 UStG</tax_exemption_reason>\
+    <payment_types>BANK_TRANSFER</payment_types><discount_rate>0</discount_rate></settings>";
+
+/// A buyer in Germany with a Leitweg-ID; `extra` adds or overrides fields.
+fn buyer(extra: &str) -> String {
+    format!(
+        "<name>Stadtverwaltung Musterstadt</name><street>Rathausplatz 2</street><zip>50667</zip>\
+         <city>Köln</city><country_code>DE</country_code><email>eingang@musterstadt.example</email>\
+         <buyer_reference>04011000-12345-03</buyer_reference>{extra}"
+    )
+}
+
+fn line(kind: &Kind, title: &str, q: &str, price: &str, rate: &str, extra: &str) -> String {
+    format!(
+        "<{0}><title>{title}</title><unit>Stück</unit><quantity>{q}</quantity>\
+         <unit_price>{price}</unit_price><tax_name>VAT</tax_name><tax_rate>{rate}</tax_rate>{extra}</{0}>",
+        kind.named("item")
+    )
+}
+
+/// One document of the matrix.
+struct Scenario {
+    name: &'static str,
+    kind: &'static Kind,
+    client: String,
+    /// Fields of the document besides `client_id` and the items.
+    fields: String,
+    items: Vec<String>,
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let i = &INVOICES;
+    let cn = &CREDIT_NOTES;
+    let plain = |name, kind: &'static Kind, fields: &str, items: Vec<String>| Scenario {
+        name,
+        kind,
+        client: buyer(""),
+        fields: fields.to_owned(),
+        items,
+    };
+    let one = |k: &Kind| {
+        vec![line(
+            k,
+            "Beratung",
+            "3",
+            "120",
+            "19",
+            "<unit>Stunden</unit>",
+        )]
+    };
+    let three_rates = |k: &Kind| {
+        vec![
+            line(k, "Software", "1", "999.99", "19", "<type>PRODUCT</type>"),
+            line(k, "Fachbuch", "2", "39.90", "7", "<type>PRODUCT</type>"),
+            line(k, "Porto", "1", "4.35", "0", ""),
+        ]
+    };
+    let gross = "<net_gross>GROSS</net_gross>";
+    let mut list = vec![
+        plain("net-one-rate", i, "", one(i)),
+        plain("gross-one-rate", i, gross, vec![line(i, "Kaffee", "7", "10.12", "19", "")]),
+        plain("net-three-rates", i, "", three_rates(i)),
+        plain("gross-three-rates", i, gross, three_rates(i)),
+        plain("net-reduction-percent", i, "<reduction>10%</reduction>", three_rates(i)),
+        plain("net-reduction-amount", i, "<reduction>15.50</reduction>", three_rates(i)),
+        plain(
+            "gross-reduction-percent",
+            i,
+            "<net_gross>GROSS</net_gross><reduction>7.5%</reduction>",
+            three_rates(i),
+        ),
+        plain(
+            "net-item-reductions",
+            i,
+            "",
+            vec![
+                line(i, "Lizenz", "4", "249.00", "19", "<reduction>10%</reduction>"),
+                line(i, "Schulung", "1.5", "800", "19", "<reduction>25</reduction>"),
+                line(i, "Handbuch", "3", "12.49", "7", "<reduction>5%</reduction>"),
+            ],
+        ),
+        plain(
+            "gross-item-reductions",
+            i,
+            gross,
+            vec![
+                line(i, "Lizenz", "4", "249.00", "19", "<reduction>10%</reduction>"),
+                line(i, "Handbuch", "3", "12.49", "7", "<reduction>1</reduction>"),
+            ],
+        ),
+        Scenario {
+            name: "reverse-charge-services",
+            kind: i,
+            client: "<name>Wiener Beratung GmbH</name><street>Ring 1</street><zip>1010</zip>\
+                <city>Wien</city><country_code>AT</country_code><vat_number>ATU12345678</vat_number>\
+                <email>office@wien.example</email><buyer_reference>AT-4711</buyer_reference>"
+                .into(),
+            fields: String::new(),
+            items: vec![line(i, "Beratung", "10", "150", "19", "<type>SERVICE</type>")],
+        },
+        Scenario {
+            name: "intra-community-products",
+            kind: i,
+            client: "<name>Société Lyonnaise SARL</name><street>1 rue de la République</street>\
+                <zip>69001</zip><city>Lyon</city><country_code>FR</country_code>\
+                <vat_number>FR12345678901</vat_number><email>compta@lyon.example</email>\
+                <buyer_reference>PO-FR-88</buyer_reference>"
+                .into(),
+            fields: "<supply_date>2026-11-02</supply_date><supply_date_type>DELIVERY_DATE</supply_date_type>"
+                .into(),
+            items: vec![
+                line(i, "Maschine", "2", "1450", "19", "<type>PRODUCT</type>"),
+                line(i, "Ersatzteil", "5", "19.90", "19", "<type>PRODUCT</type>"),
+            ],
+        },
+        Scenario {
+            name: "export-outside-eu",
+            kind: i,
+            client: "<name>Zürcher Handels AG</name><street>Bahnhofstrasse 10</street>\
+                <zip>8001</zip><city>Zürich</city><country_code>CH</country_code>\
+                <vat_number>CHE-123.456.789 MWST</vat_number><email>buchhaltung@zuerich.example</email>\
+                <buyer_reference>CH-2026-7</buyer_reference>"
+                .into(),
+            fields: "<supply_date>2026-11-03</supply_date><supply_date_type>SUPPLY_DATE</supply_date_type>"
+                .into(),
+            items: vec![line(i, "Uhrwerk", "3", "310", "19", "<type>PRODUCT</type>")],
+        },
+        Scenario {
+            name: "no-tax-client",
+            kind: i,
+            client: buyer("<tax_rule>NO_TAX</tax_rule>"),
+            fields: String::new(),
+            items: vec![line(i, "Vortrag", "1", "500", "19", "")],
+        },
+        plain("foreign-currency", i, "<currency_code>USD</currency_code><quote>1.08</quote>", one(i)),
+        plain(
+            "cash-discount",
+            i,
+            "<discount_rate>2</discount_rate><discount_date>2026-11-20</discount_date>",
+            one(i),
+        ),
+        plain(
+            "supply-date",
+            i,
+            "<supply_date>2026-10-31</supply_date><supply_date_type>SUPPLY_DATE</supply_date_type>",
+            one(i),
+        ),
+        plain("credit-note-plain", cn, "", one(cn)),
+        plain("credit-note-gross-reduction", cn, "<net_gross>GROSS</net_gross><reduction>5%</reduction>", three_rates(cn)),
+        plain(
+            "sixty-items",
+            i,
+            "",
+            (1..=60)
+                .map(|n| {
+                    line(
+                        i,
+                        &format!("Position {n}"),
+                        &format!("{}.{}", n % 7 + 1, n % 4),
+                        &format!("{}.{:02}", 3 + n * 2, n * 7 % 100),
+                        if n % 3 == 0 { "7" } else { "19" },
+                        if n % 5 == 0 { "<reduction>3%</reduction>" } else { "" },
+                    )
+                })
+                .collect(),
+        ),
+        Scenario {
+            name: "unicode",
+            kind: i,
+            client: buyer(
+                "<name>Ærøskøbing Ølhus &amp; Søn — Łódź 東京 &lt;Zweig&gt;</name>\
+                 <street>Straße des 17. Juni 135 „Hinterhaus“</street>",
+            ),
+            fields: "<intro>Grüße aus Köln — «Prüfung» &amp; ‚Zitat‘ 😀</intro>".into(),
+            items: vec![line(
+                i,
+                "Übersetzung 日本語 &lt;Spezial&gt; &amp; Co.",
+                "2",
+                "55.55",
+                "19",
+                "<description>Ĳ ǅ ß ẞ — mehrzeilig\nzweite Zeile</description>",
+            )],
+        },
+        Scenario {
+            name: "direct-debit",
+            kind: i,
+            client: buyer(
+                "<bank_iban>DE89370400440532013000</bank_iban>\
+                 <debit_mandate_reference>MANDAT-2026-001</debit_mandate_reference>",
+            ),
+            fields: "<payment_types>DEBIT</payment_types>".into(),
+            items: one(i),
+        },
+        plain("cash", i, "<payment_types>CASH</payment_types>", one(i)),
+        plain("paypal", i, "<payment_types>PAYPAL,BANK_TRANSFER</payment_types>", one(i)),
+        plain("other-means", i, "<payment_types>COUPON</payment_types>", one(i)),
+        plain("zero-rated-only", i, "", vec![line(i, "Zeitung", "10", "2.50", "0", "")]),
+        plain(
+            "hours-and-units",
+            i,
+            "<order_reference>Bestellung 2026-0815</order_reference>",
+            vec![
+                line(i, "Entwicklung", "12.5", "95", "19", "<unit>h</unit>"),
+                line(i, "Kabel", "25", "1.2", "19", "<unit>m</unit><unit_code>MTR</unit_code>"),
+                line(i, "Pauschale", "1", "250", "19", "<unit>pauschal</unit>"),
+            ],
+        ),
+    ];
+    list.push(plain("credit-note-from-invoice", cn, "", Vec::new()));
+    list
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// An amount of an XML element (the first `<tag…>value<`) in cents.
+fn cents_of(xml: &str, tag: &str) -> i64 {
+    let at = xml
+        .find(&format!("<{tag}"))
+        .unwrap_or_else(|| panic!("{tag} in the e-invoice"));
+    let rest = &xml[at..];
+    let start = rest.find('>').unwrap() + 1;
+    let end = rest[start..].find('<').unwrap() + start;
+    cents(&rest[start..end])
+}
+
+fn cents(value: &str) -> i64 {
+    let value = value.trim();
+    let (int, frac) = value.split_once('.').unwrap_or((value, ""));
+    let frac = format!("{frac:0<2}");
+    assert!(frac.len() == 2, "an amount to the cent: {value}");
+    let sign = if int.starts_with('-') { -1 } else { 1 };
+    sign * (int.trim_start_matches('-').parse::<i64>().unwrap() * 100
+        + frac.parse::<i64>().unwrap())
+}
+
+async fn complete(app: &App, kind: &Kind, id: u64) -> Reply {
+    app.put(&format!("{}/complete", kind.at(id)), "").await
+}
+
+/// Runs the official validator over `files` (path, profile): the errors of each file.
+fn validate(dir: &std::path::Path, files: &[(PathBuf, &str)]) -> Vec<(String, Vec<String>)> {
+    let manifest: Vec<serde_json::Value> = files
+        .iter()
+        .map(|(p, profile)| serde_json::json!({"path": p, "profile": profile}))
+        .collect();
+    let manifest_path = dir.join("manifest.json");
+    std::fs::write(&manifest_path, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let out = std::process::Command::new("python3")
+        .arg(workspace_root().join("tests/einvoice/validate.py"))
+        .arg(&manifest_path)
+        .output()
+        .expect("python3 runs the validator (make test-deps installs it)");
+    assert!(
+        out.status.success(),
+        "the validator runs: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["rule_sets"].as_array().is_some_and(|r| r.len() >= 3),
+        "the CEN, XRechnung and Factur-X rules ran: {}",
+        report["rule_sets"]
+    );
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let errors = r["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} {} at {}: {}",
+                        e["source"], e["id"], e["location"], e["text"]
+                    )
+                })
+                .collect();
+            (r["path"].as_str().unwrap().to_owned(), errors)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_scenario_passes_the_official_rules_in_every_profile() {
+    let app = App::spawn().await;
+    let r = app.put("/api/settings", SELLER).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    for country in ["AT", "FR", "CH"] {
+        let r = app
+            .post(
+                "/api/country-taxes",
+                &format!("<country-tax><country_code>{country}</country_code></country-tax>"),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // FAKTURA_EINVOICE_DIR keeps the documents (and the manifest) for a look.
+    let dir_path = std::env::var_os("FAKTURA_EINVOICE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.path().to_owned());
+    let mut files = Vec::new();
+    let mut last_invoice = None;
+    let list = scenarios();
+    assert!(list.len() >= 25, "the matrix has {} scenarios", list.len());
+    for s in &list {
+        let c = client(&app, &s.client).await;
+        let mut body = format!(
+            "<client_id>{c}</client_id><date>2026-11-10</date>{}",
+            s.fields
+        );
+        if s.name == "credit-note-from-invoice" {
+            body.push_str(&format!(
+                "<invoice_id>{}</invoice_id>",
+                last_invoice.unwrap()
+            ));
+        } else {
+            body.push_str(&format!(
+                "<{0}>{1}</{0}>",
+                s.kind.named("items"),
+                s.items.concat()
+            ));
+        }
+        let doc = create(&app, s.kind, &body).await;
+        let id = doc.id();
+        let done = complete(&app, s.kind, id).await;
+        assert_eq!(done.status, 200, "{}: {}", s.name, done.body);
+        if s.kind.singular == "invoice" {
+            last_invoice = Some(id);
+        }
+        let done = app.get(&s.kind.at(id)).await;
+        let total_gross = cents(&done.field("total_gross").unwrap());
+        let total_net = cents(&done.field("total_net").unwrap());
+        for profile in PROFILES {
+            let r = app
+                .get(&format!("{}/e-invoice?profile={profile}", s.kind.at(id)))
+                .await;
+            assert_eq!(r.status, 200, "{} {profile}: {}", s.name, r.body);
+            assert_eq!(r.header("content-type"), Some("application/xml"));
+            let number = done.field(&s.kind.number()).unwrap();
+            assert_eq!(
+                r.header("content-disposition"),
+                Some(format!("attachment; filename=\"{number}.xml\"").as_str())
+            );
+            let (gross_tag, net_tag) = if profile == "xrechnung-ubl" {
+                ("cbc:TaxInclusiveAmount", "cbc:TaxExclusiveAmount")
+            } else {
+                ("ram:GrandTotalAmount", "ram:TaxBasisTotalAmount")
+            };
+            assert_eq!(
+                cents_of(&r.body, gross_tag),
+                total_gross,
+                "{} {profile}",
+                s.name
+            );
+            assert_eq!(
+                cents_of(&r.body, net_tag),
+                total_net,
+                "{} {profile}",
+                s.name
+            );
+            // Same document, same bytes.
+            let again = app
+                .get(&format!("{}/e-invoice?profile={profile}", s.kind.at(id)))
+                .await;
+            assert_eq!(again.bytes, r.bytes, "{} {profile}", s.name);
+            let path = dir_path.join(format!("{}.{profile}.xml", s.name));
+            std::fs::write(&path, &r.bytes).unwrap();
+            files.push((path, profile));
+        }
+    }
+    // A copy without its buyer reference proves the rules can fail here.
+    let (first, _) = &files[0];
+    let broken = dir_path.join("broken.xrechnung-cii.xml");
+    let xml = std::fs::read_to_string(first).unwrap();
+    let at = xml.find("<ram:BuyerReference>").unwrap();
+    let end = xml[at..].find("</ram:BuyerReference>").unwrap() + at + "</ram:BuyerReference>".len();
+    std::fs::write(&broken, format!("{}{}", &xml[..at], &xml[end..])).unwrap();
+    files.push((broken, "xrechnung-cii"));
+    let mut results = validate(&dir_path, &files);
+    assert_eq!(results.len(), files.len());
+    let (_, broken_errors) = results.pop().unwrap();
+    assert!(
+        broken_errors.iter().any(|e| e.contains("BR-DE-15")),
+        "{broken_errors:?}"
+    );
+    let failed: Vec<String> = results
+        .into_iter()
+        .filter(|(_, errors)| !errors.is_empty())
+        .map(|(path, errors)| format!("{path}:\n  {}", errors.join("\n  ")))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} documents fail the official rules:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn broken_data_is_refused_at_completion_with_the_rule_ids_and_nothing_changes() {
+    let app = App::spawn().await;
+    let r = app.put("/api/settings", SELLER).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let i = &INVOICES;
+    // An XRechnung customer without a buyer reference, a seller without a phone.
+    let r = app
+        .put(
+            "/api/settings",
+            "<settings><company_phone></company_phone></settings>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let xr = client(
+        &app,
+        "<name>Amt</name><street>Weg 1</street><zip>12345</zip><city>Bonn</city>\
+         <country_code>DE</country_code><email>amt@bonn.example</email>\
+         <einvoice_profile>xrechnung-ubl</einvoice_profile>",
+    )
+    .await;
+    let body = format!(
+        "<client_id>{xr}</client_id><{0}>{1}</{0}>",
+        i.named("items"),
+        line(i, "Beratung", "1", "100", "19", "")
+    );
+    let doc = create(&app, i, &body).await;
+    let before = app.get(&i.at(doc.id())).await;
+    let r = complete(&app, i, doc.id()).await;
+    r.assert_error(400, "BR-DE-15");
+    r.assert_error(400, "BR-DE-6");
+    r.assert_error(400, "buyer_reference");
+    r.assert_error(400, "settings.company_phone");
+    let after = app.get(&i.at(doc.id())).await;
+    assert_eq!(after.body, before.body, "the draft is unchanged");
+    assert_eq!(after.field("status").as_deref(), Some("DRAFT"));
+    let none = app.get(&format!("{}/e-invoice", i.at(doc.id()))).await;
+    none.assert_error(400, "DRAFT");
+
+    // The same data completes for a business customer receiving Factur-X.
+    let fx = client(
+        &app,
+        "<name>Firma</name><street>Weg 1</street><zip>12345</zip><city>Bonn</city>\
+         <country_code>DE</country_code><einvoice_profile>factur-x</einvoice_profile>",
+    )
+    .await;
+    let body = format!(
+        "<client_id>{fx}</client_id><{0}>{1}</{0}>",
+        i.named("items"),
+        line(i, "Beratung", "1", "100", "19", "")
+    );
+    let doc = create(&app, i, &body).await;
+    let r = complete(&app, i, doc.id()).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Its XRechnung is refused with the rules it fails; its default profile is Factur-X.
+    let x = app
+        .get(&format!(
+            "{}/e-invoice?profile=xrechnung-cii",
+            i.at(doc.id())
+        ))
+        .await;
+    x.assert_error(400, "BR-DE-15");
+    let own = app.get(&format!("{}/e-invoice", i.at(doc.id()))).await;
+    assert_eq!(own.status, 200, "{}", own.body);
+    assert!(
+        own.body
+            .contains("<ram:ID>urn:cen.eu:en16931:2017</ram:ID>"),
+        "{}",
+        own.body
+    );
+    let unknown = app
+        .get(&format!("{}/e-invoice?profile=zugferd-1", i.at(doc.id())))
+        .await;
+    unknown.assert_error(400, "profile must be");
+
+    // With every PDF a Factur-X: a seller without VAT id and tax number, an exempt item
+    // without reason, a 0 % rate called S.
+    let r = app
+        .put(
+            "/api/settings",
+            "<settings><einvoice_pdf>1</einvoice_pdf><company_phone>+49 30 1234567</company_phone>\
+             <company_vat_number></company_vat_number><company_tax_number></company_tax_number>\
+             <tax_exemption_reason></tax_exemption_reason></settings>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let plain = client(&app, "<name>Kunde</name><country_code>DE</country_code>").await;
+    let body = format!(
+        "<client_id>{plain}</client_id><{0}>{1}{2}</{0}>",
+        i.named("items"),
+        line(
+            i,
+            "Miete",
+            "1",
+            "100",
+            "0",
+            "<tax_category>E</tax_category>"
+        ),
+        line(i, "Buch", "1", "10", "0", "<tax_category>S</tax_category>"),
+    );
+    let doc = create(&app, i, &body).await;
+    let r = complete(&app, i, doc.id()).await;
+    for rule in ["BR-CO-26", "BR-E-02", "BR-E-10", "BR-S-05", "factur-x"] {
+        r.assert_error(400, rule);
+    }
+    let after = app.get(&i.at(doc.id())).await;
+    assert_eq!(after.field("status").as_deref(), Some("DRAFT"));
+}
+
+#[tokio::test]
+async fn an_issued_e_invoice_never_changes() {
+    let app = App::spawn().await;
+    let r = app.put("/api/settings", SELLER).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let i = &INVOICES;
+    let c = client(&app, &buyer("")).await;
+    let body = format!(
+        "<client_id>{c}</client_id><{0}>{1}</{0}>",
+        i.named("items"),
+        line(i, "Beratung", "1", "100", "19", "")
+    );
+    let doc = create(&app, i, &body).await;
+    let r = complete(&app, i, doc.id()).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut before = Vec::new();
+    for p in PROFILES {
+        before.push(
+            app.get(&format!("{}/e-invoice?profile={p}", i.at(doc.id())))
+                .await
+                .bytes,
+        );
+    }
+    let r = app
+        .put(
+            "/api/settings",
+            "<settings><company_name>Neuer Name AG</company_name></settings>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = app
+        .put(
+            &format!("/api/clients/{c}"),
+            "<client><name>Umbenannt</name></client>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let app = app.restart().await;
+    for (p, old) in PROFILES.iter().zip(before) {
+        let now = app
+            .get(&format!("{}/e-invoice?profile={p}", i.at(doc.id())))
+            .await;
+        assert_eq!(now.status, 200);
+        assert_eq!(now.bytes, old, "{p}");
+        assert!(now.body.contains("Faktura Test GmbH") && !now.body.contains("Neuer Name"));
+    }
+    // Deleting the document's client is not possible; deleting a completed document is
+    // the lifecycle's business: the e-invoice goes with it where it can be deleted.
+}
