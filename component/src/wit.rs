@@ -148,6 +148,32 @@ impl caps::Pdf for WitPdf {
             closing: doc.closing.clone(),
             footer: doc.footer.clone(),
             print: doc.print,
+            conformance: if doc.archival {
+                wpdf::Conformance::Pdfa3b
+            } else {
+                wpdf::Conformance::Plain
+            },
+            attachments: doc
+                .attachments
+                .iter()
+                .map(|a| wpdf::EmbeddedFile {
+                    filename: a.filename.clone(),
+                    mimetype: a.mimetype.clone(),
+                    description: a.description.clone(),
+                    relationship: a.relationship.clone(),
+                    modified: a.modified.clone(),
+                    content: a.content.clone(),
+                })
+                .collect(),
+            factur_x: doc
+                .factur_x
+                .as_ref()
+                .map(|(level, filename)| wpdf::FacturXInfo {
+                    document_type: "INVOICE".into(),
+                    filename: filename.clone(),
+                    version: "1.0".into(),
+                    conformance_level: level.clone(),
+                }),
         })
     }
 

@@ -17,8 +17,9 @@ fn rows(rows: Vec<MetaRow>) -> Vec<render::MetaRow> {
         .collect()
 }
 
-fn document(doc: Document) -> render::Document {
-    render::Document {
+fn document(doc: Document) -> (render::Document, render::Archive) {
+    let archive = archive(doc.conformance, doc.attachments, doc.factur_x);
+    let doc = render::Document {
         title: doc.title,
         sender: doc.sender,
         recipient: doc.recipient,
@@ -33,12 +34,44 @@ fn document(doc: Document) -> render::Document {
         closing: doc.closing,
         footer: doc.footer,
         print: doc.print,
+    };
+    (doc, archive)
+}
+
+fn archive(
+    conformance: wit::Conformance,
+    attachments: Vec<wit::EmbeddedFile>,
+    factur_x: Option<wit::FacturXInfo>,
+) -> render::Archive {
+    render::Archive {
+        conformance: match conformance {
+            wit::Conformance::Plain => render::Conformance::Plain,
+            wit::Conformance::Pdfa3b => render::Conformance::PdfA3b,
+        },
+        attachments: attachments
+            .into_iter()
+            .map(|a| render::EmbeddedFile {
+                filename: a.filename,
+                mimetype: a.mimetype,
+                description: a.description,
+                relationship: a.relationship,
+                modified: a.modified,
+                content: a.content,
+            })
+            .collect(),
+        factur_x: factur_x.map(|f| render::FacturX {
+            document_type: f.document_type,
+            filename: f.filename,
+            version: f.version,
+            conformance_level: f.conformance_level,
+        }),
     }
 }
 
 impl wit::Host for State {
     async fn render(&mut self, doc: Document) -> wasmtime::Result<Result<Vec<u8>, String>> {
-        Ok(render::render(&document(doc)))
+        let (doc, archive) = document(doc);
+        Ok(render::render_archival(&doc, &archive))
     }
 
     async fn thumbnail(

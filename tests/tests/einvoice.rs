@@ -396,6 +396,17 @@ async fn every_scenario_passes_the_official_rules_in_every_profile() {
             files.push((path, profile));
         }
     }
+    // Documents of the official XRechnung test suite pass the same validator run.
+    let samples = workspace_root().join("tests/einvoice/samples");
+    for entry in std::fs::read_dir(&samples).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with("_ubl.xml") {
+            files.push((path, "xrechnung-ubl"));
+        } else if name.ends_with("_uncefact.xml") {
+            files.push((path, "xrechnung-cii"));
+        }
+    }
     // A copy without its buyer reference proves the rules can fail here.
     let (first, _) = &files[0];
     let broken = dir_path.join("broken.xrechnung-cii.xml");
@@ -581,4 +592,188 @@ async fn an_issued_e_invoice_never_changes() {
     }
     // Deleting the document's client is not possible; deleting a completed document is
     // the lifecycle's business: the e-invoice goes with it where it can be deleted.
+}
+
+/// The body of the MIME part named `filename`: base64 decoded, or as it is when the part
+/// travels as text.
+fn mime_part(message: &str, filename: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    let marker = format!("filename=\"{filename}\"");
+    let start = message
+        .find(&marker)
+        .unwrap_or_else(|| panic!("no {filename} in {message}"));
+    let rest = &message[start..];
+    let body_start = rest.find("\n\n").or_else(|| rest.find("\r\n\r\n")).unwrap();
+    let lines: Vec<&str> = rest[body_start..]
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.starts_with("--"))
+        .collect();
+    let joined: String = lines.iter().map(|l| l.trim()).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(&joined)
+        .unwrap_or_else(|_| lines.join("\n").into_bytes())
+}
+
+#[tokio::test]
+async fn the_e_mail_attaches_the_e_invoice_of_the_profile_asked_for_or_the_clients() {
+    let sink = faktura_tests::SmtpSink::start(faktura_tests::free_port()).await;
+    let data = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let url = sink.url();
+    let app = App::spawn_configured(data, faktura_tests::test_component(), move |o| {
+        o.smtp = Some(url)
+    })
+    .await;
+    let r = app.put("/api/settings", SELLER).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let i = &INVOICES;
+    let c = client(
+        &app,
+        &buyer("<einvoice_profile>xrechnung-ubl</einvoice_profile>"),
+    )
+    .await;
+    let body = format!(
+        "<client_id>{c}</client_id><{0}>{1}</{0}>",
+        i.named("items"),
+        line(i, "Beratung", "1", "100", "19", "")
+    );
+    let id = create(&app, i, &body).await.id();
+    assert_eq!(complete(&app, i, id).await.status, 200);
+    let to = "<recipients><to>eingang@musterstadt.example</to></recipients>";
+    // Asked for: the Factur-X XML beside the PDF, named like it.
+    let r = app
+        .post(
+            &format!("/api/invoices/{id}/email"),
+            &format!(
+                "<email>{to}<filename>Rechnung</filename><einvoice>factur-x</einvoice></email>"
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Not asked for: the client's profile.
+    let r = app
+        .post(
+            &format!("/api/invoices/{id}/email"),
+            &format!("<email>{to}</email>"),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Explicitly none.
+    let r = app
+        .post(
+            &format!("/api/invoices/{id}/email"),
+            &format!("<email>{to}<einvoice/></email>"),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let bad = app
+        .post(
+            &format!("/api/invoices/{id}/email"),
+            &format!("<email>{to}<einvoice>zugferd-1</einvoice></email>"),
+        )
+        .await;
+    bad.assert_error(400, "einvoice must be");
+    let messages = sink.wait_for(3, 15).await;
+    let fx = app
+        .get(&format!("{}/e-invoice?profile=factur-x", i.at(id)))
+        .await;
+    let ubl = app
+        .get(&format!("{}/e-invoice?profile=xrechnung-ubl", i.at(id)))
+        .await;
+    let asked = messages
+        .iter()
+        .find(|m| m.contains("filename=\"Rechnung.xml\""))
+        .expect("the message with the Factur-X XML");
+    assert_eq!(mime_part(asked, "Rechnung.xml"), fx.bytes);
+    assert!(asked.contains("filename=\"Rechnung.pdf\""));
+    let default = messages
+        .iter()
+        .find(|m| m.contains(&format!("filename=\"invoice_{id}.xml\"")))
+        .expect("the message with the client's profile");
+    assert_eq!(mime_part(default, &format!("invoice_{id}.xml")), ubl.bytes);
+    assert_eq!(
+        messages.iter().filter(|m| m.contains(".xml\"")).count(),
+        2,
+        "the third message has no XML"
+    );
+}
+
+#[tokio::test]
+async fn with_einvoice_pdf_the_pdf_is_a_factur_x_pdf_a_3_carrying_the_xml() {
+    let app = App::spawn().await;
+    let r = app.put("/api/settings", SELLER).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = app
+        .put(
+            "/api/settings",
+            "<settings><einvoice_pdf>1</einvoice_pdf></settings>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let i = &INVOICES;
+    let c = client(&app, &buyer("")).await;
+    let titles = ["Beratung Ölheizung", "Wartung", "Ersatzteil Ventil"];
+    let items: String = titles
+        .iter()
+        .enumerate()
+        .map(|(n, t)| line(i, t, &(n + 1).to_string(), "49.90", "19", ""))
+        .collect();
+    let body = format!(
+        "<client_id>{c}</client_id><{0}>{items}</{0}>",
+        i.named("items")
+    );
+    let id = create(&app, i, &body).await.id();
+    assert_eq!(complete(&app, i, id).await.status, 200);
+    let doc = app.get(&i.at(id)).await;
+    let pdf = app.get(&format!("{}/pdf?format=pdf", i.at(id))).await;
+    assert_eq!(pdf.status, 200);
+    let xml = app
+        .get(&format!("{}/e-invoice?profile=factur-x", i.at(id)))
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (pdf_path, xml_path) = (
+        dir.path().join("invoice.pdf"),
+        dir.path().join("factur-x.xml"),
+    );
+    std::fs::write(&pdf_path, &pdf.bytes).unwrap();
+    std::fs::write(&xml_path, &xml.bytes).unwrap();
+    // The structural PDF/A-3b and Factur-X checks, the embedded XML byte for byte, qpdf.
+    let out = std::process::Command::new("python3")
+        .arg(workspace_root().join("tests/einvoice/pdfa_check.py"))
+        .arg(&pdf_path)
+        .arg("--xml")
+        .arg(&xml_path)
+        .output()
+        .expect("python3 runs the PDF/A checks (make test-deps installs pikepdf)");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_str(report.lines().last().unwrap()).unwrap();
+    assert!(summary["passed"].as_u64().unwrap() >= 20, "{report}");
+    assert_eq!(summary["failed"].as_u64(), Some(0), "{report}");
+    // The text is still there for people and for text extraction.
+    let text = faktura_tests::check_pdf(&pdf.bytes);
+    for t in titles {
+        assert!(text.contains(t), "{t} in {text}");
+    }
+    let gross = doc.field("total_gross").unwrap();
+    assert!(
+        text.contains(&gross.replace('.', ",")) || text.contains(&gross),
+        "{gross} in {text}"
+    );
+    // Without the setting, a plain PDF.
+    let r = app
+        .put(
+            "/api/settings",
+            "<settings><einvoice_pdf>0</einvoice_pdf></settings>",
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let id = create(&app, i, &body).await.id();
+    assert_eq!(complete(&app, i, id).await.status, 200);
+    let plain = app.get(&format!("{}/pdf?format=pdf", i.at(id))).await;
+    assert!(!String::from_utf8_lossy(&plain.bytes).contains("factur-x.xml"));
 }

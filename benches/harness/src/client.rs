@@ -63,6 +63,12 @@ impl Conn {
 
     /// Status and body of one call.
     pub(crate) async fn call(&mut self, call: &Call) -> anyhow::Result<(u16, String)> {
+        let reply = self.send(call).await?;
+        Ok((reply.status, reply.body))
+    }
+
+    /// The whole answer to one call.
+    pub(crate) async fn send(&mut self, call: &Call) -> anyhow::Result<Reply> {
         let mut req = Request::builder()
             .method(call.method)
             .uri(&call.path)
@@ -77,9 +83,31 @@ impl Conn {
         self.sender.ready().await?;
         let response = self.sender.send_request(req).await?;
         let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
         let body = response.into_body().collect().await?.to_bytes();
-        Ok((status, String::from_utf8_lossy(&body).into_owned()))
+        Ok(Reply {
+            status,
+            content_type,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        })
     }
+}
+
+/// An answer: status, Content-Type (empty when none) and body.
+pub(crate) struct Reply {
+    pub status: u16,
+    pub content_type: String,
+    pub body: String,
+}
+
+/// One call on a connection of its own, whatever its answer.
+pub(crate) async fn once(addr: SocketAddr, key: &str, call: &Call) -> anyhow::Result<Reply> {
+    Conn::open(addr, key).await?.send(call).await
 }
 
 /// The first `<id>` of a response: the id of the record it describes.

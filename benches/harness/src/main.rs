@@ -10,6 +10,10 @@
 //! the speed of a shared machine drifts over the minutes a run takes, and a ratio of two
 //! figures taken side by side does not move with it.
 //!
+//! The seed sets the seller's e-invoice terms and gives clients and items theirs, so that
+//! every completed invoice has its e-invoices: W7 reads them, and W3 runs twice on drafts
+//! of its own, plain and with `einvoice_pdf` set (each PDF a Factur-X hybrid).
+//!
 //! Environment: `BENCH_INVOICES` (default 100,000), `BENCH_SECONDS` per measurement
 //! (default 10), `BENCH_SMOKE=1` (a few seconds on a small data set, for CI), and
 //! `FAKTURA_WASMTIME` (the wasmtime CLI; `make bench` sets it). Writes
@@ -206,6 +210,13 @@ fn main() -> anyhow::Result<()> {
 
     let seeded = workloads::seed(&cfg, &rt, addr)?;
     let n = cfg.invoices;
+    // W7 reads the e-invoices of completed invoices: the seed must have made them.
+    let einvoices = seeded.completed_sample();
+    if let Err((_, answer)) = workloads::einvoice(&rt, addr, einvoices[0])? {
+        bail!(
+            "W7 pre-check: the e-invoice of a completed invoice must answer 200 with XML: {answer}"
+        );
+    }
 
     // The host's peak RSS during each phase, so that its memory can be attributed.
     let peaks = std::cell::RefCell::new(vec![(
@@ -264,6 +275,8 @@ fn main() -> anyhow::Result<()> {
     let a = a_before.with(a_half()?);
     a_serve.stop()?;
     check(&mut failures, "A", &a);
+    let w7_load = workloads::w7(&einvoices);
+    let w7 = run(&w7_load)?;
     let w4 = run(&workloads::w4())?;
     let w5 = run(&workloads::w5())?;
     let count = run(&workloads::head_count())?;
@@ -281,14 +294,36 @@ fn main() -> anyhow::Result<()> {
     let w2 = run(&workloads::w2(&seeded.clients))?;
     let c = c_before.with(c_half()?);
     let after = probe(&rt)?;
-    let w3 = run(&workloads::w3(before + 1, after - 1))?;
-    let completed_w3 = w3.count;
-    if before + completed_w3 >= after {
-        failures.push(format!(
-            "W3 ran out of drafts: {completed_w3} completions, {} drafts",
-            after - before - 1
-        ));
+    // W2's drafts in two pools, so that W3 and W3 Factur-X each complete fresh drafts.
+    let (lo, hi) = (before + 1, after - 1);
+    if hi <= lo {
+        bail!("W2 created {} drafts, too few for W3", hi + 1 - lo);
     }
+    let mid = lo + (hi - lo) / 2;
+    let ran_out = |failures: &mut Vec<String>, name: &str, f: &Figures, lo: u64, hi: u64| {
+        // The count includes the GET each thread sends past the pool's end as it stops:
+        // as many requests as drafts means the pool ran dry, or nearly.
+        if f.count > hi - lo {
+            failures.push(format!(
+                "{name} ran out of drafts: {} requests, {} drafts",
+                f.count,
+                hi + 1 - lo
+            ));
+        }
+    };
+    let w3 = run(&workloads::w3(lo, mid))?;
+    ran_out(&mut failures, "W3", &w3, lo, mid);
+    // W3 again with each PDF a Factur-X hybrid; the pre-check completes the last probe
+    // draft, outside both pools. einvoice_pdf is reset whatever happened.
+    let w3x_load = workloads::w3_facturx(mid + 1, hi);
+    workloads::einvoice_pdf(&rt, addr, true)?;
+    let w3x = workloads::complete(&rt, addr, after).and_then(|pre| match pre {
+        Ok(()) => run(&w3x_load),
+        Err(answer) => bail!("W3 Factur-X pre-check with einvoice_pdf=1: {answer}"),
+    });
+    workloads::einvoice_pdf(&rt, addr, false)?;
+    let w3x = w3x?;
+    ran_out(&mut failures, "W3 Factur-X", &w3x, mid + 1, hi);
 
     let peaks = peaks.into_inner();
     let rss = peaks.iter().map(|(_, p)| *p).fold(0.0, f64::max);
@@ -320,9 +355,11 @@ fn main() -> anyhow::Result<()> {
         ("W1", &w1),
         ("W2", &w2),
         ("W3", &w3),
+        ("W3 Factur-X", &w3x),
         ("W4", &w4),
         ("W5", &w5),
         ("HEAD", &count),
+        ("W7", &w7),
     ] {
         check(&mut failures, name, f);
     }
@@ -366,6 +403,17 @@ fn main() -> anyhow::Result<()> {
         w3.per_sec >= 300.0,
     ));
     rows.push(goal_row(
+        w3x_load.label,
+        &w3x,
+        format!(
+            "{:.2} C, {:.2} W3",
+            w3x.per_sec / c.per_sec,
+            w3x.per_sec / w3.per_sec
+        ),
+        "≥ 600/s".into(),
+        w3x.per_sec >= 600.0,
+    ));
+    rows.push(goal_row(
         "W4 GET ?status=OPEN&per_page=100",
         &w4,
         ratio_b(&w4),
@@ -385,6 +433,17 @@ fn main() -> anyhow::Result<()> {
         ratio_b(&count),
         format!("p50 ≤ 20 ms{at}"),
         count.p50_ms <= 20.0,
+    ));
+    rows.push(goal_row(
+        w7_load.label,
+        &w7,
+        format!(
+            "{:.2} W1, {:.2} B",
+            w7.per_sec / w1.per_sec,
+            w7.per_sec / b.per_sec
+        ),
+        "≥ 0.8 W1".into(),
+        w7.per_sec >= 0.8 * w1.per_sec,
     ));
     let single = |name: &str, value: String, goal: &str, met: Option<bool>| Row {
         name: name.into(),
@@ -431,7 +490,7 @@ fn main() -> anyhow::Result<()> {
         "Seeding: PUT …/complete",
         format!(
             "{:.0} req/s",
-            seeded.completed as f64 / seeded.complete_secs
+            seeded.completed.len() as f64 / seeded.complete_secs
         ),
         "",
         None,

@@ -5,40 +5,168 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use anyhow::bail;
+
 use crate::Config;
-use crate::client::{self, Call};
+use crate::client::{self, Call, Reply};
 use crate::host::KEY;
 use crate::wrk::{Figures, Load};
 
-/// The invoice item of every created invoice, five times over in W2's.
-pub(crate) const ITEM: &str = "<invoice-item><name>Beratung</name><quantity>3</quantity><unit_price>100</unit_price></invoice-item>";
+/// The invoice item of every created invoice, five times over in W2's. Its title is the
+/// item name (BT-153) every e-invoice needs.
+pub(crate) const ITEM: &str = "<invoice-item><title>Beratung</title><quantity>3</quantity><unit_price>100</unit_price></invoice-item>";
+
+/// The seller with every term XRechnung asks for, set before anything is seeded: each
+/// invoice completed after it has its e-invoices.
+const SELLER: &str = "<settings><company_name>Faktura Bench GmbH</company_name>\
+    <company_street>Hauptstraße 1</company_street><company_zip>10115</company_zip>\
+    <company_city>Berlin</company_city><company_country_code>DE</company_country_code>\
+    <company_vat_number>DE123456789</company_vat_number><company_tax_number>30/123/45678</company_tax_number>\
+    <company_contact_name>Erika Muster</company_contact_name><company_phone>+49 30 1234567</company_phone>\
+    <company_email>rechnung@example.com</company_email>\
+    <company_bank_iban>DE02120300000000202051</company_bank_iban><company_bank_bic>BYLADEM1001</company_bank_bic>\
+    </settings>";
+
+/// The e-invoice W7 fetches.
+const EINVOICE_QUERY: &str = "e-invoice?profile=xrechnung-cii";
 
 /// The ids of a seeded data set and how long seeding took.
 pub(crate) struct Seeded {
     pub(crate) clients: Vec<u64>,
     pub(crate) invoices: Vec<u64>,
-    pub(crate) completed: usize,
+    /// The completed invoices, every tenth.
+    pub(crate) completed: Vec<u64>,
     pub(crate) seed_secs: f64,
     pub(crate) complete_secs: f64,
+}
+
+/// About a thousand of `ids`, spread over all of them.
+fn spread(ids: &[u64]) -> Vec<u64> {
+    ids.iter()
+        .copied()
+        .step_by((ids.len() / 1000).max(1))
+        .collect()
 }
 
 impl Seeded {
     /// About a thousand invoice ids spread over the whole data set, for W1.
     pub(crate) fn sample(&self) -> Vec<u64> {
-        self.invoices
-            .iter()
-            .copied()
-            .step_by((self.invoices.len() / 1000).max(1))
-            .collect()
+        spread(&self.invoices)
     }
+
+    /// About a thousand ids of completed invoices spread over the data set, for W7.
+    pub(crate) fn completed_sample(&self) -> Vec<u64> {
+        spread(&self.completed)
+    }
+}
+
+/// Changes the settings of the host at `addr` by `body` (`<settings>…</settings>`) and
+/// checks that each of `expect` is in the settings it answers with: a build that does not
+/// know a setting ignores it.
+pub(crate) fn settings(
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    body: &str,
+    expect: &[&str],
+) -> anyhow::Result<()> {
+    let reply = rt.block_on(client::once(
+        addr,
+        KEY,
+        &Call::with("PUT", "/api/settings", body),
+    ))?;
+    if reply.status != 200 {
+        bail!(
+            "PUT /api/settings answered {}: {}",
+            reply.status,
+            reply.body
+        );
+    }
+    if let Some(missing) = expect.iter().find(|e| !reply.body.contains(*e)) {
+        bail!(
+            "PUT /api/settings {body} answered settings without {missing}: {}",
+            reply.body
+        );
+    }
+    Ok(())
+}
+
+/// Sets `einvoice_pdf` on the host at `addr`: with it, each completion renders its PDF as a
+/// Factur-X hybrid.
+pub(crate) fn einvoice_pdf(
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    on: bool,
+) -> anyhow::Result<()> {
+    let element = format!("<einvoice_pdf>{}</einvoice_pdf>", u8::from(on));
+    settings(
+        rt,
+        addr,
+        &format!("<settings>{element}</settings>"),
+        &[&element],
+    )
+}
+
+/// Completes the invoice `id` on the host at `addr`; what it answered unless 2xx.
+pub(crate) fn complete(
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    id: u64,
+) -> anyhow::Result<Result<(), String>> {
+    let path = format!("/api/invoices/{id}/complete");
+    let reply = rt.block_on(client::once(
+        addr,
+        KEY,
+        &Call::with("PUT", path.as_str(), "<complete/>"),
+    ))?;
+    Ok(if (200..300).contains(&reply.status) {
+        Ok(())
+    } else {
+        Err(describe("PUT", &path, &reply))
+    })
+}
+
+/// W7's request for invoice `id` on the host at `addr`: Ok when it answers 200 with the XML
+/// of an XRechnung CII e-invoice, else the status it answered and a description.
+pub(crate) fn einvoice(
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    id: u64,
+) -> anyhow::Result<Result<(), (u16, String)>> {
+    let path = format!("/api/invoices/{id}/{EINVOICE_QUERY}");
+    let reply = rt.block_on(client::once(addr, KEY, &Call::get(path.as_str())))?;
+    let xml = reply.content_type.starts_with("application/xml")
+        && reply.body.trim_start().starts_with("<?xml")
+        && reply.body.contains("CrossIndustryInvoice");
+    Ok(if reply.status == 200 && xml {
+        Ok(())
+    } else {
+        Err((reply.status, describe("GET", &path, &reply)))
+    })
+}
+
+/// A request and its answer, the body cut short, for a message.
+fn describe(method: &str, path: &str, reply: &Reply) -> String {
+    let body: String = reply.body.chars().take(800).collect();
+    format!(
+        "{method} {path} answered {} ({}): {}",
+        reply.status,
+        if reply.content_type.is_empty() {
+            "no Content-Type"
+        } else {
+            &reply.content_type
+        },
+        body.trim()
+    )
 }
 
 fn date_text(d: time::Date) -> String {
     format!("{:04}-{:02}-{:02}", d.year(), d.month() as u8, d.day())
 }
 
-/// Seeds the host at `addr`: clients, invoices with two items spread over two years, every
-/// tenth completed (half of those due in the future, so OPEN; the others mostly OVERDUE).
+/// Seeds the host at `addr`: the seller's settings, clients, invoices with two items spread
+/// over two years, every tenth completed (half of those due in the future, so OPEN; the
+/// others mostly OVERDUE). Seller, clients and items have what an XRechnung needs, so every
+/// completed invoice has its e-invoices.
 pub(crate) fn seed(
     cfg: &Config,
     rt: &tokio::runtime::Runtime,
@@ -46,6 +174,14 @@ pub(crate) fn seed(
 ) -> anyhow::Result<Seeded> {
     let conns = cfg.connections;
     let today = time::OffsetDateTime::now_utc().date();
+    // Checked for a setting every build knows: a previous one (BENCH_COMPARE) may not know
+    // the e-invoice terms, and then ignores them.
+    settings(
+        rt,
+        addr,
+        SELLER,
+        &["<company_name>Faktura Bench GmbH</company_name>"],
+    )?;
     let clients = rt.block_on(client::each(
         addr,
         KEY,
@@ -56,7 +192,11 @@ pub(crate) fn seed(
             Call::with(
                 "POST",
                 "/api/clients",
-                format!("<client><name>Bench Kunde {i}</name><city>Berlin</city></client>"),
+                format!(
+                    "<client><name>Bench Kunde {i}</name><zip>10115</zip><city>Berlin</city>\
+                     <country_code>DE</country_code><email>kunde{i}@example.com</email>\
+                     <buyer_reference>04011000-12345-03</buyer_reference></client>"
+                ),
             )
         },
     ))?;
@@ -75,7 +215,7 @@ pub(crate) fn seed(
             "/api/invoices",
             format!(
                 "<invoice><client_id>{}</client_id><date>{}</date><due_date>{}</due_date>\
-                 <invoice-items>{ITEM}<invoice-item><name>Reise</name><quantity>1</quantity>\
+                 <invoice-items>{ITEM}<invoice-item><title>Reise</title><quantity>1</quantity>\
                  <unit_price>50.5</unit_price></invoice-item></invoice-items></invoice>",
                 client_list[i % client_list.len()],
                 date_text(date),
@@ -88,14 +228,14 @@ pub(crate) fn seed(
         "seeded {n} invoices in {seed_secs:.1} s ({:.0}/s)",
         n as f64 / seed_secs
     );
-    let completing: Vec<u64> = invoices.iter().copied().step_by(10).collect();
-    let completed = completing.len();
+    let completed: Vec<u64> = invoices.iter().copied().step_by(10).collect();
+    let completing = completed.clone();
     let t = Instant::now();
     rt.block_on(client::each(
         addr,
         KEY,
         conns,
-        completed,
+        completed.len(),
         "completions",
         move |i| {
             Call::with(
@@ -107,8 +247,9 @@ pub(crate) fn seed(
     ))?;
     let complete_secs = t.elapsed().as_secs_f64();
     eprintln!(
-        "completed {completed} in {complete_secs:.1} s ({:.0}/s)",
-        completed as f64 / complete_secs
+        "completed {} in {complete_secs:.1} s ({:.0}/s)",
+        completed.len(),
+        completed.len() as f64 / complete_secs
     );
     Ok(Seeded {
         clients,
@@ -233,16 +374,59 @@ pub(crate) fn w2(clients: &[u64]) -> Workload {
 /// W3: completes the drafts `lo..=hi` (those W2 created), each once: the two wrk threads
 /// take every other id, and a thread past `hi` stops.
 pub(crate) fn w3(lo: u64, hi: u64) -> Workload {
+    completions(
+        lo,
+        hi,
+        "W3",
+        "W3 PUT /api/invoices/{id}/complete (PDF)",
+        "w3-complete",
+    )
+}
+
+/// W3 with `einvoice_pdf` set (the caller sets it): each PDF a Factur-X hybrid with its
+/// XML embedded. `lo..=hi` must be drafts of its own, none of them completed by W3.
+pub(crate) fn w3_facturx(lo: u64, hi: u64) -> Workload {
+    completions(
+        lo,
+        hi,
+        "W3 Factur-X",
+        "W3 Factur-X PDF PUT …/complete (einvoice_pdf=1)",
+        "w3-complete-facturx",
+    )
+}
+
+fn completions(
+    lo: u64,
+    hi: u64,
+    short: &'static str,
+    label: &'static str,
+    file: &'static str,
+) -> Workload {
     Workload {
-        short: "W3",
-        label: "W3 PUT /api/invoices/{id}/complete (PDF)",
-        file: "w3-complete",
+        short,
+        label,
+        file,
         creates: false,
         body: format!(
             "local lo, hi = {lo}, {hi}\nlocal threads = 0\nfunction setup(thread)\n  thread:set(\"offset\", threads)\n  threads = threads + 1\nend\n\
              local n = 0\nrequest = function()\n  local id = lo + offset + n * 2\n  n = n + 1\n  \
              if id > hi then\n    wrk.thread:stop()\n    return wrk.format(\"GET\", \"/api/invoices/\" .. hi, headers)\n  end\n  \
              return wrk.format(\"PUT\", \"/api/invoices/\" .. id .. \"/complete\", headers, \"<complete/>\")\nend\n"
+        ),
+    }
+}
+
+/// W7: the XRechnung CII e-invoice of a random invoice of `completed`, each a completed
+/// invoice.
+pub(crate) fn w7(completed: &[u64]) -> Workload {
+    Workload {
+        short: "W7",
+        label: "W7 GET /api/invoices/{id}/e-invoice?profile=xrechnung-cii",
+        file: "w7-einvoice",
+        creates: false,
+        body: format!(
+            "local ids = {{{}}}\nrequest = function()\n  return wrk.format(\"GET\", \"/api/invoices/\" .. ids[math.random(#ids)] .. \"/{EINVOICE_QUERY}\", headers)\nend\n",
+            lua_list(completed)
         ),
     }
 }

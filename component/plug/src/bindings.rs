@@ -202,7 +202,31 @@ fn rows(rows: Vec<wpdf::MetaRow>) -> Vec<render::MetaRow> {
 
 impl wpdf::Guest for Plug {
     fn render(doc: wpdf::Document) -> Result<Vec<u8>, String> {
-        render::render(&render::Document {
+        let archive = render::Archive {
+            conformance: match doc.conformance {
+                wpdf::Conformance::Plain => render::Conformance::Plain,
+                wpdf::Conformance::Pdfa3b => render::Conformance::PdfA3b,
+            },
+            attachments: doc
+                .attachments
+                .into_iter()
+                .map(|a| render::EmbeddedFile {
+                    filename: a.filename,
+                    mimetype: a.mimetype,
+                    description: a.description,
+                    relationship: a.relationship,
+                    modified: a.modified,
+                    content: a.content,
+                })
+                .collect(),
+            factur_x: doc.factur_x.map(|f| render::FacturX {
+                document_type: f.document_type,
+                filename: f.filename,
+                version: f.version,
+                conformance_level: f.conformance_level,
+            }),
+        };
+        let doc = render::Document {
             title: doc.title,
             sender: doc.sender,
             recipient: doc.recipient,
@@ -217,7 +241,8 @@ impl wpdf::Guest for Plug {
             closing: doc.closing,
             footer: doc.footer,
             print: doc.print,
-        })
+        };
+        render::render_archival(&doc, &archive)
     }
 
     fn thumbnail(page: wpdf::PageText, format: wpdf::ImageFormat) -> Result<Vec<u8>, String> {

@@ -4,6 +4,7 @@
 
 use super::accounts::{self, is_email};
 use super::documents::{DocKind, Document, Status, commands, refusal, storage};
+use super::einvoice::{self, Issued, Profile};
 use super::{Ctx, Error, filenames, pdfs, placeholders, printing, settings};
 use crate::caps::{Attachment, Mail, MailError, Message, Read, Write};
 use crate::limits;
@@ -21,6 +22,9 @@ pub struct EmailRequest {
     pub attachments: Vec<Attachment>,
     /// Credit notes: the e-mail template giving subject and body.
     pub email_template_id: Option<u64>,
+    /// The e-invoice profile whose XML is attached beside the PDF: absent, the client's
+    /// `einvoice_profile` (none when it has none); empty, none.
+    pub einvoice: Option<String>,
 }
 
 fn check_addresses(field: &str, list: &[String], errors: &mut Vec<String>) {
@@ -61,6 +65,14 @@ pub fn check(req: &EmailRequest) -> Result<(), Error> {
         .and_then(|f| filenames::problem("filename", f))
     {
         errors.push(problem);
+    }
+    if let Some(p) = req.einvoice.as_deref().map(str::trim)
+        && !p.is_empty()
+        && Profile::parse(p).is_none()
+    {
+        errors.push(format!(
+            "einvoice must be xrechnung-cii, xrechnung-ubl or factur-x, got \"{p}\""
+        ));
     }
     for a in &req.attachments {
         if a.filename.trim().is_empty() {
@@ -154,6 +166,33 @@ pub fn send(
         mimetype: "application/pdf".into(),
         content: pdf.content,
     }];
+    let profile = match req.einvoice.as_deref().map(str::trim) {
+        None => Profile::parse(client.text("einvoice_profile")),
+        Some(p) => Profile::parse(p),
+    };
+    if let Some(profile) = profile {
+        match einvoice::load(txn.as_read(), ctx.account_id, kind, id, profile)? {
+            Some(Issued::Xml(xml)) => attachments.push(Attachment {
+                filename: format!("{}.xml", filenames::sanitize(&filename)),
+                mimetype: "application/xml".into(),
+                content: xml,
+            }),
+            Some(Issued::Refused(violations)) => {
+                return Err(Error::Invalid(
+                    violations
+                        .iter()
+                        .map(|v| format!("einvoice {}: {}", profile.name(), v.describe()))
+                        .collect(),
+                ));
+            }
+            None => {
+                return Err(Error::invalid(format!(
+                    "einvoice: {} {id} has no e-invoice",
+                    kind.label()
+                )));
+            }
+        }
+    }
     attachments.extend(req.attachments.into_iter().map(|a| Attachment {
         filename: filenames::sanitize(&a.filename),
         ..a

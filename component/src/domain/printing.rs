@@ -318,6 +318,9 @@ pub fn document(
         closing,
         footer,
         print,
+        archival: false,
+        attachments: Vec::new(),
+        factur_x: None,
     }
 }
 

@@ -8,6 +8,7 @@ use rust_decimal::Decimal;
 
 use super::super::clients::CLIENTS;
 use super::super::date::Date;
+use super::super::date::format_datetime;
 use super::super::einvoice;
 use super::super::money::{self, Line, Reduction};
 use super::super::schema::{self, Changes, Record, Scalar};
@@ -25,7 +26,7 @@ use super::model::{Document, Tax};
 use super::payments::{self, Payment};
 use super::storage;
 use super::tags::{self, Tag};
-use crate::caps::{Pdf, Read, Write};
+use crate::caps::{EmbeddedFile, Pdf, Read, Write};
 use crate::limits;
 use crate::store;
 
@@ -731,7 +732,13 @@ pub fn complete(
     // The e-invoices first: a rule of the profiles this document must meet refuses the
     // completion before anything is rendered.
     let required = einvoice::required(txn.as_read(), account, &doc)?;
-    einvoice::issue(txn, account, &doc, &required)?;
+    let issued = einvoice::issue(txn, account, &doc, &required)?;
+    // With `einvoice_pdf`, the PDF is a Factur-X hybrid carrying that profile's XML (which
+    // the completion required to be valid).
+    let factur_x = issued.into_iter().find_map(|(p, e)| match (p, e) {
+        (einvoice::Profile::FacturX, einvoice::Issued::Xml(xml)) => Some(xml),
+        _ => None,
+    });
     let items = storage::items(txn.as_read(), account, kind, id)?;
     let client = load_client(txn.as_read(), account, doc.client_id as i64)?;
     let defaults = settings::load_stored(txn.as_read(), account)?;
@@ -749,7 +756,22 @@ pub fn complete(
         (pdfs::Variant::Original, false),
         (pdfs::Variant::Print, true),
     ] {
-        let layout = printing::document(&doc, &items, &client, &defaults, &template_text, print);
+        let mut layout =
+            printing::document(&doc, &items, &client, &defaults, &template_text, print);
+        if defaults.bool("einvoice_pdf")
+            && let Some(xml) = &factur_x
+        {
+            layout.archival = true;
+            layout.attachments = vec![EmbeddedFile {
+                filename: einvoice::FACTUR_X_FILE.into(),
+                mimetype: "text/xml".into(),
+                description: "Factur-X / ZUGFeRD invoice (EN 16931)".into(),
+                relationship: "Alternative".into(),
+                modified: format_datetime(ctx.now),
+                content: xml.clone(),
+            }];
+            layout.factur_x = Some(("EN 16931".into(), einvoice::FACTUR_X_FILE.into()));
+        }
         let bytes = pdf
             .render(&layout)
             .map_err(|e| Error::Unavailable(format!("PDF rendering failed: {e}")))?;

@@ -40,6 +40,9 @@ pub enum Issued {
     Refused(Vec<Violation>),
 }
 
+/// The name of the XML inside a Factur-X hybrid PDF.
+pub const FACTUR_X_FILE: &str = "factur-x.xml";
+
 fn key(account: u64, kind: DocKind, id: u64, profile: Profile) -> Vec<u8> {
     keys::einvoice(account, kind.collection(), id, profile.name())
 }
@@ -112,15 +115,15 @@ pub fn required(txn: &dyn Read, account: u64, doc: &Document) -> Result<Vec<Prof
     Ok(out)
 }
 
-/// Makes and keeps every profile's e-invoice of a document being completed. Refused (and
-/// nothing kept) when the data fails a rule of a `required` profile: one message per rule
-/// and field.
+/// Makes and keeps every profile's e-invoice of a document being completed, and answers
+/// them. Refused (and nothing kept) when the data fails a rule of a `required` profile:
+/// one message per rule and field.
 pub fn issue(
     txn: &mut dyn Write,
     account: u64,
     doc: &Document,
     required: &[Profile],
-) -> Result<(), Error> {
+) -> Result<Vec<(Profile, Issued)>, Error> {
     let inv = model(txn.as_read(), account, doc)?;
     let exact_vat = doc.basis() == super::money::PriceBasis::Net;
     let mut refused: Vec<String> = Vec::new();
@@ -147,21 +150,21 @@ pub fn issue(
     if !refused.is_empty() {
         return Err(Error::Invalid(refused));
     }
-    for (profile, e) in issued {
+    for (profile, e) in &issued {
         let stored = match e {
-            Issued::Xml(xml) => StoredEinvoice::Deflated(deflate(&xml)),
+            Issued::Xml(xml) => StoredEinvoice::Deflated(deflate(xml)),
             Issued::Refused(v) => StoredEinvoice::Refused(
-                v.into_iter()
-                    .map(|v| (v.rule, v.field, v.message))
+                v.iter()
+                    .map(|v| (v.rule.clone(), v.field.clone(), v.message.clone()))
                     .collect(),
             ),
         };
         txn.put(
-            &key(account, doc.kind, doc.id, profile),
+            &key(account, doc.kind, doc.id, *profile),
             &store::encode(&stored),
         )?;
     }
-    Ok(())
+    Ok(issued)
 }
 
 /// The e-invoice of `profile` fixed when the document was completed; none for a draft.

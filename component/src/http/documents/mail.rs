@@ -33,6 +33,7 @@ pub(super) fn decode_email(root: &Element) -> Result<EmailRequest, ApiError> {
         subject: text("subject"),
         body: text("body"),
         filename: text("filename"),
+        einvoice: text("einvoice").or_else(|| root.child("einvoice").map(|_| String::new())),
         email_template_id: text("email_template_id")
             .filter(|t| !t.trim().is_empty())
             .map(|t| {
