@@ -21,4 +21,5 @@ mod protocol;
 mod resources;
 mod sandbox;
 mod standalone;
+mod suppliers;
 mod upgrade;

@@ -34,6 +34,10 @@ const CREATES: &[(&str, &str)] = &[
         "/api/country-taxes",
         "<country-tax><country_code>AT</country_code></country-tax>",
     ),
+    (
+        "/api/suppliers",
+        "<supplier><name>Lieferant GmbH</name><vat_number>DE111111111</vat_number></supplier>",
+    ),
     ("/api/clients", "<client><name>C</name></client>"),
     ("/api/taxes", "<tax><name>VAT</name><rate>20</rate></tax>"),
 ];

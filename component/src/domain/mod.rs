@@ -27,6 +27,7 @@ pub mod properties;
 pub mod records;
 pub mod schema;
 pub mod settings;
+pub mod suppliers;
 pub mod taxes;
 pub mod template_text;
 pub mod templates;

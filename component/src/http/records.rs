@@ -27,7 +27,9 @@ impl Wire {
     }
 }
 
-use crate::domain::{clients, country_taxes, email_templates, properties, taxes, templates};
+use crate::domain::{
+    clients, country_taxes, email_templates, properties, suppliers, taxes, templates,
+};
 
 pub(super) static TEMPLATES: Wire = Wire::new("templates", "template", &templates::TEMPLATES);
 pub(super) static USER_PROPERTIES: Wire = Wire::new(
@@ -57,6 +59,7 @@ pub(super) static EMAIL_TEMPLATES: Wire = Wire::new(
     &email_templates::EMAIL_TEMPLATES,
 );
 pub(super) static TAXES: Wire = Wire::new("taxes", "tax", &taxes::TAXES);
+pub(super) static SUPPLIERS: Wire = Wire::new("suppliers", "supplier", &suppliers::SUPPLIERS);
 
 /// Checks the root element and parses every writable field the document carries. Fields
 /// that cannot be read are kept in `Changes::invalid`, so that the domain reports them

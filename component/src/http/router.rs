@@ -6,8 +6,8 @@ use super::documents::{self, Comments, Items, Payments, Tags, parts};
 use super::error::ApiError;
 use super::query::Query;
 use super::records::{
-    self, CLIENT_PROPERTIES, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES, INCOMING_PROPERTIES, TAXES,
-    TEMPLATES, USER_PROPERTIES, Wire,
+    self, CLIENT_PROPERTIES, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES, INCOMING_PROPERTIES,
+    SUPPLIERS, TAXES, TEMPLATES, USER_PROPERTIES, Wire,
 };
 use super::{Call, Method, Request, Response, settings, templates};
 use crate::caps::Caps;
@@ -275,6 +275,7 @@ static TABLE: &[&[Route]] = &[
     part!("credit-note-comments", CREDIT_NOTE, Comments),
     part!("credit-note-tags", CREDIT_NOTE, Tags),
     records!("clients", &CLIENTS),
+    records!("suppliers", &SUPPLIERS),
     records!("templates", &TEMPLATES),
     records!("taxes", &TAXES),
     records!("user-properties", &USER_PROPERTIES),

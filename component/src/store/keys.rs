@@ -18,7 +18,8 @@
 //!   below `ix/{collection}/` the kept sums and counts (`sums/`, `count/`, `status-count/`,
 //!   `sums-kept/`)
 //! - `A {account}idx/number/{range}/{prefix}\0{number}`: number claims;
-//!   `A {account}idx/client-docs/{client}{kind}{id}`: a client's documents
+//!   `A {account}idx/client-docs/{client}{kind}{id}`: a client's documents;
+//!   `A {account}idx/supplier-incomings/{supplier}{id}`: a supplier's incoming invoices
 //! - `A {account}pdf/{collection}/{id}{variant}`: the stored PDFs of a document
 //! - `A {account}einvoice/{collection}/{id}{profile}`: its e-invoices, fixed at completion
 
@@ -178,6 +179,14 @@ pub fn client_documents(account: u64, client: u64) -> Vec<u8> {
     let mut k = segment(account, "idx");
     k.extend_from_slice(b"client-docs/");
     k.extend_from_slice(&client.to_be_bytes());
+    k
+}
+
+/// Prefix of a supplier's incoming invoices: `idx/supplier-incomings/{supplier}{id}`.
+pub fn supplier_incomings(account: u64, supplier: u64) -> Vec<u8> {
+    let mut k = segment(account, "idx");
+    k.extend_from_slice(b"supplier-incomings/");
+    k.extend_from_slice(&supplier.to_be_bytes());
     k
 }
 

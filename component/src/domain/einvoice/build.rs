@@ -151,7 +151,7 @@ fn payment(doc: &Document, client: &Record, settings: &Record) -> Payment {
         debited_iban: derive::compact(client.text("bank_iban")),
     });
     Payment {
-        means_code,
+        means_code: means_code.to_owned(),
         means_text: String::new(),
         remittance: doc.formatted_number.clone(),
         credit_transfer,
@@ -315,7 +315,7 @@ pub fn build(s: &Sources<'_>) -> Invoice {
                         base: None,
                         percent: None,
                         reason: if german { "Rabatt" } else { "Discount" }.to_owned(),
-                        reason_code: "95",
+                        reason_code: "95".to_owned(),
                     }),
                 )
             }
@@ -378,13 +378,13 @@ pub fn build(s: &Sources<'_>) -> Invoice {
             category: g.category,
             rate: g.rate.normalize(),
             reason: reason.to_owned(),
-            reason_code: code,
+            reason_code: code.to_owned(),
         };
         if difference > Decimal::ZERO {
             allowances.push(entry(difference));
         } else if difference < Decimal::ZERO {
             charges.push(AllowanceCharge {
-                reason_code: "",
+                reason_code: String::new(),
                 ..entry(-difference)
             });
         }
@@ -394,7 +394,7 @@ pub fn build(s: &Sources<'_>) -> Invoice {
             category: g.category,
             rate: g.rate.normalize(),
             exemption_reason: g.reason.clone(),
-            exemption_code: g.category.exemption_code().unwrap_or(""),
+            exemption_code: g.category.exemption_code().unwrap_or("").to_owned(),
         });
     }
 
@@ -444,8 +444,8 @@ pub fn build(s: &Sources<'_>) -> Invoice {
         number: doc.formatted_number.clone(),
         issue_date: doc.date,
         type_code: match doc.kind {
-            DocKind::Invoice => "380",
-            DocKind::CreditNote => "381",
+            DocKind::Invoice => "380".to_owned(),
+            DocKind::CreditNote => "381".to_owned(),
         },
         currency: doc.currency_code.clone(),
         due_date: Some(doc.due_date),

@@ -54,7 +54,7 @@ pub fn write(inv: &Invoice, profile: Profile) -> Vec<u8> {
 
     x.open("rsm:ExchangedDocument");
     x.text("ram:ID", &inv.number);
-    x.text("ram:TypeCode", inv.type_code);
+    x.text("ram:TypeCode", &inv.type_code);
     date(
         &mut x,
         "ram:IssueDateTime",
@@ -148,7 +148,7 @@ fn line_allowance(x: &mut Xml, a: &LineAllowance) {
         x.amount("ram:BasisAmount", &[], b);
     }
     x.amount("ram:ActualAmount", &[], a.amount);
-    x.text("ram:ReasonCode", a.reason_code);
+    x.text("ram:ReasonCode", &a.reason_code);
     x.text("ram:Reason", &a.reason);
     x.close();
 }
@@ -221,9 +221,9 @@ fn settlement(x: &mut Xml, inv: &Invoice) {
     x.text("ram:PaymentReference", &pay.remittance);
     x.text("ram:InvoiceCurrencyCode", &inv.currency);
 
-    if present(pay.means_code) {
+    if present(&pay.means_code) {
         x.open("ram:SpecifiedTradeSettlementPaymentMeans");
-        x.text("ram:TypeCode", pay.means_code);
+        x.text("ram:TypeCode", &pay.means_code);
         x.text("ram:Information", &pay.means_text);
         if let Some(d) = debit {
             x.open("ram:PayerPartyDebtorFinancialAccount");
@@ -306,7 +306,7 @@ fn breakdown(x: &mut Xml, v: &VatBreakdown) {
     x.text("ram:ExemptionReason", &v.exemption_reason);
     x.amount("ram:BasisAmount", &[], v.taxable);
     x.text("ram:CategoryCode", v.category.code());
-    x.text("ram:ExemptionReasonCode", v.exemption_code);
+    x.text("ram:ExemptionReasonCode", &v.exemption_code);
     // Always, "Not subject to VAT" too: XRechnung wants BT-119 (BR-DE-14).
     x.number("ram:RateApplicablePercent", &[], v.rate);
     x.close();
@@ -323,7 +323,7 @@ fn allowance_charge(x: &mut Xml, a: &AllowanceCharge, charge: bool) {
         x.amount("ram:BasisAmount", &[], b);
     }
     x.amount("ram:ActualAmount", &[], a.amount);
-    x.text("ram:ReasonCode", a.reason_code);
+    x.text("ram:ReasonCode", &a.reason_code);
     x.text("ram:Reason", &a.reason);
     trade_tax(x, "ram:CategoryTradeTax", a.category, a.rate);
     x.close();
@@ -625,7 +625,7 @@ pub(super) mod samples {
 
     fn transfer(remittance: &str) -> Payment {
         Payment {
-            means_code: "58",
+            means_code: "58".into(),
             means_text: "SEPA-Überweisung".into(),
             remittance: remittance.into(),
             credit_transfer: Some(CreditTransfer {
@@ -649,7 +649,7 @@ pub(super) mod samples {
             base: Some(dec("1200.00")),
             percent: Some(dec("10")),
             reason: "Mengenrabatt".into(),
-            reason_code: "95",
+            reason_code: "95".into(),
         });
         let mut book = line("2", "Fachbuch", "2", "H87", "24.95", "49.90");
         book.rate = dec("7");
@@ -657,7 +657,7 @@ pub(super) mod samples {
         Invoice {
             number: "RE-2026-0001".into(),
             issue_date: date("2026-03-01"),
-            type_code: "380",
+            type_code: "380".into(),
             currency: "EUR".into(),
             due_date: Some(date("2026-03-15")),
             buyer_reference: "04011000-12345-67".into(),
@@ -680,7 +680,7 @@ pub(super) mod samples {
                 category: Category::S,
                 rate: dec("19"),
                 reason: "Treuerabatt".into(),
-                reason_code: "95",
+                reason_code: "95".into(),
             }],
             charges: vec![AllowanceCharge {
                 amount: dec("5.00"),
@@ -689,7 +689,7 @@ pub(super) mod samples {
                 category: Category::S,
                 rate: dec("19"),
                 reason: "Verpackung".into(),
-                reason_code: "ABL",
+                reason_code: "ABL".into(),
             }],
             totals: Totals {
                 line_net: dec("1136.05"),
@@ -709,7 +709,7 @@ pub(super) mod samples {
                     category: Category::S,
                     rate: dec("19"),
                     exemption_reason: String::new(),
-                    exemption_code: "",
+                    exemption_code: "".into(),
                 },
                 VatBreakdown {
                     taxable: dec("49.90"),
@@ -717,7 +717,7 @@ pub(super) mod samples {
                     category: Category::S,
                     rate: dec("7"),
                     exemption_reason: String::new(),
-                    exemption_code: "",
+                    exemption_code: "".into(),
                 },
             ],
             lines: vec![consulting, book, shipping],
@@ -738,12 +738,12 @@ pub(super) mod samples {
             base: None,
             percent: None,
             reason: "Rabatt".into(),
-            reason_code: "",
+            reason_code: "".into(),
         });
         Invoice {
             number: "RE-2026-0002".into(),
             issue_date: date("2026-03-02"),
-            type_code: "380",
+            type_code: "380".into(),
             currency: "EUR".into(),
             due_date: Some(date("2026-03-20")),
             buyer_reference: "ACME-7".into(),
@@ -775,7 +775,7 @@ pub(super) mod samples {
                 },
             },
             payment: Payment {
-                means_code: "59",
+                means_code: "59".into(),
                 means_text: "SEPA-Lastschrift".into(),
                 remittance: "RE-2026-0002".into(),
                 credit_transfer: None,
@@ -804,7 +804,7 @@ pub(super) mod samples {
                 category: Category::AE,
                 rate: Decimal::ZERO,
                 exemption_reason: "Steuerschuldnerschaft des Leistungsempfängers".into(),
-                exemption_code: "VATEX-EU-AE",
+                exemption_code: "VATEX-EU-AE".into(),
             }],
             lines: vec![maintenance, licence],
         }
@@ -815,7 +815,7 @@ pub(super) mod samples {
         Invoice {
             number: "GS-2026-0001".into(),
             issue_date: date("2026-03-10"),
-            type_code: "381",
+            type_code: "381".into(),
             currency: "EUR".into(),
             due_date: Some(date("2026-03-24")),
             buyer_reference: "04011000-12345-67".into(),
@@ -847,7 +847,7 @@ pub(super) mod samples {
                 category: Category::S,
                 rate: dec("19"),
                 exemption_reason: String::new(),
-                exemption_code: "",
+                exemption_code: "".into(),
             }],
             lines: vec![line(
                 "1",
@@ -869,7 +869,7 @@ pub(super) mod samples {
         Invoice {
             number: "RE-2026-0003".into(),
             issue_date: date("2026-03-03"),
-            type_code: "380",
+            type_code: "380".into(),
             currency: "EUR".into(),
             due_date: Some(date("2026-04-02")),
             buyer_reference: "AT-WIEN-1".into(),
@@ -911,7 +911,7 @@ pub(super) mod samples {
                 category: Category::K,
                 rate: Decimal::ZERO,
                 reason: "Skonto vorab".into(),
-                reason_code: "95",
+                reason_code: "95".into(),
             }],
             charges: Vec::new(),
             totals: Totals {
@@ -931,7 +931,7 @@ pub(super) mod samples {
                 category: Category::K,
                 rate: Decimal::ZERO,
                 exemption_reason: "Steuerfreie innergemeinschaftliche Lieferung".into(),
-                exemption_code: "VATEX-EU-IC",
+                exemption_code: "VATEX-EU-IC".into(),
             }],
             lines: vec![machine],
         }
@@ -950,7 +950,7 @@ pub(super) mod samples {
         Invoice {
             number: "RE-2026-0004".into(),
             issue_date: date("2026-03-04"),
-            type_code: "380",
+            type_code: "380".into(),
             currency: "EUR".into(),
             due_date: Some(date("2026-03-18")),
             buyer_reference: "04011000-12345-67".into(),
@@ -971,7 +971,7 @@ pub(super) mod samples {
                 category: Category::O,
                 rate: Decimal::ZERO,
                 reason: "Reisekosten".into(),
-                reason_code: "",
+                reason_code: "".into(),
             }],
             totals: Totals {
                 line_net: dec("300.00"),
@@ -990,7 +990,7 @@ pub(super) mod samples {
                 category: Category::O,
                 rate: Decimal::ZERO,
                 exemption_reason: "Nicht steuerbar".into(),
-                exemption_code: "VATEX-EU-O",
+                exemption_code: "VATEX-EU-O".into(),
             }],
             lines: vec![talk],
         }

@@ -167,7 +167,7 @@ pub fn category(
 /// exempt documents, a standard text for the others (German for German locales).
 pub fn exemption_reason(category: Category, settings_reason: &str, german: bool) -> String {
     let text = match (category, german) {
-        (Category::S | Category::Z, _) => "",
+        (Category::S | Category::Z | Category::L | Category::M | Category::B, _) => "",
         (Category::E, _) => settings_reason,
         (Category::AE, true) => "Steuerschuldnerschaft des Leistungsempfängers",
         (Category::AE, false) => "Reverse charge",

@@ -69,10 +69,16 @@ pub enum Category {
     G,
     /// Services outside scope of tax.
     O,
+    /// Canary Islands general indirect tax (read from incoming e-invoices only).
+    L,
+    /// Tax for production, services and importation in Ceuta and Melilla (read only).
+    M,
+    /// Transferred (VAT), Italy (read only).
+    B,
 }
 
 impl Category {
-    pub const ALL: [Category; 7] = [
+    pub const ALL: [Category; 10] = [
         Category::S,
         Category::Z,
         Category::E,
@@ -80,6 +86,9 @@ impl Category {
         Category::K,
         Category::G,
         Category::O,
+        Category::L,
+        Category::M,
+        Category::B,
     ];
 
     pub fn code(self) -> &'static str {
@@ -91,6 +100,9 @@ impl Category {
             Category::K => "K",
             Category::G => "G",
             Category::O => "O",
+            Category::L => "L",
+            Category::M => "M",
+            Category::B => "B",
         }
     }
 
@@ -113,7 +125,9 @@ impl Category {
             Category::K => Some("VATEX-EU-IC"),
             Category::G => Some("VATEX-EU-G"),
             Category::O => Some("VATEX-EU-O"),
-            Category::S | Category::Z | Category::E => None,
+            Category::S | Category::Z | Category::E | Category::L | Category::M | Category::B => {
+                None
+            }
         }
     }
 }
@@ -197,7 +211,7 @@ pub struct DirectDebit {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Payment {
     /// BT-81, UNTDID 4461.
-    pub means_code: &'static str,
+    pub means_code: String,
     /// BT-82.
     pub means_text: String,
     /// BT-83.
@@ -223,7 +237,7 @@ pub struct AllowanceCharge {
     /// BT-97 / BT-104.
     pub reason: String,
     /// BT-98 / BT-105 (UNTDID 5189 for allowances, 7161 for charges).
-    pub reason_code: &'static str,
+    pub reason_code: String,
 }
 
 /// Document totals (BG-22).
@@ -263,7 +277,7 @@ pub struct VatBreakdown {
     /// BT-120.
     pub exemption_reason: String,
     /// BT-121.
-    pub exemption_code: &'static str,
+    pub exemption_code: String,
 }
 
 /// An invoice line (BG-25).
@@ -306,7 +320,7 @@ pub struct LineAllowance {
     /// BT-139.
     pub reason: String,
     /// BT-140 (UNTDID 5189).
-    pub reason_code: &'static str,
+    pub reason_code: String,
 }
 
 /// The invoice (or credit note) as EN 16931 sees it.
@@ -317,7 +331,7 @@ pub struct Invoice {
     /// BT-2.
     pub issue_date: Date,
     /// BT-3, UNTDID 1001: 380 commercial invoice, 381 credit note.
-    pub type_code: &'static str,
+    pub type_code: String,
     /// BT-5, ISO 4217.
     pub currency: String,
     /// BT-9.

@@ -456,7 +456,7 @@ fn xrechnung(c: &mut Check, inv: &Invoice) {
             "the seller needs a VAT identifier (BT-31) or a tax number (BT-32)",
         );
     }
-    match inv.payment.means_code {
+    match inv.payment.means_code.as_str() {
         "48" | "54" | "55" => c.fail(
             "BR-DE-24-a",
             "payment_types",

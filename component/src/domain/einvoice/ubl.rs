@@ -63,7 +63,7 @@ fn is_credit_note(type_code: &str) -> bool {
 
 /// The UBL document of `inv` (BT-24 is `profile.specification()`).
 pub fn write(inv: &Invoice, profile: Profile) -> Vec<u8> {
-    let kind = if is_credit_note(inv.type_code) {
+    let kind = if is_credit_note(&inv.type_code) {
         &CREDIT_NOTE
     } else {
         &INVOICE
@@ -81,7 +81,7 @@ pub fn write(inv: &Invoice, profile: Profile) -> Vec<u8> {
     {
         date(&mut x, "cbc:DueDate", d);
     }
-    x.text(kind.type_code, inv.type_code);
+    x.text(kind.type_code, &inv.type_code);
     for note in &inv.notes {
         x.text("cbc:Note", note);
     }
@@ -256,14 +256,14 @@ fn tax_scheme(x: &mut Xml, company_id: &str, scheme: &str) {
 /// BG-16 with BG-17 or BG-19; for a credit note also BT-9.
 fn payment_means(x: &mut Xml, inv: &Invoice, kind: &Kind) {
     let pay = &inv.payment;
-    if !present(pay.means_code) {
+    if !present(&pay.means_code) {
         return;
     }
     x.open("cac:PaymentMeans");
     x.text_with(
         "cbc:PaymentMeansCode",
         &[("name", &pay.means_text)],
-        pay.means_code,
+        &pay.means_code,
     );
     if !kind.header_due_date
         && let Some(d) = inv.due_date
@@ -295,7 +295,7 @@ fn payment_means(x: &mut Xml, inv: &Invoice, kind: &Kind) {
 fn allowance_charge(x: &mut Xml, cur: &str, a: &AllowanceCharge, charge: bool) {
     x.open("cac:AllowanceCharge");
     x.text("cbc:ChargeIndicator", if charge { "true" } else { "false" });
-    x.text("cbc:AllowanceChargeReasonCode", a.reason_code);
+    x.text("cbc:AllowanceChargeReasonCode", &a.reason_code);
     x.text("cbc:AllowanceChargeReason", &a.reason);
     if let Some(p) = a.percent {
         x.number("cbc:MultiplierFactorNumeric", &[], p);
@@ -312,7 +312,7 @@ fn allowance_charge(x: &mut Xml, cur: &str, a: &AllowanceCharge, charge: bool) {
 fn line_allowance(x: &mut Xml, cur: &str, a: &LineAllowance) {
     x.open("cac:AllowanceCharge");
     x.text("cbc:ChargeIndicator", "false");
-    x.text("cbc:AllowanceChargeReasonCode", a.reason_code);
+    x.text("cbc:AllowanceChargeReasonCode", &a.reason_code);
     x.text("cbc:AllowanceChargeReason", &a.reason);
     if let Some(p) = a.percent {
         x.number("cbc:MultiplierFactorNumeric", &[], p);
@@ -347,7 +347,7 @@ fn subtotal(x: &mut Xml, cur: &str, v: &VatBreakdown) {
     x.text("cbc:ID", v.category.code());
     // Always, "Not subject to VAT" too: XRechnung wants BT-119 (BR-DE-14).
     x.number("cbc:Percent", &[], v.rate);
-    x.text("cbc:TaxExemptionReasonCode", v.exemption_code);
+    x.text("cbc:TaxExemptionReasonCode", &v.exemption_code);
     x.text("cbc:TaxExemptionReason", &v.exemption_reason);
     x.open("cac:TaxScheme");
     x.text("cbc:ID", "VAT");
