@@ -172,7 +172,7 @@ pub fn send(
     };
     if let Some(profile) = profile {
         match einvoice::load(txn.as_read(), ctx.account_id, kind, id, profile)? {
-            Some(Issued::Xml(xml)) => attachments.push(Attachment {
+            Some(Issued::Xml { xml, .. }) => attachments.push(Attachment {
                 filename: format!("{}.xml", filenames::sanitize(&filename)),
                 mimetype: "application/xml".into(),
                 content: xml,

@@ -736,7 +736,7 @@ pub fn complete(
     // With `einvoice_pdf`, the PDF is a Factur-X hybrid carrying that profile's XML (which
     // the completion required to be valid).
     let factur_x = issued.into_iter().find_map(|(p, e)| match (p, e) {
-        (einvoice::Profile::FacturX, einvoice::Issued::Xml(xml)) => Some(xml),
+        (einvoice::Profile::FacturX, einvoice::Issued::Xml { xml, .. }) => Some(xml),
         _ => None,
     });
     let items = storage::items(txn.as_read(), account, kind, id)?;

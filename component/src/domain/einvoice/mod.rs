@@ -13,6 +13,8 @@ pub mod build;
 pub mod cii;
 pub mod derive;
 pub mod model;
+pub mod pdf;
+pub mod read;
 pub mod rules;
 pub mod ubl;
 
@@ -23,19 +25,17 @@ use super::documents::{DocKind, Document, storage};
 use super::records;
 use super::schema::Record;
 use super::settings;
-use crate::caps::{Read, StoreError, Write};
+use crate::caps::{Read, Write};
 use crate::store::{self, forms::StoredEinvoice, keys};
 use derive::Situation;
-use flate2::Compression;
-use flate2::read::DeflateDecoder;
-use flate2::write::DeflateEncoder;
 pub use model::Profile;
 pub use rules::Violation;
 
 /// A document's e-invoice of one profile as it was fixed at completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Issued {
-    Xml(Vec<u8>),
+    /// The XML, and the number of the document it is named after.
+    Xml { number: String, xml: Vec<u8> },
     /// The rules the document's data failed for this profile.
     Refused(Vec<Violation>),
 }
@@ -141,7 +141,10 @@ pub fn issue(
         issued.push((
             profile,
             if violations.is_empty() {
-                Issued::Xml(write(&inv, profile))
+                Issued::Xml {
+                    number: doc.formatted_number.clone(),
+                    xml: write(&inv, profile),
+                }
             } else {
                 Issued::Refused(violations)
             },
@@ -152,7 +155,10 @@ pub fn issue(
     }
     for (profile, e) in &issued {
         let stored = match e {
-            Issued::Xml(xml) => StoredEinvoice::Deflated(deflate(xml)),
+            Issued::Xml { number, xml } => StoredEinvoice::Xml {
+                number: number.clone(),
+                xml: xml.clone(),
+            },
             Issued::Refused(v) => StoredEinvoice::Refused(
                 v.iter()
                     .map(|v| (v.rule.clone(), v.field.clone(), v.message.clone()))
@@ -179,7 +185,7 @@ pub fn load(
         return Ok(None);
     };
     Ok(Some(match store::decode_plain::<StoredEinvoice>(&bytes)? {
-        StoredEinvoice::Deflated(bytes) => Issued::Xml(inflate(&bytes)?),
+        StoredEinvoice::Xml { number, xml } => Issued::Xml { number, xml },
         StoredEinvoice::Refused(list) => Issued::Refused(
             list.into_iter()
                 .map(|(rule, field, message)| Violation {
@@ -190,23 +196,6 @@ pub fn load(
                 .collect(),
         ),
     }))
-}
-
-fn deflate(xml: &[u8]) -> Vec<u8> {
-    use std::io::Write as _;
-    let mut e = DeflateEncoder::new(Vec::with_capacity(xml.len() / 4), Compression::fast());
-    // Writing into a Vec cannot fail.
-    e.write_all(xml).expect("deflating into memory");
-    e.finish().expect("deflating into memory")
-}
-
-fn inflate(bytes: &[u8]) -> Result<Vec<u8>, Error> {
-    use std::io::Read as _;
-    let mut xml = Vec::with_capacity(bytes.len() * 5);
-    DeflateDecoder::new(bytes)
-        .read_to_end(&mut xml)
-        .map_err(|e| StoreError::Backend(format!("corrupt e-invoice: {e}")))?;
-    Ok(xml)
 }
 
 /// Whether a document has its e-invoices (documents completed before they existed have

@@ -131,36 +131,52 @@ pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError
         })?),
     };
     let txn = caps.store.begin_read()?;
-    let doc = storage::load(txn.as_ref(), ctx.account_id, kind, id)?;
-    if doc.status == Status::Draft {
-        return Err(ApiError::bad(format!(
-            "{} {id} is a DRAFT: an e-invoice is issued when it is completed",
-            kind.label()
-        )));
-    }
-    let profile = match asked {
-        Some(p) => p,
-        None => {
-            let client = records::load(txn.as_ref(), &CLIENTS, ctx.account_id, doc.client_id)?;
-            Profile::parse(client.text("einvoice_profile")).unwrap_or(Profile::XrechnungCii)
-        }
+    let account = ctx.account_id;
+    // The kept e-invoice of the profile asked for is all it takes: only completed
+    // documents have one.
+    let kept = match asked {
+        Some(p) => einvoice::load(txn.as_ref(), account, kind, id, p)?.map(|i| (p, i)),
+        None => None,
     };
-    let issued = match einvoice::load(txn.as_ref(), ctx.account_id, kind, id, profile)? {
-        Some(issued) => issued,
-        // Completed before e-invoices were kept and not migrated yet: made as it would
-        // have been, and not kept (a GET never writes).
+    let (profile, issued) = match kept {
+        Some(found) => found,
         None => {
-            let inv = einvoice::model(txn.as_ref(), ctx.account_id, &doc)?;
-            let exact = doc.basis() == PriceBasis::Net;
-            match einvoice::rules::check(&inv, profile, exact) {
-                v if v.is_empty() => Issued::Xml(einvoice::write(&inv, profile)),
-                v => Issued::Refused(v),
+            let doc = storage::load(txn.as_ref(), account, kind, id)?;
+            if doc.status == Status::Draft {
+                return Err(ApiError::bad(format!(
+                    "{} {id} is a DRAFT: an e-invoice is issued when it is completed",
+                    kind.label()
+                )));
             }
+            let profile = match asked {
+                Some(p) => p,
+                None => {
+                    let client = records::load(txn.as_ref(), &CLIENTS, account, doc.client_id)?;
+                    Profile::parse(client.text("einvoice_profile")).unwrap_or(Profile::XrechnungCii)
+                }
+            };
+            let issued = match einvoice::load(txn.as_ref(), account, kind, id, profile)? {
+                Some(issued) => issued,
+                // Completed before e-invoices were kept and not migrated yet: made as it
+                // would have been, and not kept (a GET never writes).
+                None => {
+                    let inv = einvoice::model(txn.as_ref(), account, &doc)?;
+                    let exact = doc.basis() == PriceBasis::Net;
+                    match einvoice::rules::check(&inv, profile, exact) {
+                        v if v.is_empty() => Issued::Xml {
+                            number: doc.formatted_number.clone(),
+                            xml: einvoice::write(&inv, profile),
+                        },
+                        v => Issued::Refused(v),
+                    }
+                }
+            };
+            (profile, issued)
         }
     };
     match issued {
-        Issued::Xml(xml) => {
-            let name = filenames::sanitize(&format!("{}.xml", doc.formatted_number));
+        Issued::Xml { number, xml } => {
+            let name = filenames::sanitize(&format!("{number}.xml"));
             Ok(Response {
                 status: 200,
                 headers: vec![
