@@ -2,6 +2,9 @@
 
 /// Largest request body accepted, in bytes (a template file of ~15 MiB in base64 fits).
 pub const BODY_BYTES_MAX: usize = 20 * 1024 * 1024;
+
+/// Largest e-invoice file an incoming invoice may be imported from (decoded).
+pub const INCOMING_FILE_BYTES_MAX: usize = 10 * 1024 * 1024;
 /// Deepest element nesting of a request document.
 pub const XML_DEPTH_MAX: usize = 16;
 /// Most elements in one request document.

@@ -419,6 +419,7 @@ fn message(e: domain::Error) -> String {
     match e {
         domain::Error::Invalid(m) => m.join("; "),
         domain::Error::NotFound(m)
+        | domain::Error::Conflict(m)
         | domain::Error::Forbidden(m)
         | domain::Error::Unavailable(m) => m,
         domain::Error::Store(e) => e.to_string(),

@@ -13,6 +13,7 @@ mod credit_notes;
 mod documents;
 mod einvoice;
 mod harness;
+mod incomings;
 mod invoices;
 mod json;
 mod mail;

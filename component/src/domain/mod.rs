@@ -17,6 +17,7 @@ pub mod email_templates;
 pub mod emails;
 pub mod filenames;
 pub mod grouping;
+pub mod incomings;
 pub mod migrate;
 pub mod money;
 pub mod numbering;
@@ -41,6 +42,8 @@ pub enum Error {
     Invalid(Vec<String>),
     /// The record does not exist in the caller's account.
     NotFound(String),
+    /// The request clashes with a record that exists (an incoming invoice imported twice).
+    Conflict(String),
     /// The caller's user may not do this.
     Forbidden(String),
     /// A capability the operation needs (PDF rendering, mail) failed or is not there;

@@ -14,6 +14,8 @@ pub enum ApiError {
     Forbidden(String),
     /// 404: no such path, or no such record in the caller's account.
     NotFound(String),
+    /// 409: the request clashes with a record that exists; the message names it.
+    Conflict(String),
     /// 405: the path exists but not with this method.
     MethodNotAllowed(Vec<&'static str>),
     /// 413: the body is over `limits::BODY_BYTES_MAX`.
@@ -42,6 +44,7 @@ impl ApiError {
             ApiError::Unauthorized => 401,
             ApiError::Forbidden(_) => 403,
             ApiError::NotFound(_) => 404,
+            ApiError::Conflict(_) => 409,
             ApiError::MethodNotAllowed(_) => 405,
             ApiError::PayloadTooLarge | ApiError::TooLarge(_) => 413,
             ApiError::UnsupportedMediaType(_) => 415,
@@ -61,6 +64,7 @@ impl ApiError {
             ],
             ApiError::Forbidden(m)
             | ApiError::NotFound(m)
+            | ApiError::Conflict(m)
             | ApiError::UnsupportedMediaType(m)
             | ApiError::TooLarge(m)
             | ApiError::Unavailable(m) => vec![m.clone()],
@@ -95,6 +99,7 @@ impl From<domain::Error> for ApiError {
         match e {
             domain::Error::Invalid(m) => ApiError::BadRequest(m),
             domain::Error::NotFound(m) => ApiError::NotFound(m),
+            domain::Error::Conflict(m) => ApiError::Conflict(m),
             domain::Error::Forbidden(m) => ApiError::Forbidden(m),
             domain::Error::Unavailable(m) => ApiError::Unavailable(m),
             domain::Error::Store(e) => ApiError::from(e),

@@ -11,6 +11,7 @@ mod error;
 mod golden;
 #[cfg(test)]
 mod grouping_tests;
+mod incomings;
 mod query;
 mod records;
 mod router;

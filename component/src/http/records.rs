@@ -28,7 +28,7 @@ impl Wire {
 }
 
 use crate::domain::{
-    clients, country_taxes, email_templates, properties, suppliers, taxes, templates,
+    clients, country_taxes, email_templates, incomings, properties, suppliers, taxes, templates,
 };
 
 pub(super) static TEMPLATES: Wire = Wire::new("templates", "template", &templates::TEMPLATES);
@@ -60,6 +60,12 @@ pub(super) static EMAIL_TEMPLATES: Wire = Wire::new(
 );
 pub(super) static TAXES: Wire = Wire::new("taxes", "tax", &taxes::TAXES);
 pub(super) static SUPPLIERS: Wire = Wire::new("suppliers", "supplier", &suppliers::SUPPLIERS);
+pub(super) static INCOMINGS: Wire = Wire::new("incomings", "incoming", &incomings::INCOMINGS);
+pub(super) static INCOMING_ITEMS: Wire = Wire::new(
+    "incoming-items",
+    "incoming-item",
+    &incomings::INCOMING_ITEMS,
+);
 
 /// Checks the root element and parses every writable field the document carries. Fields
 /// that cannot be read are kept in `Changes::invalid`, so that the domain reports them

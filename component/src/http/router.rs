@@ -9,7 +9,7 @@ use super::records::{
     self, CLIENT_PROPERTIES, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES, INCOMING_PROPERTIES,
     SUPPLIERS, TAXES, TEMPLATES, USER_PROPERTIES, Wire,
 };
-use super::{Call, Method, Request, Response, settings, templates};
+use super::{Call, Method, Request, Response, incomings, settings, templates};
 use crate::caps::Caps;
 use crate::domain::Ctx;
 use crate::domain::documents::{Action, DocKind};
@@ -276,6 +276,44 @@ static TABLE: &[&[Route]] = &[
     part!("credit-note-tags", CREDIT_NOTE, Tags),
     records!("clients", &CLIENTS),
     records!("suppliers", &SUPPLIERS),
+    &[
+        Route {
+            path: &["incomings"],
+            handlers: &[
+                (Verb::Get, Handler::Plain(incomings::list)),
+                (Verb::Post, Handler::Plain(incomings::create)),
+            ],
+        },
+        Route {
+            path: &["incomings", ID],
+            handlers: &[
+                (Verb::Get, Handler::Plain(incomings::get)),
+                (
+                    Verb::Put,
+                    Handler::Records(records::update, &records::INCOMINGS),
+                ),
+                (
+                    Verb::Delete,
+                    Handler::Records(records::delete, &records::INCOMINGS),
+                ),
+            ],
+        },
+        Route {
+            path: &["incomings", ID, "file"],
+            handlers: &[(Verb::Get, Handler::Plain(incomings::file))],
+        },
+        Route {
+            path: &["incoming-items"],
+            handlers: &[(Verb::Get, Handler::Plain(incomings::items))],
+        },
+        Route {
+            path: &["incoming-items", ID],
+            handlers: &[(
+                Verb::Get,
+                Handler::Records(records::get, &records::INCOMING_ITEMS),
+            )],
+        },
+    ],
     records!("templates", &TEMPLATES),
     records!("taxes", &TAXES),
     records!("user-properties", &USER_PROPERTIES),

@@ -190,6 +190,13 @@ pub fn supplier_incomings(account: u64, supplier: u64) -> Vec<u8> {
     k
 }
 
+/// A supplier's incoming invoice.
+pub fn supplier_incoming(account: u64, supplier: u64, id: u64) -> Vec<u8> {
+    let mut k = supplier_incomings(account, supplier);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
 /// A client's document of the kind `kind_byte`.
 pub fn client_document(account: u64, client: u64, kind_byte: u8, id: u64) -> Vec<u8> {
     let mut k = client_documents(account, client);

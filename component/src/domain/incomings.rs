@@ -1,0 +1,374 @@
+//! Incoming invoices: e-invoices received from suppliers, imported from the uploaded file
+//! (CII or UBL XML, or a Factur-X / ZUGFeRD PDF carrying the XML) or entered by hand. The
+//! file is parsed here, inside the component's sandbox (`einvoice::read`, `einvoice::pdf`),
+//! kept byte for byte, and its lines become `incoming-items`. What the service's own rules
+//! find in it is kept as the incoming's `validation`.
+
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+
+use super::date::Date;
+use super::einvoice::model::{Invoice, Profile};
+use super::einvoice::{pdf, read, rules};
+use super::records::{self, Draft, Filter, Resource, Rules};
+use super::schema::{Changes, Field, Kind, Record, Scalar};
+use super::{Ctx, Error, suppliers};
+use crate::caps::{Read, Write};
+use crate::store::{self, keys};
+
+static FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("updated", Kind::DateTime).read_only(),
+    Field::new("supplier_id", Kind::Integer).mandatory(),
+    Field::new("number", Kind::Text).mandatory(),
+    Field::new("type", Kind::Enum(&["INVOICE", "CREDIT_NOTE"])),
+    Field::new("date", Kind::Date).mandatory(),
+    Field::new("due_date", Kind::Date),
+    Field::new("supply_date", Kind::Date),
+    Field::new("currency_code", Kind::Currency),
+    Field::new("total_net", Kind::Decimal),
+    Field::new("total_tax", Kind::Decimal),
+    Field::new("total_gross", Kind::Decimal),
+    Field::new("prepaid_amount", Kind::Decimal),
+    Field::new("payable_amount", Kind::Decimal),
+    Field::new("paid_amount", Kind::Decimal).read_only(),
+    Field::new("open_amount", Kind::Decimal).read_only(),
+    Field::new("status", Kind::Text).read_only(),
+    Field::new("label", Kind::Text),
+    Field::new("note", Kind::Text),
+    Field::new("buyer_reference", Kind::Text),
+    Field::new("order_reference", Kind::Text),
+    Field::new("payment_iban", Kind::Text),
+    Field::new("format", Kind::Text).read_only(),
+    Field::new("profile", Kind::Text).read_only(),
+    Field::new("filename", Kind::Text).read_only(),
+    Field::new("filesize", Kind::Integer).read_only(),
+];
+
+pub static INCOMINGS: Resource = Resource::new("incomings", "incoming", FIELDS, &IncomingRules)
+    .filtered(&[
+        Filter::exact("supplier_id", "supplier_id"),
+        Filter::exact("status", "status"),
+    ]);
+
+static ITEM_FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("incoming_id", Kind::Integer).read_only(),
+    Field::new("line_id", Kind::Text).read_only(),
+    Field::new("name", Kind::Text).read_only(),
+    Field::new("description", Kind::Text).read_only(),
+    Field::new("quantity", Kind::Decimal).read_only(),
+    Field::new("unit_code", Kind::Text).read_only(),
+    Field::new("net_price", Kind::Decimal).read_only(),
+    Field::new("net_amount", Kind::Decimal).read_only(),
+    Field::new("tax_category", Kind::Text).read_only(),
+    Field::new("tax_rate", Kind::Decimal).read_only(),
+];
+
+/// The lines of imported e-invoices; made by the import only.
+pub static INCOMING_ITEMS: Resource = Resource::new(
+    "incoming-items",
+    "incoming item",
+    ITEM_FIELDS,
+    &records::Plain,
+)
+.filtered(&[Filter::exact("incoming_id", "incoming_id")]);
+
+/// What an incoming holds besides its fields: its VAT breakdown and what the service's
+/// rules found in it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Extra {
+    /// Category, rate, taxable amount, tax amount (as written on the wire).
+    pub taxes: Vec<(String, String, String, String)>,
+    /// Rule, severity, message.
+    pub findings: Vec<(String, String, String)>,
+}
+
+struct IncomingRules;
+
+impl Rules for IncomingRules {
+    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
+        let supplier = d.record.int("supplier_id").unwrap_or(0);
+        if supplier < 1 || !suppliers::exists(d.txn.as_read(), d.ctx.account_id, supplier as u64)? {
+            d.errors
+                .push(format!("supplier_id {supplier} does not exist"));
+            return Ok(());
+        }
+        if d.old.is_none() {
+            if d.record.get("format").is_none() {
+                d.record.set("format", Some(Scalar::Text("manual".into())));
+            }
+            if d.record.get("type").is_none() {
+                d.record.set("type", Some(Scalar::Text("INVOICE".into())));
+            }
+            let number = d.record.text("number").to_owned();
+            if let Some(existing) =
+                find_duplicate(d.txn.as_read(), d.ctx.account_id, supplier as u64, &number)?
+            {
+                return Err(Error::Conflict(format!(
+                    "incoming {existing} already holds number {number} of supplier {supplier}"
+                )));
+            }
+            d.txn.put(
+                &keys::supplier_incoming(d.ctx.account_id, supplier as u64, d.record.id()),
+                &[],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn before_delete(&self, ctx: &Ctx, txn: &mut dyn Write, record: &Record) -> Result<(), Error> {
+        let (account, id) = (ctx.account_id, record.id());
+        let supplier = record.int("supplier_id").unwrap_or(0) as u64;
+        txn.delete(&keys::supplier_incoming(account, supplier, id))?;
+        txn.delete(&file_key(account, id))?;
+        txn.delete(&extra_key(account, id))?;
+        for item in items(txn.as_read(), account, id)? {
+            records::delete(ctx, txn, &INCOMING_ITEMS, item.id())?;
+        }
+        Ok(())
+    }
+}
+
+fn file_key(account: u64, id: u64) -> Vec<u8> {
+    keys::file(account, INCOMINGS.collection, "file", id)
+}
+
+fn extra_key(account: u64, id: u64) -> Vec<u8> {
+    keys::file(account, INCOMINGS.collection, "extra", id)
+}
+
+/// The incoming of `supplier` with `number`, if one exists.
+fn find_duplicate(
+    txn: &dyn Read,
+    account: u64,
+    supplier: u64,
+    number: &str,
+) -> Result<Option<u64>, Error> {
+    let prefix = keys::supplier_incomings(account, supplier);
+    for (k, _) in store::scan_all(txn, &prefix)? {
+        let id = store::id_of_key(&k)?;
+        let r = records::load(txn, &INCOMINGS, account, id)?;
+        if r.text("number").trim() == number.trim() {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
+/// The items of an incoming, by line.
+pub fn items(txn: &dyn Read, account: u64, incoming: u64) -> Result<Vec<Record>, Error> {
+    let mut all = records::load_all(txn, &INCOMING_ITEMS, account)?;
+    all.retain(|r| r.int("incoming_id") == Some(incoming as i64));
+    Ok(all)
+}
+
+/// The taxes and findings of an incoming.
+pub fn extra(txn: &dyn Read, account: u64, id: u64) -> Result<Extra, Error> {
+    match txn.get(&extra_key(account, id))? {
+        Some(bytes) => Ok(store::decode_plain(&bytes)?),
+        None => Ok(Extra::default()),
+    }
+}
+
+/// The uploaded file: its bytes, name and MIME type.
+pub fn file(txn: &dyn Read, account: u64, id: u64) -> Result<Option<(Vec<u8>, Record)>, Error> {
+    let record = records::load(txn, &INCOMINGS, account, id)?;
+    Ok(txn
+        .get(&file_key(account, id))?
+        .map(|bytes| (bytes, record)))
+}
+
+/// The fields the API shows that depend on the day: status and open amount.
+pub fn shown(mut r: Record, today: Date) -> Record {
+    let payable = r
+        .get("payable_amount")
+        .and_then(Scalar::as_dec)
+        .unwrap_or_default();
+    let paid = r
+        .get("paid_amount")
+        .and_then(Scalar::as_dec)
+        .unwrap_or_default();
+    let open = (payable - paid).max(Decimal::ZERO);
+    let due = r.get("due_date").and_then(|v| match v {
+        Scalar::Date(d) => Some(*d),
+        _ => None,
+    });
+    let status = if open.is_zero() && payable > Decimal::ZERO {
+        "PAID"
+    } else if due.is_some_and(|d| d < today) {
+        "OVERDUE"
+    } else {
+        "OPEN"
+    };
+    r.set("paid_amount", Some(Scalar::Dec(paid)));
+    r.set("open_amount", Some(Scalar::Dec(open)));
+    r.set("status", Some(Scalar::Text(status.into())));
+    r
+}
+
+/// Why an uploaded file is refused.
+fn refused(message: String) -> Error {
+    Error::Invalid(vec![format!("base64file: {message}")])
+}
+
+/// The e-invoice in an uploaded file, and the file's format.
+fn parse(file: &[u8]) -> Result<(read::Read, &'static str), Error> {
+    let start = file
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(file.len());
+    let (xml, pdf_found) = if file[start..].starts_with(b"%PDF-")
+        || file.windows(5).take(1024).any(|w| w == b"%PDF-")
+    {
+        let found = pdf::embedded_xml(file, &pdf::Limits::default())
+            .map_err(|e| refused(format!("the PDF carries no readable e-invoice: {e}")))?;
+        (found.xml, true)
+    } else if file[start..].starts_with(b"<") || file.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        (file.to_vec(), false)
+    } else {
+        return Err(refused(
+            "the file is neither XML nor PDF: upload an e-invoice as CII or UBL XML, or a \
+             Factur-X / ZUGFeRD PDF"
+                .into(),
+        ));
+    };
+    let read = read::read(&xml).map_err(|e| refused(format!("not a readable e-invoice: {e}")))?;
+    let format = match (pdf_found, read.syntax) {
+        (true, _) => "pdf-cii",
+        (false, read::Syntax::Cii) => "cii",
+        (false, read::Syntax::Ubl) => "ubl",
+    };
+    Ok((read, format))
+}
+
+fn dec(d: Decimal) -> Option<Option<Scalar>> {
+    Some(Some(Scalar::Dec(d)))
+}
+
+fn text(s: &str) -> Option<Option<Scalar>> {
+    let s = s.trim();
+    (!s.is_empty()).then(|| Some(Scalar::Text(s.to_owned())))
+}
+
+/// What the service's own rules find in an e-invoice (no XRechnung rules: it may follow
+/// any EN 16931 profile).
+fn findings(inv: &Invoice) -> Vec<(String, String, String)> {
+    rules::check(inv, Profile::FacturX, false)
+        .into_iter()
+        .filter(|v| !v.field.starts_with("settings.") || v.rule.starts_with("BR-"))
+        .map(|v| (v.rule, "error".to_owned(), v.message))
+        .collect()
+}
+
+/// Imports an uploaded e-invoice: parsed, its supplier matched or created, the incoming,
+/// its items, taxes, findings and the file itself saved. Refused (nothing saved) when the
+/// file is no e-invoice, or the supplier already has an incoming of that number (409).
+pub fn import(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    file: Vec<u8>,
+    filename: &str,
+    label: Option<&str>,
+    note: Option<&str>,
+) -> Result<Record, Error> {
+    let (read, format) = parse(&file)?;
+    let inv = &read.invoice;
+    let supplier = suppliers::match_or_create(ctx, txn, &inv.seller)?;
+    let mut changes = Changes::default();
+    let kind = if matches!(
+        inv.type_code.as_str(),
+        "381" | "261" | "262" | "296" | "308" | "396" | "420" | "458" | "532"
+    ) {
+        "CREDIT_NOTE"
+    } else {
+        "INVOICE"
+    };
+    let t = &inv.totals;
+    let mut set = |name: &'static str, v: Option<Option<Scalar>>| {
+        if let Some(v) = v {
+            changes.values.push((name, v));
+        }
+    };
+    set("supplier_id", Some(Some(Scalar::Int(supplier as i64))));
+    set("number", text(&inv.number));
+    set("type", text(kind));
+    set("date", Some(Some(Scalar::Date(inv.issue_date))));
+    set("due_date", inv.due_date.map(|d| Some(Scalar::Date(d))));
+    set(
+        "supply_date",
+        inv.delivery_date.map(|d| Some(Scalar::Date(d))),
+    );
+    set("currency_code", text(&inv.currency));
+    set("total_net", dec(t.without_vat));
+    set("total_tax", dec(t.vat));
+    set("total_gross", dec(t.with_vat));
+    set("prepaid_amount", dec(t.paid));
+    set("payable_amount", dec(t.payable));
+    set("label", label.and_then(text));
+    let notes = inv.notes.join("\n");
+    set("note", note.and_then(text).or_else(|| text(&notes)));
+    set("buyer_reference", text(&inv.buyer_reference));
+    set("order_reference", text(&inv.order_reference));
+    let iban = inv
+        .payment
+        .credit_transfer
+        .as_ref()
+        .map(|c| c.iban.clone())
+        .unwrap_or_default();
+    set("payment_iban", text(&iban));
+    set("format", text(format));
+    set("profile", text(&read.specification));
+    set("filename", text(filename));
+    set("filesize", Some(Some(Scalar::Int(file.len() as i64))));
+    // A currency the API does not know is kept out rather than refusing the invoice.
+    changes.values.retain(|(name, v)| {
+        *name != "currency_code"
+            || v.as_ref().is_some_and(|c| {
+                super::codes::CURRENCIES
+                    .binary_search(&c.to_wire().as_str())
+                    .is_ok()
+            })
+    });
+    let record = records::create(ctx, txn, &INCOMINGS, &changes)?;
+    let id = record.id();
+    for line in &inv.lines {
+        let mut c = Changes::default();
+        for (name, v) in [
+            ("incoming_id", Some(Some(Scalar::Int(id as i64)))),
+            ("line_id", text(&line.id)),
+            ("name", text(&line.name)),
+            ("description", text(&line.description)),
+            ("quantity", dec(line.quantity)),
+            ("unit_code", text(&line.unit_code)),
+            ("net_price", dec(line.net_price)),
+            ("net_amount", dec(line.net_amount)),
+            ("tax_category", text(line.category.code())),
+            ("tax_rate", dec(line.rate)),
+        ] {
+            if let Some(v) = v {
+                c.values.push((name, v));
+            }
+        }
+        records::create(ctx, txn, &INCOMING_ITEMS, &c)?;
+    }
+    let extra = Extra {
+        taxes: inv
+            .vat
+            .iter()
+            .map(|v| {
+                (
+                    v.category.code().to_owned(),
+                    v.rate.normalize().to_string(),
+                    v.taxable.normalize().to_string(),
+                    v.tax.normalize().to_string(),
+                )
+            })
+            .collect(),
+        findings: findings(inv),
+    };
+    txn.put(&extra_key(ctx.account_id, id), &store::encode(&extra))?;
+    txn.put(&file_key(ctx.account_id, id), &file)?;
+    Ok(record)
+}

@@ -1,0 +1,228 @@
+//! Incoming invoices on the wire: `/api/incomings` (import an e-invoice file or enter one
+//! by hand, list, get with its taxes and validation, update, delete), the uploaded file
+//! (`…/{id}/file`) and the read-only `/api/incoming-items`.
+
+use super::error::ApiError;
+use super::records::{self, INCOMINGS as INCOMING_WIRE, decode_base64, encode_record};
+use super::{Payload, Response, in_write};
+use crate::codec::{Content, Element, ScalarType};
+use crate::domain::date::Date;
+use crate::domain::incomings::{self, INCOMINGS};
+use crate::domain::records as domain_records;
+use crate::domain::schema::Record;
+use crate::http::Call;
+
+/// An incoming as its element: its fields, then `taxes` and `validation`.
+fn element(c: &Call<'_>, txn: &dyn crate::caps::Read, record: Record) -> Result<Element, ApiError> {
+    let today = Date::from_unix(c.ctx.now);
+    let id = record.id();
+    let record = incomings::shown(record, today);
+    let mut el = encode_record(INCOMINGS.fields, "incoming", &record, None);
+    let extra = incomings::extra(txn, c.ctx.account_id, id)?;
+    let taxes = extra
+        .taxes
+        .into_iter()
+        .map(|(category, rate, taxable, amount)| {
+            Element::node(
+                "tax",
+                vec![
+                    Element::text("category", category),
+                    Element::typed("rate", ScalarType::Float, rate),
+                    Element::typed("taxable_amount", ScalarType::Float, taxable),
+                    Element::typed("amount", ScalarType::Float, amount),
+                ],
+            )
+        })
+        .collect();
+    let valid = extra
+        .findings
+        .iter()
+        .all(|(_, severity, _)| severity != "error");
+    let mut validation = vec![Element::typed(
+        "valid",
+        ScalarType::Integer,
+        if valid { "1" } else { "0" },
+    )];
+    validation.extend(extra.findings.into_iter().map(|(rule, severity, message)| {
+        Element::node(
+            "finding",
+            vec![
+                Element::text("rule", rule),
+                Element::text("severity", severity),
+                Element::text("message", message),
+            ],
+        )
+    }));
+    if let Content::Children(children) = &mut el.content {
+        children.push(Element::list("taxes", taxes));
+        children.push(Element::node("validation", validation));
+    }
+    Ok(el)
+}
+
+/// `GET /api/incomings`: filters `supplier_id`, `status`, `number` (part of it), `from`
+/// and `to` (date), paging and order.
+pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
+    let (caps, ctx, query) = (c.caps, c.ctx, c.query);
+    let (page, per_page) = query.paging()?;
+    let order = query.order(INCOMINGS.fields)?;
+    let txn = caps.store.begin_read()?;
+    let today = Date::from_unix(ctx.now);
+    let date = |name: &str| -> Result<Option<Date>, ApiError> {
+        query
+            .get(name)
+            .map(|v| {
+                Date::parse(v.trim()).ok_or_else(|| {
+                    ApiError::bad(format!("{name} must be a date YYYY-MM-DD, got \"{v}\""))
+                })
+            })
+            .transpose()
+    };
+    let (from, to) = (date("from")?, date("to")?);
+    let number = query.get("number").map(str::to_lowercase);
+    let supplier = query.get("supplier_id").map(str::to_owned);
+    let status = query.get("status").map(str::to_ascii_uppercase);
+    let mut all: Vec<Record> = domain_records::load_all(txn.as_ref(), &INCOMINGS, ctx.account_id)?
+        .into_iter()
+        .map(|r| incomings::shown(r, today))
+        .filter(|r| {
+            let d = match r.get("date") {
+                Some(crate::domain::schema::Scalar::Date(d)) => Some(*d),
+                _ => None,
+            };
+            supplier
+                .as_deref()
+                .is_none_or(|s| s.split(',').any(|s| s.trim() == r.text("supplier_id")))
+                && r.get("supplier_id").is_some()
+                && status
+                    .as_deref()
+                    .is_none_or(|s| s.split(',').any(|s| s.trim() == r.text("status")))
+                && number
+                    .as_deref()
+                    .is_none_or(|n| r.text("number").to_lowercase().contains(n))
+                && from.is_none_or(|f| d.is_some_and(|d| d >= f))
+                && to.is_none_or(|t| d.is_some_and(|d| d <= t))
+        })
+        .collect();
+    if !order.is_empty() {
+        all.sort_by(|a, b| domain_records::compare_by(&order, a, b));
+    }
+    let total = all.len();
+    let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
+    let mut children = Vec::new();
+    for r in all.into_iter().skip(start).take(per_page as usize) {
+        children.push(element(c, txn.as_ref(), r)?);
+    }
+    let root = Element::list("incomings", children)
+        .with_attr("page", page.to_string())
+        .with_attr("per_page", per_page.to_string())
+        .with_attr("total", total.to_string());
+    let mut response = Response::doc(200, root);
+    response
+        .headers
+        .push(("x-total-count".into(), total.to_string()));
+    Ok(response)
+}
+
+pub(super) fn get(c: &Call<'_>) -> Result<Response, ApiError> {
+    let id = records::parse_id(&INCOMING_WIRE, c.id)?;
+    let txn = c.caps.store.begin_read()?;
+    let record = domain_records::load(txn.as_ref(), &INCOMINGS, c.ctx.account_id, id)?;
+    Ok(Response::doc(200, element(c, txn.as_ref(), record)?))
+}
+
+/// `POST /api/incomings`: with `base64file`, the e-invoice it holds imported (its
+/// `filename`, `label`, `note` optional); without, an incoming entered by hand.
+pub(super) fn create(c: &Call<'_>) -> Result<Response, ApiError> {
+    let root = c.req.document()?;
+    if root.name != "incoming" {
+        return Err(ApiError::bad(format!(
+            "expected an <incoming> root element, found <{}>",
+            root.name
+        )));
+    }
+    let text = |name: &str| {
+        root.child(name)
+            .and_then(Element::as_text)
+            .map(str::to_owned)
+    };
+    let record = match text("base64file").filter(|f| !f.trim().is_empty()) {
+        Some(encoded) => {
+            let file = decode_base64(&encoded)
+                .ok_or_else(|| ApiError::bad("base64file is not valid base64"))?;
+            if file.len() > crate::limits::INCOMING_FILE_BYTES_MAX {
+                return Err(ApiError::TooLarge(format!(
+                    "the file is larger than {} bytes",
+                    crate::limits::INCOMING_FILE_BYTES_MAX
+                )));
+            }
+            let filename = text("filename").unwrap_or_default();
+            if let Some(problem) = crate::domain::filenames::problem("filename", &filename) {
+                return Err(ApiError::bad(problem));
+            }
+            let (label, note) = (text("label"), text("note"));
+            in_write(c.caps, |txn| {
+                Ok(incomings::import(
+                    c.ctx,
+                    txn,
+                    file,
+                    &filename,
+                    label.as_deref(),
+                    note.as_deref(),
+                )?)
+            })?
+        }
+        None => {
+            let changes = records::decode_changes(INCOMINGS.fields, &root, "incoming")?;
+            in_write(c.caps, |txn| {
+                Ok(domain_records::create(c.ctx, txn, &INCOMINGS, &changes)?)
+            })?
+        }
+    };
+    let txn = c.caps.store.begin_read()?;
+    Ok(Response::doc(201, element(c, txn.as_ref(), record)?))
+}
+
+/// `GET /api/incomings/{id}/file`: the uploaded file byte for byte.
+pub(super) fn file(c: &Call<'_>) -> Result<Response, ApiError> {
+    let id = records::parse_id(&INCOMING_WIRE, c.id)?;
+    let txn = c.caps.store.begin_read()?;
+    let (bytes, record) =
+        incomings::file(txn.as_ref(), c.ctx.account_id, id)?.ok_or_else(|| {
+            ApiError::NotFound(format!("incoming {id} was entered by hand and has no file"))
+        })?;
+    let mimetype = if record.text("format") == "pdf-cii" {
+        "application/pdf"
+    } else {
+        "application/xml"
+    };
+    let name = match record.text("filename") {
+        "" => format!("incoming_{id}"),
+        n => n.replace('"', ""),
+    };
+    Ok(Response {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), mimetype.into()),
+            (
+                "content-disposition".into(),
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        payload: Payload::Bytes(bytes),
+    })
+}
+
+/// `GET /api/incoming-items?incoming_id=N`: the lines of one incoming of the account.
+pub(super) fn items(c: &Call<'_>) -> Result<Response, ApiError> {
+    let raw = c
+        .query
+        .get("incoming_id")
+        .ok_or_else(|| ApiError::bad("incoming_id is mandatory"))?;
+    let id = records::parse_id(&INCOMING_WIRE, raw.trim())?;
+    {
+        let txn = c.caps.store.begin_read()?;
+        domain_records::load(txn.as_ref(), &INCOMINGS, c.ctx.account_id, id)?;
+    }
+    records::list(c, &records::INCOMING_ITEMS)
+}
