@@ -292,3 +292,69 @@ async fn hostile_files_are_refused_at_once_and_nothing_is_stored() {
     assert_eq!(r.status, 413, "{}", r.body);
     assert_eq!(app.get("/api/incomings").await.status, 200);
 }
+
+#[tokio::test]
+async fn payments_settle_an_incoming_and_deleting_them_opens_it_again() {
+    let app = App::spawn().await;
+    let bytes =
+        std::fs::read(root().join("tests/einvoice/samples/01.01a-INVOICE_uncefact.xml")).unwrap();
+    let r = app.post("/api/incomings", &upload(&bytes, "a.xml")).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.id();
+    let payable = r.field("payable_amount").unwrap();
+    let pay = |amount: &str, mark: &str| {
+        format!(
+            "<incoming-payment><incoming_id>{id}</incoming_id><amount>{amount}</amount>\
+             <mark_incoming_as_paid>{mark}</mark_incoming_as_paid></incoming-payment>"
+        )
+    };
+    let part = app.post("/api/incoming-payments", &pay("100", "0")).await;
+    assert_eq!(part.status, 201, "{}", part.body);
+    let now = app.get(&format!("/api/incomings/{id}")).await;
+    assert_eq!(now.field("paid_amount").as_deref(), Some("100"));
+    assert_ne!(now.field("status").as_deref(), Some("PAID"));
+    let rest = app.post("/api/incoming-payments", &pay("1", "1")).await;
+    assert_eq!(rest.status, 201, "{}", rest.body);
+    let now = app.get(&format!("/api/incomings/{id}")).await;
+    assert_eq!(now.field("status").as_deref(), Some("PAID"), "{}", now.body);
+    assert_eq!(now.field("paid_amount"), Some(payable));
+    assert_eq!(now.field("open_amount").as_deref(), Some("0"));
+    assert_eq!(count(&app, "/api/incomings?status=PAID").await, "1");
+    let gone = app
+        .delete(&format!("/api/incoming-payments/{}", rest.id()))
+        .await;
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    let now = app.get(&format!("/api/incomings/{id}")).await;
+    assert_eq!(now.field("paid_amount").as_deref(), Some("100"));
+    assert_ne!(now.field("status").as_deref(), Some("PAID"));
+    // Bad payments are refused and change nothing.
+    app.post("/api/incoming-payments", &pay("-5", "0"))
+        .await
+        .assert_error(400, "amount");
+    app.post(
+        "/api/incoming-payments",
+        "<incoming-payment><incoming_id>999</incoming_id><amount>5</amount></incoming-payment>",
+    )
+    .await
+    .assert_error(400, "incoming_id 999 does not exist");
+    assert_eq!(
+        count(&app, &format!("/api/incoming-payments?incoming_id={id}")).await,
+        "1"
+    );
+    // Due-date filters and deleting the incoming with what it holds.
+    let due = now.field("due_date").unwrap_or_default();
+    if !due.is_empty() {
+        assert_eq!(
+            count(&app, &format!("/api/incomings?due_from={due}&due_to={due}")).await,
+            "1"
+        );
+    }
+    assert_eq!(
+        app.delete(&format!("/api/incomings/{id}")).await.status,
+        200
+    );
+    assert_eq!(count(&app, "/api/incomings").await, "0");
+    app.get(&format!("/api/incoming-items?incoming_id={id}"))
+        .await
+        .assert_error(404, "does not exist");
+}

@@ -129,6 +129,19 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
         update: "<incoming><label>Stolen</label></incoming>".into(),
         create,
     });
+    let payment = format!(
+        "<incoming-payment><incoming_id>{}</incoming_id><amount>1</amount></incoming-payment>",
+        incoming.id()
+    );
+    let paid = app.post("/api/incoming-payments", &payment).await;
+    assert_eq!(paid.status, 201, "{}", paid.body);
+    made.push(Made {
+        collection: "incoming-payments",
+        list: format!("/api/incoming-payments?incoming_id={}", incoming.id()),
+        id: paid.id(),
+        update: payment.clone(),
+        create: payment,
+    });
     let items = app
         .get(&format!(
             "/api/incoming-items?incoming_id={}",

@@ -127,6 +127,13 @@ impl Rules for IncomingRules {
         for item in items(txn.as_read(), account, id)? {
             records::delete(ctx, txn, &INCOMING_ITEMS, item.id())?;
         }
+        for payment in payments(txn.as_read(), account, id)? {
+            txn.delete(&keys::record(
+                account,
+                INCOMING_PAYMENTS.collection,
+                payment.id(),
+            ))?;
+        }
         Ok(())
     }
 }
@@ -371,4 +378,108 @@ pub fn import(
     txn.put(&extra_key(ctx.account_id, id), &store::encode(&extra))?;
     txn.put(&file_key(ctx.account_id, id), &file)?;
     Ok(record)
+}
+
+static PAYMENT_FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("incoming_id", Kind::Integer).mandatory(),
+    Field::new("date", Kind::Date),
+    Field::new("amount", Kind::Decimal).mandatory(),
+    Field::new("comment", Kind::Text),
+    Field::new("payment_type", Kind::Text),
+    Field::new("mark_incoming_as_paid", Kind::Bool),
+];
+
+/// Payments of incoming invoices; each one sets the incoming's paid amount (and so its
+/// status) in the same transaction.
+pub static INCOMING_PAYMENTS: Resource = Resource::new(
+    "incoming-payments",
+    "incoming payment",
+    PAYMENT_FIELDS,
+    &PaymentRules,
+)
+.filtered(&[Filter::exact("incoming_id", "incoming_id")]);
+
+struct PaymentRules;
+
+impl Rules for PaymentRules {
+    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
+        let incoming = d.record.int("incoming_id").unwrap_or(0);
+        if incoming < 1
+            || matches!(
+                records::load(
+                    d.txn.as_read(),
+                    &INCOMINGS,
+                    d.ctx.account_id,
+                    incoming as u64
+                ),
+                Err(Error::NotFound(_))
+            )
+        {
+            d.errors
+                .push(format!("incoming_id {incoming} does not exist"));
+            return Ok(());
+        }
+        let amount = d
+            .record
+            .get("amount")
+            .and_then(Scalar::as_dec)
+            .unwrap_or_default();
+        if amount <= Decimal::ZERO {
+            d.errors
+                .push(format!("amount must be above 0, got {amount}"));
+        }
+        if d.record.get("date").is_none() {
+            d.record
+                .set("date", Some(Scalar::Date(Date::from_unix(d.ctx.now))));
+        }
+        Ok(())
+    }
+
+    fn after_save(&self, s: records::Saved<'_>) -> Result<(), Error> {
+        let incoming = s.record.int("incoming_id").unwrap_or(0) as u64;
+        settle(s.ctx, s.txn, incoming, None)
+    }
+
+    fn before_delete(&self, ctx: &Ctx, txn: &mut dyn Write, record: &Record) -> Result<(), Error> {
+        let incoming = record.int("incoming_id").unwrap_or(0) as u64;
+        settle(ctx, txn, incoming, Some(record.id()))
+    }
+}
+
+/// The payments of an incoming.
+pub fn payments(txn: &dyn Read, account: u64, incoming: u64) -> Result<Vec<Record>, Error> {
+    let mut all = records::load_all(txn, &INCOMING_PAYMENTS, account)?;
+    all.retain(|r| r.int("incoming_id") == Some(incoming as i64));
+    Ok(all)
+}
+
+/// Sets an incoming's paid amount from its payments (without `leaving`, which is being
+/// deleted): their sum, or all of it when one is marked as settling it.
+fn settle(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    incoming: u64,
+    leaving: Option<u64>,
+) -> Result<(), Error> {
+    let account = ctx.account_id;
+    let mut record = records::load(txn.as_read(), &INCOMINGS, account, incoming)?;
+    let list: Vec<Record> = payments(txn.as_read(), account, incoming)?
+        .into_iter()
+        .filter(|p| Some(p.id()) != leaving)
+        .collect();
+    let payable = record
+        .get("payable_amount")
+        .and_then(Scalar::as_dec)
+        .unwrap_or_default();
+    let sum: Decimal = list
+        .iter()
+        .filter_map(|p| p.get("amount").and_then(Scalar::as_dec))
+        .sum();
+    let marked = list.iter().any(|p| p.bool("mark_incoming_as_paid"));
+    let paid = if marked { sum.max(payable) } else { sum };
+    record.set("paid_amount", Some(Scalar::Dec(paid)));
+    record.set("updated", Some(Scalar::DateTime(ctx.now)));
+    records::save(ctx, txn, &INCOMINGS, &record, &Changes::default())
 }

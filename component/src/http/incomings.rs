@@ -61,7 +61,7 @@ fn element(c: &Call<'_>, txn: &dyn crate::caps::Read, record: Record) -> Result<
 }
 
 /// `GET /api/incomings`: filters `supplier_id`, `status`, `number` (part of it), `from`
-/// and `to` (date), paging and order.
+/// and `to` (date), `due_from` and `due_to` (due date), paging and order.
 pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
     let (caps, ctx, query) = (c.caps, c.ctx, c.query);
     let (page, per_page) = query.paging()?;
@@ -79,6 +79,7 @@ pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
             .transpose()
     };
     let (from, to) = (date("from")?, date("to")?);
+    let (due_from, due_to) = (date("due_from")?, date("due_to")?);
     let number = query.get("number").map(str::to_lowercase);
     let supplier = query.get("supplier_id").map(str::to_owned);
     let status = query.get("status").map(str::to_ascii_uppercase);
@@ -86,10 +87,11 @@ pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
         .into_iter()
         .map(|r| incomings::shown(r, today))
         .filter(|r| {
-            let d = match r.get("date") {
+            let date_of = |name: &str| match r.get(name) {
                 Some(crate::domain::schema::Scalar::Date(d)) => Some(*d),
                 _ => None,
             };
+            let (d, due) = (date_of("date"), date_of("due_date"));
             supplier
                 .as_deref()
                 .is_none_or(|s| s.split(',').any(|s| s.trim() == r.text("supplier_id")))
@@ -102,6 +104,8 @@ pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
                     .is_none_or(|n| r.text("number").to_lowercase().contains(n))
                 && from.is_none_or(|f| d.is_some_and(|d| d >= f))
                 && to.is_none_or(|t| d.is_some_and(|d| d <= t))
+                && due_from.is_none_or(|f| due.is_some_and(|d| d >= f))
+                && due_to.is_none_or(|t| due.is_some_and(|d| d <= t))
         })
         .collect();
     if !order.is_empty() {
@@ -215,6 +219,16 @@ pub(super) fn file(c: &Call<'_>) -> Result<Response, ApiError> {
 
 /// `GET /api/incoming-items?incoming_id=N`: the lines of one incoming of the account.
 pub(super) fn items(c: &Call<'_>) -> Result<Response, ApiError> {
+    children(c, &records::INCOMING_ITEMS)
+}
+
+/// `GET /api/incoming-payments?incoming_id=N`: the payments of one incoming.
+pub(super) fn payments(c: &Call<'_>) -> Result<Response, ApiError> {
+    children(c, &records::INCOMING_PAYMENTS)
+}
+
+/// A list of an incoming's children: its incoming named and in the account.
+fn children(c: &Call<'_>, wire: &'static records::Wire) -> Result<Response, ApiError> {
     let raw = c
         .query
         .get("incoming_id")
@@ -224,5 +238,5 @@ pub(super) fn items(c: &Call<'_>) -> Result<Response, ApiError> {
         let txn = c.caps.store.begin_read()?;
         domain_records::load(txn.as_ref(), &INCOMINGS, c.ctx.account_id, id)?;
     }
-    records::list(c, &records::INCOMING_ITEMS)
+    records::list(c, wire)
 }

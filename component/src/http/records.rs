@@ -61,6 +61,11 @@ pub(super) static EMAIL_TEMPLATES: Wire = Wire::new(
 pub(super) static TAXES: Wire = Wire::new("taxes", "tax", &taxes::TAXES);
 pub(super) static SUPPLIERS: Wire = Wire::new("suppliers", "supplier", &suppliers::SUPPLIERS);
 pub(super) static INCOMINGS: Wire = Wire::new("incomings", "incoming", &incomings::INCOMINGS);
+pub(super) static INCOMING_PAYMENTS: Wire = Wire::new(
+    "incoming-payments",
+    "incoming-payment",
+    &incomings::INCOMING_PAYMENTS,
+);
 pub(super) static INCOMING_ITEMS: Wire = Wire::new(
     "incoming-items",
     "incoming-item",

@@ -303,6 +303,29 @@ static TABLE: &[&[Route]] = &[
             handlers: &[(Verb::Get, Handler::Plain(incomings::file))],
         },
         Route {
+            path: &["incoming-payments"],
+            handlers: &[
+                (Verb::Get, Handler::Plain(incomings::payments)),
+                (
+                    Verb::Post,
+                    Handler::Records(records::create, &records::INCOMING_PAYMENTS),
+                ),
+            ],
+        },
+        Route {
+            path: &["incoming-payments", ID],
+            handlers: &[
+                (
+                    Verb::Get,
+                    Handler::Records(records::get, &records::INCOMING_PAYMENTS),
+                ),
+                (
+                    Verb::Delete,
+                    Handler::Records(records::delete, &records::INCOMING_PAYMENTS),
+                ),
+            ],
+        },
+        Route {
             path: &["incoming-items"],
             handlers: &[(Verb::Get, Handler::Plain(incomings::items))],
         },
