@@ -327,6 +327,30 @@ async fn payments_settle_an_incoming_and_deleting_them_opens_it_again() {
     let now = app.get(&format!("/api/incomings/{id}")).await;
     assert_eq!(now.field("paid_amount").as_deref(), Some("100"));
     assert_ne!(now.field("status").as_deref(), Some("PAID"));
+    // The service's comments, as invoices have them; and one of a user.
+    let comments = app
+        .get(&format!("/api/incoming-comments?incoming_id={id}"))
+        .await;
+    assert_eq!(
+        comments.fields("actionkey"),
+        vec![
+            "IMPORT",
+            "PAYMENT",
+            "PAYMENT",
+            "STATUS",
+            "DELETE_PAYMENT",
+            "STATUS"
+        ],
+        "{}",
+        comments.body
+    );
+    let mine = app
+        .post(
+            "/api/incoming-comments",
+            &format!("<incoming-comment><incoming_id>{id}</incoming_id><comment>Geprüft</comment></incoming-comment>"),
+        )
+        .await;
+    assert_eq!(mine.status, 201, "{}", mine.body);
     // Bad payments are refused and change nothing.
     app.post("/api/incoming-payments", &pay("-5", "0"))
         .await

@@ -133,6 +133,19 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
         "<incoming-payment><incoming_id>{}</incoming_id><amount>1</amount></incoming-payment>",
         incoming.id()
     );
+    let note = format!(
+        "<incoming-comment><incoming_id>{}</incoming_id><comment>c</comment></incoming-comment>",
+        incoming.id()
+    );
+    let commented = app.post("/api/incoming-comments", &note).await;
+    assert_eq!(commented.status, 201, "{}", commented.body);
+    made.push(Made {
+        collection: "incoming-comments",
+        list: format!("/api/incoming-comments?incoming_id={}", incoming.id()),
+        id: commented.id(),
+        update: note.clone(),
+        create: note,
+    });
     let paid = app.post("/api/incoming-payments", &payment).await;
     assert_eq!(paid.status, 201, "{}", paid.body);
     made.push(Made {

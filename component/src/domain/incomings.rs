@@ -134,6 +134,13 @@ impl Rules for IncomingRules {
                 payment.id(),
             ))?;
         }
+        for comment in comments(txn.as_read(), account, id)? {
+            txn.delete(&keys::record(
+                account,
+                INCOMING_COMMENTS.collection,
+                comment.id(),
+            ))?;
+        }
         Ok(())
     }
 }
@@ -377,6 +384,17 @@ pub fn import(
     };
     txn.put(&extra_key(ctx.account_id, id), &store::encode(&extra))?;
     txn.put(&file_key(ctx.account_id, id), &file)?;
+    let name = match filename.trim() {
+        "" => "an e-invoice",
+        name => name,
+    };
+    system_comment(
+        ctx,
+        txn,
+        id,
+        "IMPORT",
+        &format!("Imported from {name} ({format})"),
+    )?;
     Ok(record)
 }
 
@@ -439,12 +457,27 @@ impl Rules for PaymentRules {
 
     fn after_save(&self, s: records::Saved<'_>) -> Result<(), Error> {
         let incoming = s.record.int("incoming_id").unwrap_or(0) as u64;
-        settle(s.ctx, s.txn, incoming, None)
+        let amount = s
+            .record
+            .get("amount")
+            .and_then(Scalar::as_dec)
+            .unwrap_or_default();
+        settle(s.ctx, s.txn, incoming, None, ("PAYMENT", "booked", amount))
     }
 
     fn before_delete(&self, ctx: &Ctx, txn: &mut dyn Write, record: &Record) -> Result<(), Error> {
         let incoming = record.int("incoming_id").unwrap_or(0) as u64;
-        settle(ctx, txn, incoming, Some(record.id()))
+        let amount = record
+            .get("amount")
+            .and_then(Scalar::as_dec)
+            .unwrap_or_default();
+        settle(
+            ctx,
+            txn,
+            incoming,
+            Some(record.id()),
+            ("DELETE_PAYMENT", "deleted", amount),
+        )
     }
 }
 
@@ -456,15 +489,19 @@ pub fn payments(txn: &dyn Read, account: u64, incoming: u64) -> Result<Vec<Recor
 }
 
 /// Sets an incoming's paid amount from its payments (without `leaving`, which is being
-/// deleted): their sum, or all of it when one is marked as settling it.
+/// deleted): their sum, or all of it when one is marked as settling it; writes the
+/// payment's comment, and a STATUS comment when the status moved.
 fn settle(
     ctx: &Ctx,
     txn: &mut dyn Write,
     incoming: u64,
     leaving: Option<u64>,
+    (actionkey, verb, amount): (&str, &str, Decimal),
 ) -> Result<(), Error> {
     let account = ctx.account_id;
     let mut record = records::load(txn.as_read(), &INCOMINGS, account, incoming)?;
+    let today = Date::from_unix(ctx.now);
+    let before = shown(record.clone(), today).text("status").to_owned();
     let list: Vec<Record> = payments(txn.as_read(), account, incoming)?
         .into_iter()
         .filter(|p| Some(p.id()) != leaving)
@@ -481,5 +518,96 @@ fn settle(
     let paid = if marked { sum.max(payable) } else { sum };
     record.set("paid_amount", Some(Scalar::Dec(paid)));
     record.set("updated", Some(Scalar::DateTime(ctx.now)));
-    records::save(ctx, txn, &INCOMINGS, &record, &Changes::default())
+    records::save(ctx, txn, &INCOMINGS, &record, &Changes::default())?;
+    let currency = record.text("currency_code").to_owned();
+    system_comment(
+        ctx,
+        txn,
+        incoming,
+        actionkey,
+        &format!("Payment of {} {currency} {verb}", amount.normalize()),
+    )?;
+    let after = shown(record, today).text("status").to_owned();
+    if after != before {
+        system_comment(
+            ctx,
+            txn,
+            incoming,
+            "STATUS",
+            &format!("Status {before} → {after}"),
+        )?;
+    }
+    Ok(())
+}
+
+static COMMENT_FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer).read_only(),
+    Field::new("created", Kind::DateTime).read_only(),
+    Field::new("incoming_id", Kind::Integer).mandatory(),
+    Field::new("user_id", Kind::Integer).read_only(),
+    Field::new("comment", Kind::Text).mandatory(),
+    Field::new("actionkey", Kind::Text).read_only(),
+];
+
+/// Comments on incoming invoices: the users', and the service's own on imports, payments
+/// and status changes (actionkeys IMPORT, PAYMENT, DELETE_PAYMENT, STATUS, as invoices).
+pub static INCOMING_COMMENTS: Resource = Resource::new(
+    "incoming-comments",
+    "incoming comment",
+    COMMENT_FIELDS,
+    &CommentRules,
+)
+.filtered(&[Filter::exact("incoming_id", "incoming_id")]);
+
+struct CommentRules;
+
+impl Rules for CommentRules {
+    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
+        let incoming = d.record.int("incoming_id").unwrap_or(0);
+        if incoming < 1
+            || matches!(
+                records::load(
+                    d.txn.as_read(),
+                    &INCOMINGS,
+                    d.ctx.account_id,
+                    incoming as u64
+                ),
+                Err(Error::NotFound(_))
+            )
+        {
+            d.errors
+                .push(format!("incoming_id {incoming} does not exist"));
+        }
+        if d.record.text("comment").trim().is_empty() {
+            d.errors.push("comment must not be empty".into());
+        }
+        d.record
+            .set("user_id", Some(Scalar::Int(d.ctx.user_id as i64)));
+        Ok(())
+    }
+}
+
+/// Writes a comment of the service on an incoming.
+fn system_comment(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    incoming: u64,
+    actionkey: &str,
+    text: &str,
+) -> Result<(), Error> {
+    let mut c = Changes::default();
+    c.values
+        .push(("incoming_id", Some(Scalar::Int(incoming as i64))));
+    c.values
+        .push(("comment", Some(Scalar::Text(text.to_owned()))));
+    let mut record = records::create(ctx, txn, &INCOMING_COMMENTS, &c)?;
+    record.set("actionkey", Some(Scalar::Text(actionkey.to_owned())));
+    records::save(ctx, txn, &INCOMING_COMMENTS, &record, &Changes::default())
+}
+
+/// The comments of an incoming.
+pub fn comments(txn: &dyn Read, account: u64, incoming: u64) -> Result<Vec<Record>, Error> {
+    let mut all = records::load_all(txn, &INCOMING_COMMENTS, account)?;
+    all.retain(|r| r.int("incoming_id") == Some(incoming as i64));
+    Ok(all)
 }

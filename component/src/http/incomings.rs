@@ -227,6 +227,11 @@ pub(super) fn payments(c: &Call<'_>) -> Result<Response, ApiError> {
     children(c, &records::INCOMING_PAYMENTS)
 }
 
+/// `GET /api/incoming-comments?incoming_id=N`: the comments of one incoming.
+pub(super) fn comments(c: &Call<'_>) -> Result<Response, ApiError> {
+    children(c, &records::INCOMING_COMMENTS)
+}
+
 /// A list of an incoming's children: its incoming named and in the account.
 fn children(c: &Call<'_>, wire: &'static records::Wire) -> Result<Response, ApiError> {
     let raw = c

@@ -66,6 +66,11 @@ pub(super) static INCOMING_PAYMENTS: Wire = Wire::new(
     "incoming-payment",
     &incomings::INCOMING_PAYMENTS,
 );
+pub(super) static INCOMING_COMMENTS: Wire = Wire::new(
+    "incoming-comments",
+    "incoming-comment",
+    &incomings::INCOMING_COMMENTS,
+);
 pub(super) static INCOMING_ITEMS: Wire = Wire::new(
     "incoming-items",
     "incoming-item",

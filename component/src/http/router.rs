@@ -326,6 +326,29 @@ static TABLE: &[&[Route]] = &[
             ],
         },
         Route {
+            path: &["incoming-comments"],
+            handlers: &[
+                (Verb::Get, Handler::Plain(incomings::comments)),
+                (
+                    Verb::Post,
+                    Handler::Records(records::create, &records::INCOMING_COMMENTS),
+                ),
+            ],
+        },
+        Route {
+            path: &["incoming-comments", ID],
+            handlers: &[
+                (
+                    Verb::Get,
+                    Handler::Records(records::get, &records::INCOMING_COMMENTS),
+                ),
+                (
+                    Verb::Delete,
+                    Handler::Records(records::delete, &records::INCOMING_COMMENTS),
+                ),
+            ],
+        },
+        Route {
             path: &["incoming-items"],
             handlers: &[(Verb::Get, Handler::Plain(incomings::items))],
         },
