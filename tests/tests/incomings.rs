@@ -205,6 +205,7 @@ async fn faktura_e_invoices_import_back_with_their_totals_taxes_and_lines() {
     }
     let pdf = app.get(&format!("{}/pdf?format=pdf", i.at(id))).await;
     files.push(("invoice.pdf".into(), pdf.bytes));
+    let cii = String::from_utf8(files[0].1.clone()).unwrap();
     for (name, bytes) in files {
         // A fresh account each time: the same number may be imported once per account.
         let other = app.new_account(&name).await;
@@ -245,6 +246,30 @@ async fn faktura_e_invoices_import_back_with_their_totals_taxes_and_lines() {
             .await;
         assert_eq!(items.fields("name"), vec!["Beratung", "Buch"], "{name}");
     }
+    // A total that does not add up is imported, and the service's rules say so.
+    let gross = first(&cii, "GrandTotalAmount");
+    let broken = cii.replacen(
+        &format!(">{gross}</ram:GrandTotalAmount>"),
+        ">1.00</ram:GrandTotalAmount>",
+        1,
+    );
+    assert_ne!(broken, cii);
+    let other = app.new_account("broken").await;
+    let r = app
+        .call_as(
+            &other,
+            "POST",
+            "/api/incomings",
+            Some(&upload(broken.as_bytes(), "b.xml")),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(
+        r.body.contains("<valid type=\"integer\">0</valid>"),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains("<rule>BR-CO-15</rule>"), "{}", r.body);
 }
 
 #[tokio::test]

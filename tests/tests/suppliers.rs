@@ -64,6 +64,33 @@ async fn suppliers_are_created_listed_filtered_changed_and_deleted() {
         app.get("/api/suppliers").await.header("x-total-count"),
         Some("2")
     );
+    // A supplier with an incoming invoice stays until the invoice moves to another one.
+    let incoming = app
+        .post(
+            "/api/incomings",
+            &format!(
+                "<incoming><supplier_id>{id}</supplier_id><number>R-1</number><date>2026-11-02</date>\
+                 <total_gross>119</total_gross><payable_amount>119</payable_amount></incoming>"
+            ),
+        )
+        .await;
+    assert_eq!(incoming.status, 201, "{}", incoming.body);
+    app.delete(&format!("/api/suppliers/{id}"))
+        .await
+        .assert_error(400, "has incoming invoices");
+    let moved = app
+        .put(
+            &format!("/api/incomings/{}", incoming.id()),
+            &format!(
+                "<incoming><supplier_id>{}</supplier_id></incoming>",
+                other.id()
+            ),
+        )
+        .await;
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    app.delete(&format!("/api/suppliers/{}", other.id()))
+        .await
+        .assert_error(400, "has incoming invoices");
     let gone = app.delete(&format!("/api/suppliers/{id}")).await;
     assert_eq!(gone.status, 200, "{}", gone.body);
     app.get(&format!("/api/suppliers/{id}"))

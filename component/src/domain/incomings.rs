@@ -12,7 +12,8 @@ use super::einvoice::model::{Invoice, Profile};
 use super::einvoice::{pdf, read, rules};
 use super::records::{self, Draft, Filter, Resource, Rules};
 use super::schema::{Changes, Field, Kind, Record, Scalar};
-use super::{Ctx, Error, suppliers};
+use super::suppliers::{self, SUPPLIERS};
+use super::{Ctx, Error};
 use crate::caps::{Read, Write};
 use crate::store::{self, keys};
 
@@ -90,7 +91,14 @@ struct IncomingRules;
 impl Rules for IncomingRules {
     fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
         let supplier = d.record.int("supplier_id").unwrap_or(0);
-        if supplier < 1 || !suppliers::exists(d.txn.as_read(), d.ctx.account_id, supplier as u64)? {
+        if supplier < 1
+            || !records::exists(
+                d.txn.as_read(),
+                &SUPPLIERS,
+                d.ctx.account_id,
+                supplier as u64,
+            )?
+        {
             d.errors
                 .push(format!("supplier_id {supplier} does not exist"));
             return Ok(());
@@ -114,6 +122,15 @@ impl Rules for IncomingRules {
                 &keys::supplier_incoming(d.ctx.account_id, supplier as u64, d.record.id()),
                 &[],
             )?;
+        } else if let Some(old) = d.old.and_then(|o| o.int("supplier_id"))
+            && old != supplier
+        {
+            // The supplier's index follows a changed supplier.
+            let (account, id) = (d.ctx.account_id, d.record.id());
+            d.txn
+                .delete(&keys::supplier_incoming(account, old as u64, id))?;
+            d.txn
+                .put(&keys::supplier_incoming(account, supplier as u64, id), &[])?;
         }
         Ok(())
     }
@@ -124,17 +141,17 @@ impl Rules for IncomingRules {
         txn.delete(&keys::supplier_incoming(account, supplier, id))?;
         txn.delete(&file_key(account, id))?;
         txn.delete(&extra_key(account, id))?;
-        for item in items(txn.as_read(), account, id)? {
+        for item in children(txn.as_read(), &INCOMING_ITEMS, account, id)? {
             records::delete(ctx, txn, &INCOMING_ITEMS, item.id())?;
         }
-        for payment in payments(txn.as_read(), account, id)? {
+        for payment in children(txn.as_read(), &INCOMING_PAYMENTS, account, id)? {
             txn.delete(&keys::record(
                 account,
                 INCOMING_PAYMENTS.collection,
                 payment.id(),
             ))?;
         }
-        for comment in comments(txn.as_read(), account, id)? {
+        for comment in children(txn.as_read(), &INCOMING_COMMENTS, account, id)? {
             txn.delete(&keys::record(
                 account,
                 INCOMING_COMMENTS.collection,
@@ -171,11 +188,33 @@ fn find_duplicate(
     Ok(None)
 }
 
-/// The items of an incoming, by line.
-pub fn items(txn: &dyn Read, account: u64, incoming: u64) -> Result<Vec<Record>, Error> {
-    let mut all = records::load_all(txn, &INCOMING_ITEMS, account)?;
+/// The records of `res` (items, payments, comments) that belong to an incoming.
+pub fn children(
+    txn: &dyn Read,
+    res: &Resource,
+    account: u64,
+    incoming: u64,
+) -> Result<Vec<Record>, Error> {
+    let mut all = records::load_all(txn, res, account)?;
     all.retain(|r| r.int("incoming_id") == Some(incoming as i64));
     Ok(all)
+}
+
+/// An incoming's child names an incoming of the account.
+fn check_incoming(d: &mut Draft<'_>) -> Result<(), Error> {
+    let incoming = d.record.int("incoming_id").unwrap_or(0);
+    if incoming < 1
+        || !records::exists(
+            d.txn.as_read(),
+            &INCOMINGS,
+            d.ctx.account_id,
+            incoming as u64,
+        )?
+    {
+        d.errors
+            .push(format!("incoming_id {incoming} does not exist"));
+    }
+    Ok(())
 }
 
 /// The taxes and findings of an incoming.
@@ -229,24 +268,24 @@ fn refused(message: String) -> Error {
 
 /// The e-invoice in an uploaded file, and the file's format.
 fn parse(file: &[u8]) -> Result<(read::Read, &'static str), Error> {
-    let start = file
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(file.len());
-    let (xml, pdf_found) = if file[start..].starts_with(b"%PDF-")
-        || file.windows(5).take(1024).any(|w| w == b"%PDF-")
-    {
-        let found = pdf::embedded_xml(file, &pdf::Limits::default())
-            .map_err(|e| refused(format!("the PDF carries no readable e-invoice: {e}")))?;
-        (found.xml, true)
-    } else if file[start..].starts_with(b"<") || file.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        (file.to_vec(), false)
-    } else {
-        return Err(refused(
-            "the file is neither XML nor PDF: upload an e-invoice as CII or UBL XML, or a \
-             Factur-X / ZUGFeRD PDF"
-                .into(),
-        ));
+    let (xml, pdf_found) = match pdf::embedded_xml(file, &pdf::Limits::default()) {
+        Ok(found) => (found.xml, true),
+        Err(pdf::PdfError::NotPdf) => {
+            let text = file.trim_ascii_start();
+            if !text.starts_with(b"<") && !text.starts_with(&[0xEF, 0xBB, 0xBF]) {
+                return Err(refused(
+                    "the file is neither XML nor PDF: upload an e-invoice as CII or UBL XML, \
+                     or a Factur-X / ZUGFeRD PDF"
+                        .into(),
+                ));
+            }
+            (file.to_vec(), false)
+        }
+        Err(e) => {
+            return Err(refused(format!(
+                "the PDF carries no readable e-invoice: {e}"
+            )));
+        }
     };
     let read = read::read(&xml).map_err(|e| refused(format!("not a readable e-invoice: {e}")))?;
     let format = match (pdf_found, read.syntax) {
@@ -422,21 +461,9 @@ pub static INCOMING_PAYMENTS: Resource = Resource::new(
 struct PaymentRules;
 
 impl Rules for PaymentRules {
-    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
-        let incoming = d.record.int("incoming_id").unwrap_or(0);
-        if incoming < 1
-            || matches!(
-                records::load(
-                    d.txn.as_read(),
-                    &INCOMINGS,
-                    d.ctx.account_id,
-                    incoming as u64
-                ),
-                Err(Error::NotFound(_))
-            )
-        {
-            d.errors
-                .push(format!("incoming_id {incoming} does not exist"));
+    fn prepare(&self, mut d: Draft<'_>) -> Result<(), Error> {
+        check_incoming(&mut d)?;
+        if !d.errors.is_empty() {
             return Ok(());
         }
         let amount = d
@@ -481,13 +508,6 @@ impl Rules for PaymentRules {
     }
 }
 
-/// The payments of an incoming.
-pub fn payments(txn: &dyn Read, account: u64, incoming: u64) -> Result<Vec<Record>, Error> {
-    let mut all = records::load_all(txn, &INCOMING_PAYMENTS, account)?;
-    all.retain(|r| r.int("incoming_id") == Some(incoming as i64));
-    Ok(all)
-}
-
 /// Sets an incoming's paid amount from its payments (without `leaving`, which is being
 /// deleted): their sum, or all of it when one is marked as settling it; writes the
 /// payment's comment, and a STATUS comment when the status moved.
@@ -502,7 +522,7 @@ fn settle(
     let mut record = records::load(txn.as_read(), &INCOMINGS, account, incoming)?;
     let today = Date::from_unix(ctx.now);
     let before = shown(record.clone(), today).text("status").to_owned();
-    let list: Vec<Record> = payments(txn.as_read(), account, incoming)?
+    let list: Vec<Record> = children(txn.as_read(), &INCOMING_PAYMENTS, account, incoming)?
         .into_iter()
         .filter(|p| Some(p.id()) != leaving)
         .collect();
@@ -562,22 +582,8 @@ pub static INCOMING_COMMENTS: Resource = Resource::new(
 struct CommentRules;
 
 impl Rules for CommentRules {
-    fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
-        let incoming = d.record.int("incoming_id").unwrap_or(0);
-        if incoming < 1
-            || matches!(
-                records::load(
-                    d.txn.as_read(),
-                    &INCOMINGS,
-                    d.ctx.account_id,
-                    incoming as u64
-                ),
-                Err(Error::NotFound(_))
-            )
-        {
-            d.errors
-                .push(format!("incoming_id {incoming} does not exist"));
-        }
+    fn prepare(&self, mut d: Draft<'_>) -> Result<(), Error> {
+        check_incoming(&mut d)?;
         if d.record.text("comment").trim().is_empty() {
             d.errors.push("comment must not be empty".into());
         }
@@ -600,14 +606,8 @@ fn system_comment(
         .push(("incoming_id", Some(Scalar::Int(incoming as i64))));
     c.values
         .push(("comment", Some(Scalar::Text(text.to_owned()))));
-    let mut record = records::create(ctx, txn, &INCOMING_COMMENTS, &c)?;
-    record.set("actionkey", Some(Scalar::Text(actionkey.to_owned())));
-    records::save(ctx, txn, &INCOMING_COMMENTS, &record, &Changes::default())
-}
-
-/// The comments of an incoming.
-pub fn comments(txn: &dyn Read, account: u64, incoming: u64) -> Result<Vec<Record>, Error> {
-    let mut all = records::load_all(txn, &INCOMING_COMMENTS, account)?;
-    all.retain(|r| r.int("incoming_id") == Some(incoming as i64));
-    Ok(all)
+    // Read-only on the wire, set by the service.
+    c.values
+        .push(("actionkey", Some(Scalar::Text(actionkey.to_owned()))));
+    records::create(ctx, txn, &INCOMING_COMMENTS, &c).map(drop)
 }

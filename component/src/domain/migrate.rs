@@ -136,7 +136,8 @@ fn make_einvoices(store: &dyn Store, account: u64, kind: DocKind) -> Result<u64,
     for batch in missing.chunks(limits::MIGRATION_BATCH as usize) {
         let mut txn = store.begin_write()?;
         for doc in documents::storage::load_many(txn.as_read(), account, kind, batch)? {
-            einvoice::issue(txn.as_mut(), account, &doc, &[])?;
+            let inv = einvoice::model(txn.as_read(), account, &doc)?;
+            einvoice::issue(txn.as_mut(), account, &doc, &inv, &[])?;
         }
         txn.commit()?;
     }

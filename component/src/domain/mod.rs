@@ -2,7 +2,7 @@
 //!
 //! Works on `Record`s and `Changes` and talks to storage only through `caps` traits and the
 //! `store` module (keys, stored forms, encoding). Never names WIT or HTTP; XML
-//! only where it is the business document itself (`einvoice::cii`, `einvoice::ubl`).
+//! only where it is the business document itself (`einvoice`: its writers and readers).
 
 #![forbid(unsafe_code)]
 

@@ -151,8 +151,9 @@ pub fn line_totals(line: &Line, basis: PriceBasis, tax_free: bool) -> LineTotals
     }
 }
 
-/// Splits `total` over `weights` in proportion, cent-exact: the parts sum to `total`.
-fn spread(total: Decimal, weights: &[Decimal]) -> Vec<Decimal> {
+/// Splits `total` (of either sign) over `weights` in proportion, cent-exact: the parts sum
+/// to `total`.
+pub fn spread(total: Decimal, weights: &[Decimal]) -> Vec<Decimal> {
     let sum: Decimal = weights.iter().sum();
     if sum.is_zero() || total.is_zero() {
         return vec![Decimal::ZERO; weights.len()];
@@ -163,11 +164,16 @@ fn spread(total: Decimal, weights: &[Decimal]) -> Vec<Decimal> {
         .collect();
     // Hand the remaining cents to the largest weights first (largest remainder method).
     let mut rest = total - parts.iter().sum::<Decimal>();
-    let cent = Decimal::new(1, 2);
+    let cent = Decimal::new(1, 2)
+        * if total.is_sign_negative() {
+            -Decimal::ONE
+        } else {
+            Decimal::ONE
+        };
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|a, b| weights[*b].cmp(&weights[*a]).then(a.cmp(b)));
     let mut i = 0;
-    while rest >= cent && !order.is_empty() {
+    while rest.abs() >= cent.abs() && !order.is_empty() {
         parts[order[i % order.len()]] += cent;
         rest -= cent;
         i += 1;
@@ -343,6 +349,15 @@ mod tests {
         let parts = spread(d("0.10"), &[d("1"), d("1"), d("1")]);
         assert_eq!(parts.iter().sum::<Decimal>(), d("0.10"));
         assert_eq!(parts, vec![d("0.04"), d("0.03"), d("0.03")]);
+    }
+
+    #[test]
+    fn a_negative_total_is_spread_cent_exact_too() {
+        let parts = spread(d("-0.05"), &[d("8.40"), d("2.10")]);
+        assert_eq!(parts.iter().sum::<Decimal>(), d("-0.05"));
+        assert_eq!(parts, vec![d("-0.04"), d("-0.01")]);
+        let parts = spread(d("-0.10"), &[d("1"), d("1"), d("1")]);
+        assert_eq!(parts, vec![d("-0.04"), d("-0.03"), d("-0.03")]);
     }
 
     fn arb_line() -> impl Strategy<Value = Line> {

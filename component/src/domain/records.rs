@@ -274,6 +274,13 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, res: &Resource, id: u64) -> Result
     Ok(())
 }
 
+/// Whether the record exists in the account.
+pub fn exists(txn: &dyn Read, res: &Resource, account: u64, id: u64) -> Result<bool, Error> {
+    Ok(txn
+        .get(&keys::record(account, res.collection, id))?
+        .is_some())
+}
+
 /// Every record of the collection in id order.
 pub fn load_all(txn: &dyn Read, res: &Resource, account: u64) -> Result<Vec<Record>, Error> {
     store::scan_all(txn, &keys::collection(account, res.collection))?

@@ -9,7 +9,7 @@ use super::einvoice::model::Party;
 use super::records::{self, Draft, Filter, Resource, Rules};
 use super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::{Ctx, Error};
-use crate::caps::{Read, Write};
+use crate::caps::Write;
 
 static FIELDS: &[Field] = &[
     Field::new("id", Kind::Integer).read_only(),
@@ -150,13 +150,4 @@ pub fn match_or_create(ctx: &Ctx, txn: &mut dyn Write, seller: &Party) -> Result
     }
     let record = records::create(ctx, txn, &SUPPLIERS, &changes)?;
     Ok(record.id())
-}
-
-/// Whether the supplier exists in the account.
-pub fn exists(txn: &dyn Read, account: u64, id: u64) -> Result<bool, Error> {
-    match records::load(txn, &SUPPLIERS, account, id) {
-        Ok(_) => Ok(true),
-        Err(Error::NotFound(_)) => Ok(false),
-        Err(e) => Err(e),
-    }
 }

@@ -732,17 +732,18 @@ pub fn complete(
     )?;
     // The e-invoices first: a rule of the profiles this document must meet refuses the
     // completion before anything is rendered.
-    let required = einvoice::required(txn.as_read(), account, &doc)?;
-    let issued = einvoice::issue(txn, account, &doc, &required)?;
+    let items = storage::items(txn.as_read(), account, kind, id)?;
+    let client = load_client(txn.as_read(), account, doc.client_id as i64)?;
+    let defaults = settings::load_stored(txn.as_read(), account)?;
+    let inv = einvoice::model_of(txn.as_read(), account, &doc, &items, &client, &defaults)?;
+    let required = einvoice::required(&defaults, &client);
+    let issued = einvoice::issue(txn, account, &doc, &inv, &required)?;
     // With `einvoice_pdf`, the PDF is a Factur-X hybrid carrying that profile's XML (which
     // the completion required to be valid).
     let factur_x = issued.into_iter().find_map(|(p, e)| match (p, e) {
         (einvoice::Profile::FacturX, einvoice::Issued::Xml { xml, .. }) => Some(xml),
         _ => None,
     });
-    let items = storage::items(txn.as_read(), account, kind, id)?;
-    let client = load_client(txn.as_read(), account, doc.client_id as i64)?;
-    let defaults = settings::load_stored(txn.as_read(), account)?;
     let template_text = match &template {
         Some(t) => templates::text_of(txn.as_read(), account, t)?,
         None => Vec::new(),

@@ -115,11 +115,6 @@ fn buyer(client: &Record, settings: &Record) -> Party {
     }
 }
 
-/// Two decimal places, half away from zero.
-fn cents(d: Decimal) -> Decimal {
-    money::round_commercial_2(d)
-}
-
 /// The first payment type the document accepts, if any.
 fn first_payment_type(doc: &Document) -> Option<String> {
     doc.payment_types
@@ -188,37 +183,6 @@ struct Group {
     reason: String,
     /// Indexes of the group's lines.
     lines: Vec<usize>,
-}
-
-/// Splits `total` over `weights` in proportion to cents, the parts summing to `total`.
-fn spread_cents(total: Decimal, weights: &[Decimal]) -> Vec<Decimal> {
-    let sum: Decimal = weights.iter().sum();
-    if sum.is_zero() {
-        let mut parts = vec![Decimal::ZERO; weights.len()];
-        if let Some(first) = parts.first_mut() {
-            *first = total;
-        }
-        return parts;
-    }
-    let mut parts: Vec<Decimal> = weights
-        .iter()
-        .map(|w| (total * w / sum).round_dp_with_strategy(2, RoundingStrategy::ToZero))
-        .collect();
-    let cent = Decimal::new(1, 2)
-        * if total.is_sign_negative() {
-            -Decimal::ONE
-        } else {
-            Decimal::ONE
-        };
-    let mut rest = total - parts.iter().sum::<Decimal>();
-    let mut i = 0;
-    while !rest.is_zero() && !parts.is_empty() {
-        let at = i % parts.len();
-        parts[at] += cent;
-        rest -= cent;
-        i += 1;
-    }
-    parts
 }
 
 /// The model of a completed document.
@@ -291,10 +255,11 @@ pub fn build(s: &Sources<'_>) -> Invoice {
     for g in &groups {
         if basis == PriceBasis::Gross {
             let gross: Decimal = g.lines.iter().map(|&n| totals.lines[n].gross).sum();
-            let target = cents(gross / (Decimal::ONE + g.rate / Decimal::ONE_HUNDRED));
+            let target =
+                money::round_commercial_2(gross / (Decimal::ONE + g.rate / Decimal::ONE_HUNDRED));
             let weights: Vec<Decimal> = g.lines.iter().map(|&n| totals.lines[n].net).collect();
             let have: Decimal = weights.iter().sum();
-            let fix = spread_cents(target - have, &weights);
+            let fix = money::spread(target - have, &weights);
             for (&n, f) in g.lines.iter().zip(fix) {
                 line_net[n] += f;
             }

@@ -21,6 +21,7 @@ pub mod ubl;
 use super::Error;
 use super::clients::CLIENTS;
 use super::country_taxes;
+use super::documents::items::Item;
 use super::documents::{DocKind, Document, storage};
 use super::records;
 use super::schema::Record;
@@ -69,6 +70,18 @@ pub fn model(txn: &dyn Read, account: u64, doc: &Document) -> Result<model::Invo
     let items = storage::items(txn, account, doc.kind, doc.id)?;
     let client = records::load(txn, &CLIENTS, account, doc.client_id)?;
     let settings = settings::load_stored(txn, account)?;
+    model_of(txn, account, doc, &items, &client, &settings)
+}
+
+/// The model of a document whose items, client and settings the caller has loaded.
+pub fn model_of(
+    txn: &dyn Read,
+    account: u64,
+    doc: &Document,
+    items: &[Item],
+    client: &Record,
+    settings: &Record,
+) -> Result<model::Invoice, Error> {
     let preceding = match (doc.kind, doc.invoice_id) {
         (DocKind::CreditNote, Some(invoice)) if invoice > 0 => {
             match storage::load(txn, account, DocKind::Invoice, invoice as u64) {
@@ -83,12 +96,24 @@ pub fn model(txn: &dyn Read, account: u64, doc: &Document) -> Result<model::Invo
     };
     Ok(build::build(&build::Sources {
         doc,
-        items: &items,
-        client: &client,
-        settings: &settings,
-        situation: situation(txn, account, &client)?,
+        items,
+        client,
+        settings,
+        situation: situation(txn, account, client)?,
         preceding,
     }))
+}
+
+/// The e-invoice of `inv` in `profile`: its XML, or the rules it fails.
+pub fn make(inv: &model::Invoice, doc: &Document, profile: Profile) -> Issued {
+    let exact_vat = doc.basis() == super::money::PriceBasis::Net;
+    match rules::check(inv, profile, exact_vat) {
+        v if v.is_empty() => Issued::Xml {
+            number: doc.formatted_number.clone(),
+            xml: write(inv, profile),
+        },
+        v => Issued::Refused(v),
+    }
 }
 
 /// The XML of `inv` in `profile`.
@@ -101,18 +126,17 @@ pub fn write(inv: &model::Invoice, profile: Profile) -> Vec<u8> {
 
 /// The profiles whose rules a completion must pass: Factur-X when the settings make every
 /// PDF a Factur-X hybrid, and the profile the client receives.
-pub fn required(txn: &dyn Read, account: u64, doc: &Document) -> Result<Vec<Profile>, Error> {
+pub fn required(settings: &Record, client: &Record) -> Vec<Profile> {
     let mut out = Vec::new();
-    if settings::load_stored(txn, account)?.bool("einvoice_pdf") {
+    if settings.bool("einvoice_pdf") {
         out.push(Profile::FacturX);
     }
-    let client = records::load(txn, &CLIENTS, account, doc.client_id)?;
     if let Some(p) = Profile::parse(client.text("einvoice_profile"))
         && !out.contains(&p)
     {
         out.push(p);
     }
-    Ok(out)
+    out
 }
 
 /// Makes and keeps every profile's e-invoice of a document being completed, and answers
@@ -122,33 +146,24 @@ pub fn issue(
     txn: &mut dyn Write,
     account: u64,
     doc: &Document,
+    inv: &model::Invoice,
     required: &[Profile],
 ) -> Result<Vec<(Profile, Issued)>, Error> {
-    let inv = model(txn.as_read(), account, doc)?;
-    let exact_vat = doc.basis() == super::money::PriceBasis::Net;
     let mut refused: Vec<String> = Vec::new();
     let mut issued = Vec::with_capacity(Profile::ALL.len());
     for profile in Profile::ALL {
-        let violations = rules::check(&inv, profile, exact_vat);
-        if required.contains(&profile) {
-            for v in &violations {
+        let made = make(inv, doc, profile);
+        if let Issued::Refused(violations) = &made
+            && required.contains(&profile)
+        {
+            for v in violations {
                 let text = format!("{}: {}", profile.name(), v.describe());
                 if !refused.contains(&text) {
                     refused.push(text);
                 }
             }
         }
-        issued.push((
-            profile,
-            if violations.is_empty() {
-                Issued::Xml {
-                    number: doc.formatted_number.clone(),
-                    xml: write(&inv, profile),
-                }
-            } else {
-                Issued::Refused(violations)
-            },
-        ));
+        issued.push((profile, made));
     }
     if !refused.is_empty() {
         return Err(Error::Invalid(refused));

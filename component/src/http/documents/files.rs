@@ -14,7 +14,6 @@ use crate::domain::clients::CLIENTS;
 use crate::domain::date::format_datetime;
 use crate::domain::documents::{DocKind, Status, commands, storage};
 use crate::domain::einvoice::{self, Issued, Profile};
-use crate::domain::money::PriceBasis;
 use crate::domain::schema::{Field, Kind, check_mandatory};
 use crate::domain::{filenames, records};
 use crate::domain::{pdfs, settings};
@@ -159,17 +158,11 @@ pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError
                 Some(issued) => issued,
                 // Completed before e-invoices were kept and not migrated yet: made as it
                 // would have been, and not kept (a GET never writes).
-                None => {
-                    let inv = einvoice::model(txn.as_ref(), account, &doc)?;
-                    let exact = doc.basis() == PriceBasis::Net;
-                    match einvoice::rules::check(&inv, profile, exact) {
-                        v if v.is_empty() => Issued::Xml {
-                            number: doc.formatted_number.clone(),
-                            xml: einvoice::write(&inv, profile),
-                        },
-                        v => Issued::Refused(v),
-                    }
-                }
+                None => einvoice::make(
+                    &einvoice::model(txn.as_ref(), account, &doc)?,
+                    &doc,
+                    profile,
+                ),
             };
             (profile, issued)
         }
