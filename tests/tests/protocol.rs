@@ -169,6 +169,29 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
         create: String::new(),
     });
     let client = made.iter().find(|m| m.collection == "clients").unwrap().id;
+    // A value of each kind of property: of the incoming, the client, the user.
+    let user: u64 = commented.field("user_id").unwrap().parse().unwrap();
+    for (kind, owner) in [
+        ("incoming", incoming.id()),
+        ("client", client),
+        ("user", user),
+    ] {
+        let properties: &'static str = format!("{kind}-properties").leak();
+        let property = made.iter().find(|m| m.collection == properties).unwrap().id;
+        let collection: &'static str = format!("{kind}-property-values").leak();
+        let create = format!(
+            "<{kind}-property-value><{kind}_id>{owner}</{kind}_id>             <{kind}_property_id>{property}</{kind}_property_id><value>1</value></{kind}-property-value>"
+        );
+        let r = app.post(&format!("/api/{collection}"), &create).await;
+        assert_eq!(r.status, 201, "{collection}: {}", r.body);
+        made.push(Made {
+            collection,
+            list: format!("/api/{collection}?{kind}_id={owner}"),
+            id: r.id(),
+            update: format!("<{kind}-property-value><value>0</value></{kind}-property-value>"),
+            create,
+        });
+    }
     for (plural, singular, parent) in [
         ("invoices", "invoice", "invoice_id"),
         ("credit-notes", "credit-note", "credit_note_id"),

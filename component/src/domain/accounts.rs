@@ -7,7 +7,7 @@ use super::Error;
 use crate::caps::{Random, Read, Write};
 use crate::limits;
 use crate::store::forms::{StoredAccount, StoredPrincipal, StoredUser};
-use crate::store::{self, keys};
+use crate::store::{self, DATA_VERSION, keys};
 
 #[derive(Debug, Clone)]
 pub struct User {
@@ -76,7 +76,7 @@ pub fn authenticate(txn: &dyn Read, key: &str) -> Result<Found, Error> {
     let Some(entry) = txn.get(&keys::api_key(&hash_key(key)))? else {
         return Ok(Found::Unknown);
     };
-    if store::version_of(&entry)?.0 < 3 {
+    if store::version_of(&entry)?.0 < DATA_VERSION {
         return Ok(Found::Unmigrated);
     }
     let StoredPrincipal {
@@ -91,17 +91,19 @@ pub fn authenticate(txn: &dyn Read, key: &str) -> Result<Found, Error> {
     }))
 }
 
-/// Rewrites every key entry written before data version 3 (which held the user id alone,
-/// or the principal, told apart only by trying) as a principal record: for the migration
-/// to version 3.
+/// Rewrites every key entry written before the current data version as a principal record
+/// of this version (before version 3 an entry held the user id alone, or the principal,
+/// told apart only by trying): the last step of every migration.
 pub fn migrate_key_entries(txn: &mut dyn Write) -> Result<u64, Error> {
     let mut rewritten = 0;
     for (key, entry) in store::scan_all(txn.as_read(), &keys::api_keys())? {
         let (version, body) = store::version_of(&entry)?;
-        if version >= 3 {
+        if version >= DATA_VERSION {
             continue;
         }
         let principal = match store::read::<StoredPrincipal>(body) {
+            // From version 3 on, the principal record as it is today.
+            Ok(p) if version >= 3 => p,
             Ok(p) if store::encodes_as(&p, body) => p,
             _ => {
                 let user_id: u64 = store::read(body)?;

@@ -179,7 +179,12 @@ impl Rules for ClientRules {
         if let Some(n) = record.int("number") {
             numbering::release(txn, ctx.account_id, RANGE, record.text("number_pre"), n)?;
         }
-        Ok(())
+        super::property_values::remove_of_owner(
+            txn,
+            &super::property_values::CLIENT_PROPERTY_VALUES,
+            ctx.account_id,
+            record.id(),
+        )
     }
 }
 

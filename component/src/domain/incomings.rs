@@ -51,7 +51,8 @@ pub static INCOMINGS: Resource = Resource::new("incomings", "incoming", FIELDS, 
     .filtered(&[
         Filter::exact("supplier_id", "supplier_id"),
         Filter::exact("status", "status"),
-    ]);
+    ])
+    .indexed(&["number"]);
 
 static ITEM_FIELDS: &[Field] = &[
     Field::new("id", Kind::Integer).read_only(),
@@ -74,7 +75,8 @@ pub static INCOMING_ITEMS: Resource = Resource::new(
     ITEM_FIELDS,
     &records::Plain,
 )
-.filtered(&[Filter::exact("incoming_id", "incoming_id")]);
+.filtered(&[Filter::exact("incoming_id", "incoming_id")])
+.indexed(&["incoming_id"]);
 
 /// What an incoming holds besides its fields: its VAT breakdown and what the service's
 /// rules found in it.
@@ -141,22 +143,16 @@ impl Rules for IncomingRules {
         txn.delete(&keys::supplier_incoming(account, supplier, id))?;
         txn.delete(&file_key(account, id))?;
         txn.delete(&extra_key(account, id))?;
-        for item in children(txn.as_read(), &INCOMING_ITEMS, account, id)? {
-            records::delete(ctx, txn, &INCOMING_ITEMS, item.id())?;
-        }
-        for payment in children(txn.as_read(), &INCOMING_PAYMENTS, account, id)? {
-            txn.delete(&keys::record(
-                account,
-                INCOMING_PAYMENTS.collection,
-                payment.id(),
-            ))?;
-        }
-        for comment in children(txn.as_read(), &INCOMING_COMMENTS, account, id)? {
-            txn.delete(&keys::record(
-                account,
-                INCOMING_COMMENTS.collection,
-                comment.id(),
-            ))?;
+        super::property_values::remove_of_owner(
+            txn,
+            &super::property_values::INCOMING_PROPERTY_VALUES,
+            account,
+            id,
+        )?;
+        for res in [&INCOMING_ITEMS, &INCOMING_PAYMENTS, &INCOMING_COMMENTS] {
+            for child in children(txn.as_read(), res, account, id)? {
+                records::remove(txn, res, account, &child)?;
+            }
         }
         Ok(())
     }
@@ -170,34 +166,32 @@ fn extra_key(account: u64, id: u64) -> Vec<u8> {
     keys::file(account, INCOMINGS.collection, "extra", id)
 }
 
-/// The incoming of `supplier` with `number`, if one exists.
+/// The incoming of `supplier` with `number`, if one exists (found through the number's
+/// index, so that a supplier's thousandth import reads no more than its first).
 fn find_duplicate(
     txn: &dyn Read,
     account: u64,
     supplier: u64,
     number: &str,
 ) -> Result<Option<u64>, Error> {
-    let prefix = keys::supplier_incomings(account, supplier);
-    for (k, _) in store::scan_all(txn, &prefix)? {
-        let id = store::id_of_key(&k)?;
-        let r = records::load(txn, &INCOMINGS, account, id)?;
-        if r.text("number").trim() == number.trim() {
-            return Ok(Some(id));
-        }
-    }
-    Ok(None)
+    Ok(records::find(txn, &INCOMINGS, account, "number", number)?
+        .into_iter()
+        .find(|r| {
+            r.int("supplier_id") == Some(supplier as i64)
+                && r.text("number").trim() == number.trim()
+        })
+        .map(|r| r.id()))
 }
 
-/// The records of `res` (items, payments, comments) that belong to an incoming.
+/// The records of `res` (items, payments, comments, property values) that belong to an
+/// incoming, read through their `incoming_id` index.
 pub fn children(
     txn: &dyn Read,
     res: &Resource,
     account: u64,
     incoming: u64,
 ) -> Result<Vec<Record>, Error> {
-    let mut all = records::load_all(txn, res, account)?;
-    all.retain(|r| r.int("incoming_id") == Some(incoming as i64));
-    Ok(all)
+    records::children(txn, res, account, "incoming_id", incoming)
 }
 
 /// An incoming's child names an incoming of the account.
@@ -267,7 +261,7 @@ fn refused(message: String) -> Error {
 }
 
 /// The e-invoice in an uploaded file, and the file's format.
-fn parse(file: &[u8]) -> Result<(read::Read, &'static str), Error> {
+pub fn parse(file: &[u8]) -> Result<(read::Read, &'static str), Error> {
     let (xml, pdf_found) = match pdf::embedded_xml(file, &pdf::Limits::default()) {
         Ok(found) => (found.xml, true),
         Err(pdf::PdfError::NotPdf) => {
@@ -456,7 +450,8 @@ pub static INCOMING_PAYMENTS: Resource = Resource::new(
     PAYMENT_FIELDS,
     &PaymentRules,
 )
-.filtered(&[Filter::exact("incoming_id", "incoming_id")]);
+.filtered(&[Filter::exact("incoming_id", "incoming_id")])
+.indexed(&["incoming_id"]);
 
 struct PaymentRules;
 
@@ -577,7 +572,8 @@ pub static INCOMING_COMMENTS: Resource = Resource::new(
     COMMENT_FIELDS,
     &CommentRules,
 )
-.filtered(&[Filter::exact("incoming_id", "incoming_id")]);
+.filtered(&[Filter::exact("incoming_id", "incoming_id")])
+.indexed(&["incoming_id"]);
 
 struct CommentRules;
 
@@ -610,4 +606,117 @@ fn system_comment(
     c.values
         .push(("actionkey", Some(Scalar::Text(actionkey.to_owned()))));
     records::create(ctx, txn, &INCOMING_COMMENTS, &c).map(drop)
+}
+
+/// A `group_by` key of incomings: as for invoices, with the supplier in the client's place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupKey {
+    Supplier,
+    Status,
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl GroupKey {
+    pub fn parse(s: &str) -> Option<GroupKey> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "supplier" => GroupKey::Supplier,
+            "status" => GroupKey::Status,
+            "day" => GroupKey::Day,
+            "week" => GroupKey::Week,
+            "month" => GroupKey::Month,
+            "year" => GroupKey::Year,
+            _ => return None,
+        })
+    }
+
+    /// The element name and value of this key for a shown incoming.
+    fn value(self, r: &Record) -> (&'static str, Scalar) {
+        let d = match r.get("date") {
+            Some(Scalar::Date(d)) => *d,
+            _ => Date::from_julian(0),
+        };
+        match self {
+            GroupKey::Supplier => (
+                "supplier_id",
+                Scalar::Int(r.int("supplier_id").unwrap_or(0)),
+            ),
+            GroupKey::Status => ("status", Scalar::Text(r.text("status").to_owned())),
+            GroupKey::Day => ("day", Scalar::Date(d)),
+            GroupKey::Week => {
+                let (y, w) = d.iso_week();
+                ("week", Scalar::Text(format!("{y}-W{w:02}")))
+            }
+            GroupKey::Month => (
+                "month",
+                Scalar::Text(format!("{:04}-{:02}", d.year(), d.month())),
+            ),
+            GroupKey::Year => ("year", Scalar::Int(d.year() as i64)),
+        }
+    }
+}
+
+/// One group of incomings: its key values and sums.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub keys: Vec<(&'static str, Scalar)>,
+    pub total_net: Decimal,
+    pub total_tax: Decimal,
+    pub total_gross: Decimal,
+    pub open_amount: Decimal,
+    pub count: u64,
+}
+
+/// The groups of shown incomings per currency (in currency order), each list ordered by
+/// its key values; `keys` in the order of aggregation.
+pub fn group(incomings: &[Record], keys: &[GroupKey]) -> Vec<(String, Vec<Group>)> {
+    let mut lists: std::collections::BTreeMap<String, Vec<Group>> = Default::default();
+    // (currency, key values on the wire) → position in its list.
+    let mut slots: std::collections::HashMap<(String, String), usize> = Default::default();
+    let amount = |r: &Record, name: &str| r.get(name).and_then(Scalar::as_dec).unwrap_or_default();
+    for r in incomings {
+        let values: Vec<(&'static str, Scalar)> = keys.iter().map(|k| k.value(r)).collect();
+        let currency = r.text("currency_code").to_owned();
+        let wire = values
+            .iter()
+            .map(|(_, v)| v.to_wire())
+            .collect::<Vec<_>>()
+            .join("\u{0}");
+        let list = lists.entry(currency.clone()).or_default();
+        let at = match slots.get(&(currency.clone(), wire.clone())) {
+            Some(&at) => at,
+            None => {
+                slots.insert((currency, wire), list.len());
+                list.push(Group {
+                    keys: values,
+                    total_net: Decimal::ZERO,
+                    total_tax: Decimal::ZERO,
+                    total_gross: Decimal::ZERO,
+                    open_amount: Decimal::ZERO,
+                    count: 0,
+                });
+                list.len() - 1
+            }
+        };
+        let g = &mut list[at];
+        g.total_net += amount(r, "total_net");
+        g.total_tax += amount(r, "total_tax");
+        g.total_gross += amount(r, "total_gross");
+        g.open_amount += amount(r, "open_amount");
+        g.count += 1;
+    }
+    let mut out: Vec<(String, Vec<Group>)> = lists.into_iter().collect();
+    for (_, list) in &mut out {
+        list.sort_by(|a, b| {
+            a.keys
+                .iter()
+                .zip(&b.keys)
+                .map(|(x, y)| x.1.compare(&y.1))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+    out
 }

@@ -10,6 +10,7 @@ use super::Error;
 use super::accounts;
 use super::documents::{self, DocKind, kept};
 use super::einvoice;
+use super::records;
 use crate::caps::Store;
 use crate::limits;
 use crate::store::{self, DATA_VERSION, keys};
@@ -26,6 +27,8 @@ pub struct Report {
     pub kept_rebuilt: u64,
     /// Completed documents whose e-invoices were made.
     pub einvoices_made: u64,
+    /// Index entries written for records that name another (an incoming's items).
+    pub index_entries: u64,
 }
 
 /// Runs every step from the store's data version to the current one.
@@ -64,7 +67,17 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
             report.einvoices_made += make_einvoices(store, account, kind)?;
         }
     }
+    // Version 5: the records that name another (an incoming's items, payments, comments)
+    // are found through an index.
+    for account in account_ids(store)? {
+        for res in INDEXED {
+            report.index_entries += reindex(store, account, res)?;
+        }
+    }
+    // Key entries carry the version last, with the version itself: a request that finds
+    // an older one (where no host migrates) runs the migration.
     let mut txn = store.begin_write()?;
+    accounts::migrate_key_entries(txn.as_mut())?;
     store::set_data_version(txn.as_mut(), DATA_VERSION)?;
     txn.commit()?;
     report.to = DATA_VERSION;
@@ -79,6 +92,42 @@ fn account_ids(store: &dyn Store) -> Result<Vec<u64>, Error> {
         ids.push(store::id_of_key(&k)?);
     }
     Ok(ids)
+}
+
+/// Every resource with an index.
+static INDEXED: &[&records::Resource] = &[
+    &super::incomings::INCOMINGS,
+    &super::suppliers::SUPPLIERS,
+    &super::incomings::INCOMING_ITEMS,
+    &super::incomings::INCOMING_PAYMENTS,
+    &super::incomings::INCOMING_COMMENTS,
+    &super::property_values::INCOMING_PROPERTY_VALUES,
+    &super::property_values::CLIENT_PROPERTY_VALUES,
+    &super::property_values::USER_PROPERTY_VALUES,
+];
+
+/// Writes the index entries of the records of `res` in an account, a bounded number of
+/// records per transaction.
+fn reindex(store: &dyn Store, account: u64, res: &records::Resource) -> Result<u64, Error> {
+    let prefix = keys::collection(account, res.collection);
+    let mut after: Option<Vec<u8>> = None;
+    let mut written = 0;
+    loop {
+        let batch = {
+            let txn = store.begin_read()?;
+            txn.scan(&prefix, after.as_deref(), limits::MIGRATION_BATCH, false)?
+        };
+        let done = batch.len() < limits::MIGRATION_BATCH as usize;
+        after = batch.last().map(|(k, _)| k.clone());
+        let mut txn = store.begin_write()?;
+        for (_, v) in &batch {
+            written += records::index(txn.as_mut(), res, account, &records::decode_record(v)?)?;
+        }
+        txn.commit()?;
+        if done {
+            return Ok(written);
+        }
+    }
 }
 
 /// Writes again the status entries of open documents that lack the day they are due
@@ -193,5 +242,75 @@ mod tests {
                 ..Report::default()
             }
         );
+    }
+
+    /// A store of version 4 (records naming an incoming without an index, key entries of
+    /// version 4): the migration indexes the records, and a request that finds the old key
+    /// entry knows the store is unmigrated.
+    #[test]
+    fn records_of_version_4_are_indexed_and_the_key_entries_say_so() {
+        use crate::domain::incomings::INCOMING_COMMENTS;
+        use crate::domain::schema::{Record, Scalar};
+        let store = MemStore::default();
+        let mut w = store.begin_write().unwrap();
+        let key = accounts::create_account(
+            w.as_mut(),
+            "A",
+            "a@example.com",
+            0,
+            &CountingRandom::default(),
+            Some("k-0123456789abcdef0123456789abcdef"),
+        )
+        .unwrap();
+        let account = key.account_id;
+        let mut comment = Record::default();
+        comment.set("id", Some(Scalar::Int(7)));
+        comment.set("incoming_id", Some(Scalar::Int(3)));
+        comment.set("comment", Some(Scalar::Text("x".into())));
+        w.put(
+            &keys::record(account, INCOMING_COMMENTS.collection, 7),
+            &records::encode_record(&comment),
+        )
+        .unwrap();
+        // The key entry as version 4 wrote it.
+        let hash = keys::api_keys();
+        let (k, v) = store::scan_all(w.as_read(), &hash).unwrap().remove(0);
+        let mut old = v.clone();
+        old[0] = 4;
+        w.put(&k, &old).unwrap();
+        store::set_data_version(w.as_mut(), 4).unwrap();
+        w.commit().unwrap();
+        let children = |store: &MemStore| {
+            records::children(
+                store.begin_read().unwrap().as_ref(),
+                &INCOMING_COMMENTS,
+                account,
+                "incoming_id",
+                3,
+            )
+            .unwrap()
+            .len()
+        };
+        assert_eq!(children(&store), 0, "not indexed before");
+        assert_eq!(
+            accounts::authenticate(
+                store.begin_read().unwrap().as_ref(),
+                "k-0123456789abcdef0123456789abcdef"
+            )
+            .unwrap(),
+            accounts::Found::Unmigrated
+        );
+        let report = run(&store).unwrap();
+        assert_eq!((report.from, report.to), (4, DATA_VERSION));
+        assert_eq!(report.index_entries, 1);
+        assert_eq!(children(&store), 1);
+        assert!(matches!(
+            accounts::authenticate(
+                store.begin_read().unwrap().as_ref(),
+                "k-0123456789abcdef0123456789abcdef"
+            )
+            .unwrap(),
+            accounts::Found::Principal(_)
+        ));
     }
 }

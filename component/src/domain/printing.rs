@@ -71,7 +71,7 @@ pub fn format_money(amount: Decimal, currency: &str, locale: &str) -> String {
 }
 
 /// A quantity or rate without trailing zeros, in the locale's decimal mark.
-fn format_number(d: Decimal, locale: &str) -> String {
+pub fn format_number(d: Decimal, locale: &str) -> String {
     let text = d.normalize().to_string();
     if decimal_comma(locale) {
         text.replace('.', ",")

@@ -1,9 +1,11 @@
 //! Custom property definitions for users, incoming invoices and clients: three collections
 //! with one field list.
 
-use super::Error;
 use super::records::{Draft, Resource, Rules};
+use super::schema::Record;
 use super::schema::{Field, Kind, Scalar, parse_bool};
+use super::{Ctx, Error, property_values};
+use crate::caps::Write;
 
 pub const TYPES: &[&str] = &["TEXTFIELD", "TEXTAREA", "CHECKBOX"];
 
@@ -16,24 +18,29 @@ static FIELDS: &[Field] = &[
     Field::new("is_nvl", Kind::Bool),
 ];
 
-pub static USER_PROPERTIES: Resource =
-    Resource::new("user-properties", "user property", FIELDS, &PropertyRules);
+pub static USER_PROPERTIES: Resource = Resource::new(
+    "user-properties",
+    "user property",
+    FIELDS,
+    &PropertyRules(&property_values::USER_PROPERTY_VALUES),
+);
 
 pub static INCOMING_PROPERTIES: Resource = Resource::new(
     "incoming-properties",
     "incoming property",
     FIELDS,
-    &PropertyRules,
+    &PropertyRules(&property_values::INCOMING_PROPERTY_VALUES),
 );
 
 pub static CLIENT_PROPERTIES: Resource = Resource::new(
     "client-properties",
     "client property",
     FIELDS,
-    &PropertyRules,
+    &PropertyRules(&property_values::CLIENT_PROPERTY_VALUES),
 );
 
-struct PropertyRules;
+/// A property's rules; its values go with it.
+struct PropertyRules(&'static Resource);
 
 impl Rules for PropertyRules {
     fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
@@ -60,5 +67,9 @@ impl Rules for PropertyRules {
             }
         }
         Ok(())
+    }
+
+    fn before_delete(&self, ctx: &Ctx, txn: &mut dyn Write, record: &Record) -> Result<(), Error> {
+        property_values::remove_of_property(txn, self.0, ctx.account_id, record.id())
     }
 }

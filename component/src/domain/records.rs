@@ -79,6 +79,9 @@ pub struct Resource {
     pub label: &'static str,
     pub fields: &'static [Field],
     pub filters: &'static [Filter],
+    /// Integer fields naming another record (an incoming, a client, a property), each with
+    /// an index: a list filtered by one, and `children`, read only the records it names.
+    pub indexed: &'static [&'static str],
     pub rules: &'static dyn Rules,
 }
 
@@ -95,8 +98,15 @@ impl Resource {
             label,
             fields,
             filters: &[],
+            indexed: &[],
             rules,
         }
+    }
+
+    /// The resource with an index on each of these integer fields.
+    pub const fn indexed(mut self, fields: &'static [&'static str]) -> Resource {
+        self.indexed = fields;
+        self
     }
 
     /// The resource with these list filters.
@@ -251,10 +261,23 @@ pub fn save(
 ) -> Result<(), Error> {
     let id = record.id();
     assert!(id > 0, "a saved record has an id");
-    txn.put(
-        &keys::record(ctx.account_id, res.collection, id),
-        &encode_record(record),
-    )?;
+    let key = keys::record(ctx.account_id, res.collection, id);
+    if !res.indexed.is_empty() {
+        let old = txn.get(&key)?.map(|b| decode_record(&b)).transpose()?;
+        for field in res.indexed {
+            let before = old.as_ref().and_then(|o| index_value(o, field));
+            let after = index_value(record, field);
+            if before != after {
+                if let Some(v) = before {
+                    txn.delete(&index_key(ctx.account_id, res, field, &v, id))?;
+                }
+                if let Some(v) = after {
+                    txn.put(&index_key(ctx.account_id, res, field, &v, id), &[])?;
+                }
+            }
+        }
+    }
+    txn.put(&key, &encode_record(record))?;
     for (field, bytes) in &changes.files {
         txn.put(
             &keys::file(ctx.account_id, res.collection, field, id),
@@ -267,9 +290,26 @@ pub fn save(
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, res: &Resource, id: u64) -> Result<(), Error> {
     let record = load(txn.as_read(), res, ctx.account_id, id)?;
     res.rules.before_delete(ctx, txn, &record)?;
-    txn.delete(&keys::record(ctx.account_id, res.collection, id))?;
+    remove(txn, res, ctx.account_id, &record)
+}
+
+/// Deletes a record with its files and index entries, without its rules: for a parent
+/// that takes its children with it.
+pub fn remove(
+    txn: &mut dyn Write,
+    res: &Resource,
+    account: u64,
+    record: &Record,
+) -> Result<(), Error> {
+    let id = record.id();
+    txn.delete(&keys::record(account, res.collection, id))?;
+    for field in res.indexed {
+        if let Some(v) = index_value(record, field) {
+            txn.delete(&index_key(account, res, field, &v, id))?;
+        }
+    }
     for f in res.fields.iter().filter(|f| f.kind == Kind::File) {
-        txn.delete(&keys::file(ctx.account_id, res.collection, f.name, id))?;
+        txn.delete(&keys::file(account, res.collection, f.name, id))?;
     }
     Ok(())
 }
@@ -289,8 +329,136 @@ pub fn load_all(txn: &dyn Read, res: &Resource, account: u64) -> Result<Vec<Reco
         .collect()
 }
 
+/// The key of `res`'s index entry for record `id` whose `field` is `value`.
+fn index_key(account: u64, res: &Resource, field: &str, value: &[u8], id: u64) -> Vec<u8> {
+    keys::index_entry(account, res.collection, field, value, id)
+}
+
+/// The longest text an index entry holds (in bytes of its normalized form): keys stay
+/// short, and a text longer than that finds the records sharing its beginning.
+const INDEXED_TEXT_BYTES_MAX: usize = 200;
+
+/// A text as its index holds it: without white space, in lower case, cut at
+/// `INDEXED_TEXT_BYTES_MAX`, then a 0 byte (no text of the prefix matches a longer one).
+fn indexed_text(text: &str) -> Option<Vec<u8>> {
+    let mut n = String::new();
+    for c in text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+    {
+        if n.len() + c.len_utf8() > INDEXED_TEXT_BYTES_MAX {
+            break;
+        }
+        n.push(c);
+    }
+    if n.is_empty() {
+        return None;
+    }
+    let mut bytes = n.into_bytes();
+    bytes.push(0);
+    Some(bytes)
+}
+
+/// What a record's index on `field` holds: an integer as 8 bytes, a text as
+/// `indexed_text`; nothing for an empty field.
+fn index_value(record: &Record, field: &str) -> Option<Vec<u8>> {
+    match record.get(field)? {
+        Scalar::Int(i) => Some(i.to_be_bytes().to_vec()),
+        Scalar::Text(t) => indexed_text(t),
+        _ => None,
+    }
+}
+
+/// The records of `res` whose indexed text `field` may equal `text` (equal when white
+/// space and case are ignored, on the first `INDEXED_TEXT_BYTES_MAX` bytes), in id order;
+/// the caller compares what it needs exactly.
+pub fn find(
+    txn: &dyn Read,
+    res: &Resource,
+    account: u64,
+    field: &str,
+    text: &str,
+) -> Result<Vec<Record>, Error> {
+    debug_assert!(res.indexed.contains(&field), "{field} is indexed");
+    let Some(value) = indexed_text(text) else {
+        return Ok(Vec::new());
+    };
+    let prefix = keys::index(account, res.collection, field);
+    let mut prefix = prefix;
+    prefix.extend_from_slice(&value);
+    store::scan_all(txn, &prefix)?
+        .iter()
+        .map(|(k, _)| load(txn, res, account, store::id_of_key(k)?))
+        .collect()
+}
+
+/// The records of `res` whose indexed `field` is `value`, in id order.
+pub fn children(
+    txn: &dyn Read,
+    res: &Resource,
+    account: u64,
+    field: &str,
+    value: u64,
+) -> Result<Vec<Record>, Error> {
+    debug_assert!(res.indexed.contains(&field), "{field} is indexed");
+    let mut prefix = keys::index(account, res.collection, field);
+    prefix.extend_from_slice(&(value as i64).to_be_bytes());
+    store::scan_all(txn, &prefix)?
+        .iter()
+        .map(|(k, _)| load(txn, res, account, store::id_of_key(k)?))
+        .collect()
+}
+
+/// Writes the index entries of a record (idempotent): for the migration that introduced
+/// an index.
+pub fn index(
+    txn: &mut dyn Write,
+    res: &Resource,
+    account: u64,
+    record: &Record,
+) -> Result<u64, Error> {
+    let mut written = 0;
+    for field in res.indexed {
+        if let Some(v) = index_value(record, field) {
+            txn.put(&index_key(account, res, field, &v, record.id()), &[])?;
+            written += 1;
+        }
+    }
+    Ok(written)
+}
+
+/// The records a list may answer: those an indexed integer field's filter names (each of
+/// its values a number), else all of them.
+fn candidates(
+    txn: &dyn Read,
+    res: &Resource,
+    account: u64,
+    q: &ListQuery,
+) -> Result<Vec<Record>, Error> {
+    let by_index = q.filters.iter().find_map(|(field, wanted)| {
+        let integer = res.field(field).is_some_and(|f| f.kind == Kind::Integer);
+        if !res.indexed.contains(field) || !integer {
+            return None;
+        }
+        let ids: Option<Vec<u64>> = wanted.iter().map(|w| w.trim().parse().ok()).collect();
+        ids.map(|ids| (*field, ids))
+    });
+    let Some((field, mut values)) = by_index else {
+        return load_all(txn, res, account);
+    };
+    values.sort_unstable();
+    values.dedup();
+    let mut records = Vec::new();
+    for v in values {
+        records.extend(children(txn, res, account, field, v)?);
+    }
+    records.sort_by_key(Record::id);
+    Ok(records)
+}
+
 pub fn list(txn: &dyn Read, res: &Resource, account: u64, q: &ListQuery) -> Result<Page, Error> {
-    let mut records = load_all(txn, res, account)?;
+    let mut records = candidates(txn, res, account, q)?;
     records.retain(|r| {
         q.filters.iter().all(|(field, wanted)| {
             let have = r.get(field).map(Scalar::to_wire).unwrap_or_default();
@@ -400,6 +568,101 @@ mod tests {
     use rust_decimal::Decimal;
 
     use super::*;
+
+    static INDEXED_FIELDS: &[Field] = &[
+        Field::new("id", Kind::Integer).read_only(),
+        Field::new("name", Kind::Text),
+        Field::new("parent_id", Kind::Integer),
+    ];
+    static INDEXED_RES: Resource = Resource::new("things", "thing", INDEXED_FIELDS, &Plain)
+        .filtered(&[Filter::exact("parent_id", "parent_id")])
+        .indexed(&["parent_id", "name"]);
+
+    /// Index entries follow creates, updates and deletes; a list filtered by an indexed
+    /// field reads them.
+    #[test]
+    fn indexes_follow_every_change() {
+        use crate::caps::Store;
+        use crate::caps::mem::MemStore;
+        let store = MemStore::default();
+        let ctx = Ctx {
+            account_id: 1,
+            user_id: 1,
+            is_admin: true,
+            now: 0,
+        };
+        let mut w = store.begin_write().unwrap();
+        let changes = |name: &str, parent: i64| Changes {
+            values: vec![
+                ("name", Some(Scalar::Text(name.into()))),
+                ("parent_id", Some(Scalar::Int(parent))),
+            ],
+            ..Changes::default()
+        };
+        let a = create(&ctx, w.as_mut(), &INDEXED_RES, &changes("Müller GmbH", 7)).unwrap();
+        let b = create(&ctx, w.as_mut(), &INDEXED_RES, &changes("Other", 7)).unwrap();
+        let txn = w.as_read();
+        let ids = |v: Vec<Record>| v.iter().map(Record::id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(children(txn, &INDEXED_RES, 1, "parent_id", 7).unwrap()),
+            [a.id(), b.id()]
+        );
+        assert_eq!(
+            ids(find(txn, &INDEXED_RES, 1, "name", " müller  gmbh").unwrap()),
+            [a.id()]
+        );
+        assert!(
+            find(txn, &INDEXED_RES, 1, "name", "Müller")
+                .unwrap()
+                .is_empty(),
+            "whole texts only"
+        );
+        update(&ctx, w.as_mut(), &INDEXED_RES, a.id(), &changes("Meier", 8)).unwrap();
+        let txn = w.as_read();
+        assert_eq!(
+            ids(children(txn, &INDEXED_RES, 1, "parent_id", 7).unwrap()),
+            [b.id()]
+        );
+        assert_eq!(
+            ids(children(txn, &INDEXED_RES, 1, "parent_id", 8).unwrap()),
+            [a.id()]
+        );
+        assert!(
+            find(txn, &INDEXED_RES, 1, "name", "Müller GmbH")
+                .unwrap()
+                .is_empty()
+        );
+        let q = ListQuery {
+            filters: vec![("parent_id", vec!["8".into(), "7".into()])],
+            page: 1,
+            per_page: 10,
+            ..ListQuery::default()
+        };
+        assert_eq!(
+            ids(list(txn, &INDEXED_RES, 1, &q).unwrap().records),
+            [a.id(), b.id()]
+        );
+        delete(&ctx, w.as_mut(), &INDEXED_RES, b.id()).unwrap();
+        let txn = w.as_read();
+        assert!(
+            children(txn, &INDEXED_RES, 1, "parent_id", 7)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            find(txn, &INDEXED_RES, 1, "name", "other")
+                .unwrap()
+                .is_empty()
+        );
+        // A long text is indexed by its beginning; records sharing it are all found.
+        let long = "x".repeat(300);
+        let c = create(&ctx, w.as_mut(), &INDEXED_RES, &changes(&long, 1)).unwrap();
+        let txn = w.as_read();
+        assert_eq!(
+            ids(find(txn, &INDEXED_RES, 1, "name", &"x".repeat(250)).unwrap()),
+            [c.id()]
+        );
+    }
 
     #[test]
     fn records_with_every_kind_survive_storage() {

@@ -7,9 +7,10 @@ use super::records::{self, INCOMINGS as INCOMING_WIRE, decode_base64, encode_rec
 use super::{Payload, Response, in_write};
 use crate::codec::{Content, Element, ScalarType};
 use crate::domain::date::Date;
+use crate::domain::incoming_pdf;
 use crate::domain::incomings::{self, INCOMINGS};
 use crate::domain::records as domain_records;
-use crate::domain::schema::Record;
+use crate::domain::schema::{Record, Scalar};
 use crate::http::Call;
 
 /// An incoming as its element: its fields, then `taxes` and `validation`.
@@ -60,14 +61,12 @@ fn element(c: &Call<'_>, txn: &dyn crate::caps::Read, record: Record) -> Result<
     Ok(el)
 }
 
-/// `GET /api/incomings`: filters `supplier_id`, `status`, `number` (part of it), `from`
-/// and `to` (date), `due_from` and `due_to` (due date), paging and order.
-pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
-    let (caps, ctx, query) = (c.caps, c.ctx, c.query);
-    let (page, per_page) = query.paging()?;
-    let order = query.order(INCOMINGS.fields)?;
-    let txn = caps.store.begin_read()?;
-    let today = Date::from_unix(ctx.now);
+/// The account's incomings matching the list filters `supplier_id`, `status`, `number`
+/// (part of it), `from` and `to` (date), `due_from` and `due_to` (due date), as shown
+/// today, in id order.
+fn filtered(c: &Call<'_>, txn: &dyn crate::caps::Read) -> Result<Vec<Record>, ApiError> {
+    let query = c.query;
+    let today = Date::from_unix(c.ctx.now);
     let date = |name: &str| -> Result<Option<Date>, ApiError> {
         query
             .get(name)
@@ -83,19 +82,19 @@ pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
     let number = query.get("number").map(str::to_lowercase);
     let supplier = query.get("supplier_id").map(str::to_owned);
     let status = query.get("status").map(str::to_ascii_uppercase);
-    let mut all: Vec<Record> = domain_records::load_all(txn.as_ref(), &INCOMINGS, ctx.account_id)?
+    let supplier_of = |r: &Record| r.int("supplier_id").unwrap_or(0).to_string();
+    Ok(domain_records::load_all(txn, &INCOMINGS, c.ctx.account_id)?
         .into_iter()
         .map(|r| incomings::shown(r, today))
         .filter(|r| {
             let date_of = |name: &str| match r.get(name) {
-                Some(crate::domain::schema::Scalar::Date(d)) => Some(*d),
+                Some(Scalar::Date(d)) => Some(*d),
                 _ => None,
             };
             let (d, due) = (date_of("date"), date_of("due_date"));
             supplier
                 .as_deref()
-                .is_none_or(|s| s.split(',').any(|s| s.trim() == r.text("supplier_id")))
-                && r.get("supplier_id").is_some()
+                .is_none_or(|s| s.split(',').any(|s| s.trim() == supplier_of(r)))
                 && status
                     .as_deref()
                     .is_none_or(|s| s.split(',').any(|s| s.trim() == r.text("status")))
@@ -107,7 +106,37 @@ pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
                 && due_from.is_none_or(|f| due.is_some_and(|d| d >= f))
                 && due_to.is_none_or(|t| due.is_some_and(|d| d <= t))
         })
-        .collect();
+        .collect())
+}
+
+/// `GET /api/incomings`: the filtered list, paged and ordered, or with `group_by`
+/// (supplier, status, day, week, month, year) its groups.
+pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
+    let query = c.query;
+    let group_by = query
+        .get("group_by")
+        .map(|raw| {
+            let mut keys = Vec::new();
+            for k in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let key = incomings::GroupKey::parse(k).ok_or_else(|| {
+                    ApiError::bad(format!(
+                        "group_by must list values of supplier, status, day, week, month, year, got \"{k}\""
+                    ))
+                })?;
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+            Ok::<_, ApiError>(keys)
+        })
+        .transpose()?;
+    let (page, per_page) = query.paging()?;
+    let order = query.order(INCOMINGS.fields)?;
+    let txn = c.caps.store.begin_read()?;
+    let mut all = filtered(c, txn.as_ref())?;
+    if let Some(keys) = group_by {
+        return Ok(Response::doc(200, groups(&incomings::group(&all, &keys))));
+    }
     if !order.is_empty() {
         all.sort_by(|a, b| domain_records::compare_by(&order, a, b));
     }
@@ -126,6 +155,62 @@ pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
         .headers
         .push(("x-total-count".into(), total.to_string()));
     Ok(response)
+}
+
+/// Groups as invoices answer them: `incoming-groups` per currency (inside
+/// `incoming-group-lists` when there are several), each `incoming-group` with its sums,
+/// its key values, and the key values again as `incoming-params`.
+fn groups(by_currency: &[(String, Vec<incomings::Group>)]) -> Element {
+    let key = |(name, v): &(&'static str, Scalar)| match v {
+        Scalar::Int(i) => Element::typed(*name, ScalarType::Integer, i.to_string()),
+        Scalar::Date(_) => Element::typed(*name, ScalarType::Date, v.to_wire()),
+        _ => Element::text(*name, v.to_wire()),
+    };
+    let list = |currency: &str, groups: &[incomings::Group]| {
+        let children = groups
+            .iter()
+            .map(|g| {
+                let mut fields = vec![
+                    Element::typed(
+                        "total_gross",
+                        ScalarType::Float,
+                        Scalar::Dec(g.total_gross).to_wire(),
+                    ),
+                    Element::typed(
+                        "total_net",
+                        ScalarType::Float,
+                        Scalar::Dec(g.total_net).to_wire(),
+                    ),
+                    Element::typed(
+                        "total_tax",
+                        ScalarType::Float,
+                        Scalar::Dec(g.total_tax).to_wire(),
+                    ),
+                    Element::typed(
+                        "open_amount",
+                        ScalarType::Float,
+                        Scalar::Dec(g.open_amount).to_wire(),
+                    ),
+                    Element::typed("count", ScalarType::Integer, g.count.to_string()),
+                ];
+                fields.extend(g.keys.iter().map(key));
+                fields.push(Element::node(
+                    "incoming-params",
+                    g.keys.iter().map(key).collect(),
+                ));
+                Element::node("incoming-group", fields)
+            })
+            .collect();
+        Element::list("incoming-groups", children).with_attr("currency_code", currency)
+    };
+    match by_currency {
+        [] => Element::list("incoming-groups", Vec::new()),
+        [(currency, groups)] => list(currency, groups),
+        several => Element::list(
+            "incoming-group-lists",
+            several.iter().map(|(c, g)| list(c, g)).collect(),
+        ),
+    }
 }
 
 pub(super) fn get(c: &Call<'_>) -> Result<Response, ApiError> {
@@ -185,6 +270,25 @@ pub(super) fn create(c: &Call<'_>) -> Result<Response, ApiError> {
     };
     let txn = c.caps.store.begin_read()?;
     Ok(Response::doc(201, element(c, txn.as_ref(), record)?))
+}
+
+/// `GET /api/incomings/{id}/pdf`: a readable PDF of the e-invoice (the upload itself for
+/// a PDF, a rendering of an XML e-invoice).
+pub(super) fn pdf(c: &Call<'_>) -> Result<Response, ApiError> {
+    let id = records::parse_id(&INCOMING_WIRE, c.id)?;
+    let txn = c.caps.store.begin_read()?;
+    let bytes = incoming_pdf::pdf(txn.as_ref(), c.caps.pdf, c.ctx.account_id, id)?;
+    Ok(Response {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "application/pdf".into()),
+            (
+                "content-disposition".into(),
+                format!("inline; filename=\"incoming_{id}.pdf\""),
+            ),
+        ],
+        payload: Payload::Bytes(bytes),
+    })
 }
 
 /// `GET /api/incomings/{id}/file`: the uploaded file byte for byte.

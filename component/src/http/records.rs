@@ -28,7 +28,8 @@ impl Wire {
 }
 
 use crate::domain::{
-    clients, country_taxes, email_templates, incomings, properties, suppliers, taxes, templates,
+    clients, country_taxes, email_templates, incomings, properties, property_values, suppliers,
+    taxes, templates,
 };
 
 pub(super) static TEMPLATES: Wire = Wire::new("templates", "template", &templates::TEMPLATES);
@@ -59,6 +60,21 @@ pub(super) static EMAIL_TEMPLATES: Wire = Wire::new(
     &email_templates::EMAIL_TEMPLATES,
 );
 pub(super) static TAXES: Wire = Wire::new("taxes", "tax", &taxes::TAXES);
+pub(super) static INCOMING_PROPERTY_VALUES: Wire = Wire::new(
+    "incoming-property-values",
+    "incoming-property-value",
+    &property_values::INCOMING_PROPERTY_VALUES,
+);
+pub(super) static CLIENT_PROPERTY_VALUES: Wire = Wire::new(
+    "client-property-values",
+    "client-property-value",
+    &property_values::CLIENT_PROPERTY_VALUES,
+);
+pub(super) static USER_PROPERTY_VALUES: Wire = Wire::new(
+    "user-property-values",
+    "user-property-value",
+    &property_values::USER_PROPERTY_VALUES,
+);
 pub(super) static SUPPLIERS: Wire = Wire::new("suppliers", "supplier", &suppliers::SUPPLIERS);
 pub(super) static INCOMINGS: Wire = Wire::new("incomings", "incoming", &incomings::INCOMINGS);
 pub(super) static INCOMING_PAYMENTS: Wire = Wire::new(
@@ -212,6 +228,22 @@ pub(super) fn list(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
         .headers
         .push(("x-total-count".into(), result.total.to_string()));
     Ok(response)
+}
+
+/// A list of property values: those of the owner named (`incoming_id=N`, an owner of
+/// the account, else 404), or all of the account's.
+pub(super) fn list_values(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
+    let field = property_values::owner_field(wire.res);
+    if let Some(raw) = c.query.get(field) {
+        let txn = c.caps.store.begin_read()?;
+        for id in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let id = id
+                .parse()
+                .map_err(|_| ApiError::bad(format!("{field} must be a number, got \"{id}\"")))?;
+            property_values::check_owner(txn.as_ref(), wire.res, c.ctx.account_id, id)?;
+        }
+    }
+    list(c, wire)
 }
 
 pub(super) fn get(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {

@@ -163,6 +163,29 @@ macro_rules! records {
     };
 }
 
+/// Property values: a record resource whose list names an owner of the account.
+macro_rules! values {
+    ($plural:literal, $wire:expr) => {
+        &[
+            Route {
+                path: &[$plural],
+                handlers: &[
+                    (Verb::Get, Handler::Records(records::list_values, $wire)),
+                    (Verb::Post, Handler::Records(records::create, $wire)),
+                ],
+            },
+            Route {
+                path: &[$plural, ID],
+                handlers: &[
+                    (Verb::Get, Handler::Records(records::get, $wire)),
+                    (Verb::Put, Handler::Records(records::update, $wire)),
+                    (Verb::Delete, Handler::Records(records::delete, $wire)),
+                ],
+            },
+        ]
+    };
+}
+
 /// A document kind: its collection, its members, their actions, PDF and e-mail.
 macro_rules! documents {
     ($plural:literal, $kind:expr) => {
@@ -303,6 +326,10 @@ static TABLE: &[&[Route]] = &[
             handlers: &[(Verb::Get, Handler::Plain(incomings::file))],
         },
         Route {
+            path: &["incomings", ID, "pdf"],
+            handlers: &[(Verb::Get, Handler::Plain(incomings::pdf))],
+        },
+        Route {
             path: &["incoming-payments"],
             handlers: &[
                 (Verb::Get, Handler::Plain(incomings::payments)),
@@ -365,6 +392,12 @@ static TABLE: &[&[Route]] = &[
     records!("user-properties", &USER_PROPERTIES),
     records!("incoming-properties", &INCOMING_PROPERTIES),
     records!("client-properties", &CLIENT_PROPERTIES),
+    values!("user-property-values", &records::USER_PROPERTY_VALUES),
+    values!(
+        "incoming-property-values",
+        &records::INCOMING_PROPERTY_VALUES
+    ),
+    values!("client-property-values", &records::CLIENT_PROPERTY_VALUES),
     records!("country-taxes", &COUNTRY_TAXES),
     // The spec shows the underscore spelling for one operation; both work for all.
     records!("country_taxes", &COUNTRY_TAXES),
