@@ -13,10 +13,13 @@
 //! W7 (an e-invoice of a completed invoice) is measured only when the previous build
 //! answers it with 200 and XML: an older one has no such endpoint, or seeded the data
 //! without the e-invoice terms it does not know; the report then marks W7 "n/a in
-//! previous".
+//! previous". Likewise each variant of W8 (imports of incoming e-invoices) only when the
+//! previous build imports its file with 201: an older one has no `/api/incomings`. W8
+//! imports into accounts created on each host for each measurement, with numbers never
+//! sent before, so every round imports alike.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -24,6 +27,7 @@ use anyhow::{Context as _, bail};
 
 use crate::busy::Ticks;
 use crate::host::{self, Binary, Proc};
+use crate::imports;
 use crate::workloads::{self, Workload};
 use crate::wrk::Figures;
 use crate::{Compare, Config, cpu_model, ms};
@@ -72,6 +76,8 @@ struct Running {
     binary: Binary,
     proc: Proc,
     addr: std::net::SocketAddr,
+    /// The copy of the seeded data it serves.
+    data: PathBuf,
     /// Start to first 200 on the copied data: this build's includes migrating the data
     /// and compiling its component (the copied cache holds the previous one's).
     up: Duration,
@@ -142,7 +148,7 @@ pub(crate) fn run(
             addr,
             &cfg.out.join(format!("faktura-{copy}.log")),
         )?;
-        hosts.push((binary, proc, addr));
+        hosts.push((binary, proc, addr, dir.join(copy)));
     }
     // Waited for together, so that each start-up time is its own and not the later of
     // the two.
@@ -156,10 +162,11 @@ pub(crate) fn run(
     let running: Vec<Running> = hosts
         .into_iter()
         .zip([prev_up?, this_up?])
-        .map(|((binary, proc, addr), up)| Running {
+        .map(|((binary, proc, addr, data), up)| Running {
             binary,
             proc,
             addr,
+            data,
             up,
         })
         .collect();
@@ -190,9 +197,38 @@ pub(crate) fn run(
         workloads::head_count(),
         workloads::w2(&seeded.clients),
     ]);
+    // The file each W8 variant imports, by the index of its workload in `list`; its
+    // script is written for each measurement, with the accounts made for it.
+    let uploads = imports::Uploads::read(&cfg.root)?;
+    let mut upload_of: Vec<Option<&imports::Upload>> = vec![None; list.len()];
+    for upload in [&uploads.cii, &uploads.facturx] {
+        match imports::import(rt, running[Side::Previous.index()].addr, upload)? {
+            Ok(()) => {
+                if let Err((_, answer)) =
+                    imports::import(rt, running[Side::This.index()].addr, upload)?
+                {
+                    bail!(
+                        "{} pre-check against this build: an import must answer 201: {answer}",
+                        upload.short
+                    );
+                }
+                list.push(imports::w8(upload, &[]));
+                upload_of.push(Some(upload));
+            }
+            Err((status, answer)) => {
+                eprintln!("{} left out, n/a in previous: {answer}", upload.short);
+                left_out.push((upload.label, format!("previous answered {status}")));
+            }
+        }
+    }
+    // W8's scripts are written for each measurement instead.
     let scripts = list
         .iter()
-        .map(|w| w.script(cfg))
+        .zip(&upload_of)
+        .map(|(w, upload)| match upload {
+            Some(_) => Ok(None),
+            None => w.script(cfg).map(Some),
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let pids: Vec<u32> = running.iter().map(|h| h.proc.id()).collect();
     // figures[workload][side][round]
@@ -203,9 +239,25 @@ pub(crate) fn run(
         } else {
             [Side::This, Side::Previous]
         };
-        for ((workload, script), by_side) in list.iter().zip(&scripts).zip(&mut figures) {
+        for (((workload, script), upload), by_side) in
+            list.iter().zip(&scripts).zip(&upload_of).zip(&mut figures)
+        {
             for side in order {
-                let addr = running[side.index()].addr;
+                let host = &running[side.index()];
+                let addr = host.addr;
+                let script = match (upload, script) {
+                    (Some(upload), _) => {
+                        let keys = imports::accounts(
+                            &host.binary,
+                            &host.data,
+                            upload,
+                            imports::account_count(cfg.seconds),
+                        )?;
+                        imports::w8(upload, &keys).script(cfg)?
+                    }
+                    (None, Some(script)) => script.clone(),
+                    (None, None) => unreachable!("a script for every workload but W8"),
+                };
                 // W2's drafts are deleted again right after it, bracketed by two drafts of
                 // the harness's own: otherwise every round would add to the data set of
                 // each host, by as many invoices as it created, and the reads of later
@@ -216,7 +268,7 @@ pub(crate) fn run(
                     None
                 };
                 let before = Ticks::now(&pids);
-                let f = workloads::measure(cfg, addr, script)?;
+                let f = workloads::measure(cfg, addr, &script)?;
                 let others = before
                     .zip(Ticks::now(&pids))
                     .map(|(before, after)| after.others_since(before));

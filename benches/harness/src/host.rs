@@ -112,6 +112,31 @@ impl Binary {
         )
     }
 
+    /// Creates an account with an admin user on `data` (through the admin socket of the
+    /// host serving it) and returns the user's API key.
+    pub(crate) fn create_account(&self, data: &Path, name: &str) -> anyhow::Result<String> {
+        let out = Command::new(&self.faktura)
+            .arg("--data")
+            .arg(data)
+            .arg("account")
+            .arg("create")
+            .arg(name)
+            .output()
+            .with_context(|| format!("running {} account create", self.faktura.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        match text
+            .lines()
+            .find_map(|l| l.strip_prefix("API key (shown once): "))
+        {
+            Some(key) if out.status.success() => Ok(key.trim().to_owned()),
+            _ => bail!(
+                "{} account create {name} gave no API key: {text}{}",
+                self.faktura.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        }
+    }
+
     /// Starts the host on a free port and waits for its first 200: the process, its
     /// address and the time from start to that answer.
     pub(crate) fn start_timed(

@@ -12,7 +12,9 @@
 //!
 //! The seed sets the seller's e-invoice terms and gives clients and items theirs, so that
 //! every completed invoice has its e-invoices: W7 reads them, and W3 runs twice on drafts
-//! of its own, plain and with `einvoice_pdf` set (each PDF a Factur-X hybrid).
+//! of its own, plain and with `einvoice_pdf` set (each PDF a Factur-X hybrid). W8 imports
+//! incoming e-invoices, twice as well: an XRechnung CII XML and a Factur-X PDF, each
+//! request with an invoice number of its own (the `imports` module).
 //!
 //! Environment: `BENCH_INVOICES` (default 100,000), `BENCH_SECONDS` per measurement
 //! (default 10), `BENCH_SMOKE=1` (a few seconds on a small data set, for CI), and
@@ -28,6 +30,7 @@ mod busy;
 mod client;
 mod compare;
 mod host;
+mod imports;
 mod workloads;
 mod wrk;
 
@@ -55,6 +58,8 @@ struct Config {
     seconds: u64,
     connections: usize,
     out: PathBuf,
+    /// The workspace root, where the e-invoice samples W8 imports are.
+    root: PathBuf,
     faktura: PathBuf,
     hello: PathBuf,
     wasmtime: PathBuf,
@@ -96,6 +101,7 @@ impl Config {
             seconds: number("BENCH_SECONDS", if smoke { 1 } else { 10 })?.max(1),
             connections: 32,
             out: root.join("target/bench"),
+            root: root.clone(),
             faktura: root.join("target/release/faktura"),
             hello: root.join("target/wasm32-wasip2/release/faktura_bench_hello.wasm"),
             wasmtime: std::env::var_os("FAKTURA_WASMTIME")
@@ -325,6 +331,22 @@ fn main() -> anyhow::Result<()> {
     let w3x = w3x?;
     ran_out(&mut failures, "W3 Factur-X", &w3x, mid + 1, hi);
 
+    // W8: imports of incoming e-invoices, each file once into the admin's account before
+    // its measurement, which imports into accounts of its own.
+    let uploads = imports::Uploads::read(&cfg.root)?;
+    let accounts = imports::account_count(secs);
+    let w8_run = |upload: &imports::Upload| -> anyhow::Result<Figures> {
+        if let Err((_, answer)) = imports::import(&rt, addr, upload)? {
+            bail!(
+                "{} pre-check: an import must answer 201: {answer}",
+                upload.short
+            );
+        }
+        let keys = imports::accounts(&faktura, &data, upload, accounts)?;
+        run(&imports::w8(upload, &keys))
+    };
+    let (w8c, w8x) = (w8_run(&uploads.cii)?, w8_run(&uploads.facturx)?);
+
     let peaks = peaks.into_inner();
     let rss = peaks.iter().map(|(_, p)| *p).fold(0.0, f64::max);
     host.stop()?;
@@ -360,6 +382,8 @@ fn main() -> anyhow::Result<()> {
         ("W5", &w5),
         ("HEAD", &count),
         ("W7", &w7),
+        (uploads.cii.short, &w8c),
+        (uploads.facturx.short, &w8x),
     ] {
         check(&mut failures, name, f);
     }
@@ -445,6 +469,24 @@ fn main() -> anyhow::Result<()> {
         "≥ 0.8 W1".into(),
         w7.per_sec >= 0.8 * w1.per_sec,
     ));
+    rows.push(goal_row(
+        uploads.cii.label,
+        &w8c,
+        format!("{:.2} C", w8c.per_sec / c.per_sec),
+        format!("≥ {:.0}/s", imports::GOAL_CII),
+        w8c.per_sec >= imports::GOAL_CII,
+    ));
+    rows.push(goal_row(
+        uploads.facturx.label,
+        &w8x,
+        format!(
+            "{:.2} C, {:.2} W8 CII",
+            w8x.per_sec / c.per_sec,
+            w8x.per_sec / w8c.per_sec
+        ),
+        format!("≥ {:.0}/s", imports::GOAL_FACTURX),
+        w8x.per_sec >= imports::GOAL_FACTURX,
+    ));
     let single = |name: &str, value: String, goal: &str, met: Option<bool>| Row {
         name: name.into(),
         rate: value,
@@ -454,6 +496,17 @@ fn main() -> anyhow::Result<()> {
         goal: goal.into(),
         verdict: met.map(|m| verdict(&cfg, m)).unwrap_or_default(),
     };
+    for (upload, f) in [(&uploads.cii, &w8c), (&uploads.facturx, &w8x)] {
+        rows.push(single(
+            &format!("   {}: incomings per supplier at the end", upload.short),
+            format!(
+                "{:.0} (in each of {accounts} accounts)",
+                f.count as f64 / accounts as f64
+            ),
+            "",
+            None,
+        ));
+    }
     rows.push(single(
         "W6 start to first 200, warm cache",
         ms(w6.as_secs_f64() * 1000.0),

@@ -312,18 +312,45 @@ pub(crate) struct Workload {
     pub(crate) file: &'static str,
     /// Whether each request creates an invoice.
     pub(crate) creates: bool,
+    /// Whether each request sends a number the service accepts only once (an incoming's):
+    /// every script written numbers its requests anew, so a script must be written for
+    /// each measurement.
+    pub(crate) numbered: bool,
     body: String,
 }
 
 impl Workload {
+    /// A workload whose script `body` numbers its requests from `RUN`, a number the
+    /// header of each script written sets anew.
+    pub(crate) fn numbered(
+        short: &'static str,
+        label: &'static str,
+        file: &'static str,
+        body: String,
+    ) -> Workload {
+        Workload {
+            short,
+            label,
+            file,
+            creates: false,
+            numbered: true,
+            body,
+        }
+    }
+
     /// Writes the script to `cfg.out`, headers and key included.
     pub(crate) fn script(&self, cfg: &Config) -> anyhow::Result<PathBuf> {
         let path = cfg.out.join(format!("{}.lua", self.file));
+        let run = if self.numbered {
+            format!("local RUN = {}\n", crate::imports::next_run())
+        } else {
+            String::new()
+        };
         std::fs::write(
             &path,
             format!(
                 "local KEY = \"{KEY}\"\nlocal headers = {{ [\"X-ServiceApiKey\"] = KEY, \
-                 [\"Content-Type\"] = \"application/xml\" }}\n{}",
+                 [\"Content-Type\"] = \"application/xml\" }}\n{run}{}",
                 self.body
             ),
         )?;
@@ -347,6 +374,7 @@ pub(crate) fn w1(sample: &[u64]) -> Workload {
         label: "W1 GET /api/invoices/{id}",
         file: "w1-get",
         creates: false,
+        numbered: false,
         body: format!(
             "local ids = {{{}}}\nrequest = function()\n  return wrk.format(\"GET\", \"/api/invoices/\" .. ids[math.random(#ids)], headers)\nend\n",
             lua_list(sample)
@@ -361,6 +389,7 @@ pub(crate) fn w2(clients: &[u64]) -> Workload {
         label: "W2 POST /api/invoices, 5 items",
         file: "w2-create",
         creates: true,
+        numbered: false,
         body: format!(
             "local clients = {{{}}}\nlocal items = \"<invoice-items>{}</invoice-items></invoice>\"\n\
              request = function()\n  return wrk.format(\"POST\", \"/api/invoices\", headers, \
@@ -407,6 +436,7 @@ fn completions(
         label,
         file,
         creates: false,
+        numbered: false,
         body: format!(
             "local lo, hi = {lo}, {hi}\nlocal threads = 0\nfunction setup(thread)\n  thread:set(\"offset\", threads)\n  threads = threads + 1\nend\n\
              local n = 0\nrequest = function()\n  local id = lo + offset + n * 2\n  n = n + 1\n  \
@@ -424,6 +454,7 @@ pub(crate) fn w7(completed: &[u64]) -> Workload {
         label: "W7 GET /api/invoices/{id}/e-invoice?profile=xrechnung-cii",
         file: "w7-einvoice",
         creates: false,
+        numbered: false,
         body: format!(
             "local ids = {{{}}}\nrequest = function()\n  return wrk.format(\"GET\", \"/api/invoices/\" .. ids[math.random(#ids)] .. \"/{EINVOICE_QUERY}\", headers)\nend\n",
             lua_list(completed)
@@ -438,6 +469,7 @@ pub(crate) fn w4() -> Workload {
         label: "W4 GET ?status=OPEN&per_page=100",
         file: "w4-list-open",
         creates: false,
+        numbered: false,
         body: fixed("GET", "/api/invoices?status=OPEN&per_page=100"),
     }
 }
@@ -449,6 +481,7 @@ pub(crate) fn w5() -> Workload {
         label: "W5 GET ?group_by=client,month",
         file: "w5-group",
         creates: false,
+        numbered: false,
         body: fixed("GET", "/api/invoices?group_by=client,month"),
     }
 }
@@ -460,6 +493,7 @@ pub(crate) fn head_count() -> Workload {
         label: "HEAD /api/invoices (count)",
         file: "head-count",
         creates: false,
+        numbered: false,
         body: fixed("HEAD", "/api/invoices"),
     }
 }

@@ -13,7 +13,8 @@ pub(crate) struct Figures {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub count: u64,
-    /// Answers other than 2xx/3xx, socket errors and timeouts.
+    /// Answers other than 2xx/3xx (or other than the one status a script expects), socket
+    /// errors and timeouts.
     pub errors: u64,
 }
 
@@ -90,10 +91,18 @@ fn millis(text: &str) -> Option<f64> {
     })
 }
 
+/// The figures of a wrk report. A script that expects one status of every answer (W8's)
+/// adds `Answers other than 201: N`, a count that includes the non-2xx ones wrk counts
+/// itself, and the first such answer, which goes to stderr.
 fn parse(text: &str) -> anyhow::Result<Figures> {
     let mut f = Figures::default();
     let mut saw_rate = false;
+    let (mut non_2xx, mut unexpected) = (0, 0);
     for line in text.lines() {
+        if line.starts_with("First answer other than") {
+            eprintln!("  {line}");
+            continue;
+        }
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.as_slice() {
             ["50%", v] => f.p50_ms = millis(v).context("p50")?,
@@ -103,7 +112,8 @@ fn parse(text: &str) -> anyhow::Result<Figures> {
                 saw_rate = true;
             }
             [n, "requests", "in", ..] => f.count = n.parse()?,
-            ["Non-2xx", "or", "3xx", "responses:", n] => f.errors += n.parse::<u64>()?,
+            ["Non-2xx", "or", "3xx", "responses:", n] => non_2xx = n.parse::<u64>()?,
+            ["Answers", "other", "than", _, n] => unexpected = n.parse::<u64>()?,
             ["Socket", "errors:", rest @ ..] => {
                 for part in rest.chunks(2) {
                     if let [_, n] = part {
@@ -117,6 +127,7 @@ fn parse(text: &str) -> anyhow::Result<Figures> {
     if !saw_rate {
         bail!("no Requests/sec line");
     }
+    f.errors += non_2xx.max(unexpected);
     Ok(f)
 }
 
@@ -138,6 +149,17 @@ mod tests {
         assert!((f.p50_ms - 0.64).abs() < 1e-9);
         assert!((f.p99_ms - 2010.0).abs() < 1e-9);
         assert!((f.per_sec - 12345.67).abs() < 1e-9);
+    }
+
+    #[test]
+    fn answers_other_than_expected_are_failures() {
+        let report = "  10 requests in 1.00s, 1.23MB read\n  Non-2xx or 3xx responses: 2\n\
+            Requests/sec:     10.00\nAnswers other than 201: 3\n\
+            First answer other than 201: 409 <error>duplicate</error>\n";
+        assert_eq!(parse(report).unwrap().errors, 3);
+        let report = "  10 requests in 1.00s, 1.23MB read\n  Non-2xx or 3xx responses: 2\n\
+            Requests/sec:     10.00\n";
+        assert_eq!(parse(report).unwrap().errors, 2);
     }
 
     #[test]
