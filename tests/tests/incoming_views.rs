@@ -193,3 +193,72 @@ async fn an_incoming_shows_as_a_readable_pdf() {
         .await
         .assert_error(404, "entered by hand");
 }
+
+#[tokio::test]
+async fn an_imported_incoming_keeps_what_its_file_says() {
+    let app = App::spawn().await;
+    let (_, body) = upload("tests/einvoice/samples/01.01a-INVOICE_uncefact.xml");
+    let imported = app.create("/api/incomings", &body).await;
+    let id = imported.id();
+    let at = format!("/api/incomings/{id}");
+    let r = app
+        .put(
+            &at,
+            "<incoming><label>Checked</label><note>Booked on 4711</note><due_date>2030-01-31</due_date></incoming>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.field("label").as_deref(), Some("Checked"));
+    assert_eq!(r.field("due_date").as_deref(), Some("2030-01-31"));
+    for (body, field) in [
+        ("<incoming><number>X-1</number></incoming>", "number"),
+        (
+            "<incoming><total_gross>1.00</total_gross></incoming>",
+            "total_gross",
+        ),
+        (
+            "<incoming><date>2020-01-01</date><label>L</label></incoming>",
+            "date",
+        ),
+    ] {
+        app.put(&at, body)
+            .await
+            .assert_error(400, &format!("{field} comes from the imported e-invoice"));
+    }
+    // The same values as before are no change.
+    let number = imported.field("number").unwrap();
+    let same = app
+        .put(
+            &at,
+            &format!("<incoming><number>{number}</number></incoming>"),
+        )
+        .await;
+    assert_eq!(same.status, 200, "{}", same.body);
+    let now = app.get(&at).await;
+    assert_eq!(now.field("total_gross"), imported.field("total_gross"));
+    assert_eq!(now.field("label").as_deref(), Some("Checked"));
+
+    // An incoming entered by hand changes freely, but not into another's number.
+    let supplier = imported.field("supplier_id").unwrap().parse().unwrap();
+    let hand = manual(&app, supplier, "H-1", "2026-05-01", "EUR", "1", "0").await;
+    let r = app
+        .put(
+            &format!("/api/incomings/{hand}"),
+            "<incoming><total_net>2</total_net><number>H-2</number></incoming>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    app.put(
+        &format!("/api/incomings/{hand}"),
+        &format!("<incoming><number>{number}</number></incoming>"),
+    )
+    .await
+    .assert_error(409, &format!("incoming {id} already holds number"));
+    assert_eq!(
+        app.get(&format!("/api/incomings/{hand}"))
+            .await
+            .field("number")
+            .as_deref(),
+        Some("H-2")
+    );
+}

@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::date::Date;
-use super::einvoice::model::{Invoice, Profile};
+use super::einvoice::model::{Category, Invoice, Profile};
 use super::einvoice::{pdf, read, rules};
 use super::records::{self, Draft, Filter, Resource, Rules};
 use super::schema::{Changes, Field, Kind, Record, Scalar};
@@ -88,6 +88,9 @@ pub struct Extra {
     pub findings: Vec<(String, String, String)>,
 }
 
+/// The fields of an imported incoming that an update may change.
+const IMPORTED_CHANGEABLE: [&str; 4] = ["label", "note", "due_date", "supplier_id"];
+
 struct IncomingRules;
 
 impl Rules for IncomingRules {
@@ -124,15 +127,38 @@ impl Rules for IncomingRules {
                 &keys::supplier_incoming(d.ctx.account_id, supplier as u64, d.record.id()),
                 &[],
             )?;
-        } else if let Some(old) = d.old.and_then(|o| o.int("supplier_id"))
-            && old != supplier
-        {
-            // The supplier's index follows a changed supplier.
-            let (account, id) = (d.ctx.account_id, d.record.id());
-            d.txn
-                .delete(&keys::supplier_incoming(account, old as u64, id))?;
-            d.txn
-                .put(&keys::supplier_incoming(account, supplier as u64, id), &[])?;
+        } else if let Some(old) = d.old {
+            // An imported incoming says what its file says: only what the file does not
+            // hold (label, note, the due date it is paid by, a better supplier match)
+            // changes.
+            if old.text("format") != "manual" {
+                for (name, _) in &d.changes.values {
+                    if !IMPORTED_CHANGEABLE.contains(name) && old.get(name) != d.record.get(name) {
+                        d.errors.push(format!(
+                            "{name} comes from the imported e-invoice and cannot be changed"
+                        ));
+                    }
+                }
+            }
+            let number = d.record.text("number").trim().to_owned();
+            let old_supplier = old.int("supplier_id").unwrap_or(0);
+            if (old_supplier != supplier || old.text("number").trim() != number)
+                && let Some(existing) =
+                    find_duplicate(d.txn.as_read(), d.ctx.account_id, supplier as u64, &number)?
+                && existing != d.record.id()
+            {
+                return Err(Error::Conflict(format!(
+                    "incoming {existing} already holds number {number} of supplier {supplier}"
+                )));
+            }
+            if old_supplier != supplier && d.errors.is_empty() {
+                // The supplier's index follows a changed supplier.
+                let (account, id) = (d.ctx.account_id, d.record.id());
+                d.txn
+                    .delete(&keys::supplier_incoming(account, old_supplier as u64, id))?;
+                d.txn
+                    .put(&keys::supplier_incoming(account, supplier as u64, id), &[])?;
+            }
         }
         Ok(())
     }
@@ -309,6 +335,17 @@ fn findings(inv: &Invoice) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// INVOICE or CREDIT_NOTE from the document type code (BT-3, UNTDID 1001): the codes of
+/// credit notes, every other an invoice (commercial, corrected, prepayment, self-billed).
+fn kind_of(type_code: &str) -> &'static str {
+    match type_code.trim() {
+        "81" | "83" | "261" | "262" | "296" | "308" | "381" | "396" | "420" | "458" | "532" => {
+            "CREDIT_NOTE"
+        }
+        _ => "INVOICE",
+    }
+}
+
 /// Imports an uploaded e-invoice: parsed, its supplier matched or created, the incoming,
 /// its items, taxes, findings and the file itself saved. Refused (nothing saved) when the
 /// file is no e-invoice, or the supplier already has an incoming of that number (409).
@@ -324,14 +361,7 @@ pub fn import(
     let inv = &read.invoice;
     let supplier = suppliers::match_or_create(ctx, txn, &inv.seller)?;
     let mut changes = Changes::default();
-    let kind = if matches!(
-        inv.type_code.as_str(),
-        "381" | "261" | "262" | "296" | "308" | "396" | "420" | "458" | "532"
-    ) {
-        "CREDIT_NOTE"
-    } else {
-        "INVOICE"
-    };
+    let kind = kind_of(&inv.type_code);
     let t = &inv.totals;
     let mut set = |name: &'static str, v: Option<Option<Scalar>>| {
         if let Some(v) = v {
@@ -392,7 +422,11 @@ pub fn import(
             ("net_price", dec(line.net_price)),
             ("net_amount", dec(line.net_amount)),
             ("tax_category", text(line.category.code())),
-            ("tax_rate", dec(line.rate)),
+            // Not subject to VAT: the line has no rate (BR-O-05).
+            (
+                "tax_rate",
+                (line.category != Category::O).then_some(Some(Scalar::Dec(line.rate))),
+            ),
         ] {
             if let Some(v) = v {
                 c.values.push((name, v));
@@ -719,4 +753,19 @@ pub fn group(incomings: &[Record], keys: &[GroupKey]) -> Vec<(String, Vec<Group>
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kind_of;
+
+    #[test]
+    fn credit_note_type_codes_make_credit_notes() {
+        for code in ["81", "83", "381", "396", " 381 "] {
+            assert_eq!(kind_of(code), "CREDIT_NOTE", "{code}");
+        }
+        for code in ["380", "384", "386", "389", "751", ""] {
+            assert_eq!(kind_of(code), "INVOICE", "{code}");
+        }
+    }
 }
