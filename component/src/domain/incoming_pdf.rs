@@ -117,8 +117,14 @@ fn document(
     push("Type code", inv.type_code.clone());
     push("Specification", record.text("profile").to_owned());
 
-    let mut preamble = vec!["Seller:".to_owned()];
-    preamble.extend(party_lines(&inv.seller));
+    // The seller's name and address are the sender line; its identifiers and contact here.
+    let mut preamble = Vec::new();
+    let ids = party_lines(&inv.seller)
+        .split_off(1 + address_lines(&inv.seller.address).len())
+        .join(" · ");
+    if !ids.is_empty() {
+        preamble.push(format!("Seller: {ids}"));
+    }
     let contact = &inv.seller.contact;
     let contact = [&contact.name, &contact.phone, &contact.email]
         .iter()
@@ -127,28 +133,27 @@ fn document(
         .collect::<Vec<_>>()
         .join(" · ");
     if !contact.is_empty() {
-        preamble.push(format!("Contact: {contact}"));
+        preamble.push(format!("Seller's contact: {contact}"));
     }
 
     let rows = inv
         .lines
         .iter()
         .map(|l| {
-            let mut name = l.name.trim().to_owned();
+            // The first column is the one that wraps: the line's id, name and description.
+            let mut item = match l.id.trim() {
+                "" => String::new(),
+                id => format!("{id}: "),
+            };
+            item.push_str(l.name.trim());
             if !l.description.trim().is_empty() {
-                name.push_str(" – ");
-                name.push_str(l.description.trim());
+                item.push_str(" – ");
+                item.push_str(l.description.trim());
             }
             vec![
-                l.id.clone(),
-                name,
-                format!(
-                    "{} {}",
-                    format_number(l.quantity, locale),
-                    l.unit_code.trim()
-                )
-                .trim()
-                .to_owned(),
+                item,
+                format_number(l.quantity, locale),
+                l.unit_code.trim().to_owned(),
                 money(l.net_price),
                 format!("{} {}%", l.category.code(), format_number(l.rate, locale)),
                 money(l.net_amount),
@@ -253,16 +258,21 @@ fn document(
     };
     PdfDocument {
         title: format!("{kind} {} from {}", inv.number, inv.seller.name.trim()),
-        sender: vec![party_lines(&inv.seller).join(" · ")],
+        sender: vec![
+            std::iter::once(inv.seller.name.trim().to_owned())
+                .chain(address_lines(&inv.seller.address))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        ],
         recipient: party_lines(&inv.buyer),
         meta,
         preamble,
         items: Table {
-            header: ["Line", "Item", "Quantity", "Net price", "VAT", "Net amount"]
+            header: ["Item", "Quantity", "Unit", "Net price", "VAT", "Net amount"]
                 .map(String::from)
                 .to_vec(),
             rows,
-            right_aligned: vec![2, 3, 4, 5],
+            right_aligned: vec![1, 3, 4, 5],
         },
         totals,
         closing,

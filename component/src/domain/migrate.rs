@@ -42,6 +42,15 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
     if from >= DATA_VERSION {
         return Ok(report);
     }
+    if from == store::UNMARKED_VERSION && account_ids(store)?.is_empty() {
+        // A new store: nothing to bring along, it is of this version from the start.
+        let mut txn = store.begin_write()?;
+        store::set_data_version(txn.as_mut(), DATA_VERSION)?;
+        txn.commit()?;
+        report.from = DATA_VERSION;
+        report.to = DATA_VERSION;
+        return Ok(report);
+    }
     if from < 3 {
         // Version 3: key entries hold the principal, and every account has kept data.
         let mut txn = store.begin_write()?;
@@ -212,6 +221,15 @@ fn rebuild_kept(
 mod tests {
     use super::*;
     use crate::caps::mem::{CountingRandom, MemStore};
+
+    #[test]
+    fn a_new_store_starts_at_this_version_without_a_migration() {
+        let store = MemStore::default();
+        let report = run(&store).unwrap();
+        assert_eq!((report.from, report.to), (DATA_VERSION, DATA_VERSION));
+        let read = store.begin_read().unwrap();
+        assert_eq!(store::data_version(read.as_ref()).unwrap(), DATA_VERSION);
+    }
 
     #[test]
     fn an_unmarked_store_is_migrated_once_and_a_current_one_not_at_all() {
