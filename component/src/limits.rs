@@ -61,3 +61,7 @@ pub const TEMPLATE_PARAGRAPHS_MAX: usize = 200;
 pub const DOCX_PART_BYTES_MAX: u64 = 8 * 1024 * 1024;
 /// Records a migration step changes in one write transaction.
 pub const MIGRATION_BATCH: u32 = 1000;
+
+/// Most times a write transaction runs when other writers keep getting in the way (a
+/// serialization failure of a networked store); then 503.
+pub const WRITE_TRIES: u32 = 16;

@@ -49,6 +49,7 @@ fn store_error(e: kv::Error) -> StoreError {
         kv::Error::Conflict => StoreError::Conflict,
         kv::Error::TooLarge => StoreError::TooLarge,
         kv::Error::Backend(m) => StoreError::Backend(m),
+        kv::Error::UnknownOutcome(m) => StoreError::UnknownOutcome(m),
     }
 }
 

@@ -254,6 +254,21 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     Ok(linker)
 }
 
+/// The store `options` name: PostgreSQL for a `postgres://` URL, else the redb file of
+/// the data directory.
+fn open_store(options: &Options) -> anyhow::Result<Box<dyn store::Backend>> {
+    match options.store.as_deref().map(str::trim) {
+        None | Some("") => Ok(Box::new(store::redb::Redb::open(&options.db_path())?)),
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            Ok(Box::new(store::postgres::Postgres::new(url)?))
+        }
+        Some(other) => anyhow::bail!(
+            "--store takes a PostgreSQL URL (postgres://user@host/db), got \"{other}\"; \
+             without it the store is the redb file of the data directory"
+        ),
+    }
+}
+
 impl Runtime {
     /// Opens the data directory and prepares the component. Starts the epoch ticker.
     pub fn new(options: &Options) -> anyhow::Result<Runtime> {
@@ -278,7 +293,7 @@ impl Runtime {
             pre.instance_pre(),
         )?;
         let shared = Arc::new(Shared {
-            db: Box::new(store::redb::Redb::open(&options.db_path())?),
+            db: open_store(options)?,
             mail: MailConfig {
                 outbox: options.outbox_dir(),
                 postal: options.postal.clone(),

@@ -41,6 +41,8 @@ pub struct Options {
     pub smtp: Option<String>,
     /// Requests per account and 15-minute window; unlimited without.
     pub rate_limit: Option<u32>,
+    /// A PostgreSQL URL (`postgres://…`) to store in instead of `data_dir/faktura.redb`.
+    pub store: Option<String>,
     pub limits: Limits,
 }
 
@@ -53,6 +55,7 @@ impl Options {
             postal: None,
             smtp: None,
             rate_limit: None,
+            store: None,
             limits: Limits::default(),
         }
     }

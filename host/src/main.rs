@@ -16,6 +16,11 @@ struct Cli {
     /// The component file; default: faktura.wasm next to this executable.
     #[arg(long, global = true, env = "FAKTURA_COMPONENT")]
     component: Option<PathBuf>,
+    /// Store in PostgreSQL instead of the data directory's redb file:
+    /// postgres://user:password@host:5432/db (several hosts with
+    /// target_session_attrs=read-write follow a failover).
+    #[arg(long, global = true, env = "FAKTURA_STORE", hide_env_values = true)]
+    store: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -137,6 +142,7 @@ async fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let component = cli.component.unwrap_or_else(default_component);
     let mut options = Options::new(&cli.data, component.clone());
+    options.store = cli.store.clone();
     // The outbox commands need neither the component nor the database.
     if !matches!(cli.command, Command::Outbox { .. }) {
         faktura_host::engine_check_component(&component)?;

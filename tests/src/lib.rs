@@ -996,3 +996,141 @@ impl Drop for WasmtimeServe {
         self.stop();
     }
 }
+
+/// A PostgreSQL server of its own on 127.0.0.1 (Debian's `postgresql-15`), with its data in
+/// a temporary directory; stopped and removed when dropped. The server refuses to run as
+/// root, so as root it runs as the `postgres` user.
+pub struct PostgresServer {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    pub port: u16,
+}
+
+impl PostgresServer {
+    pub fn start() -> PostgresServer {
+        let bin = [
+            "/usr/lib/postgresql/15/bin",
+            "/usr/lib/postgresql/16/bin",
+            "/usr/lib/postgresql/17/bin",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .find(|b| b.join("initdb").exists())
+        .expect("PostgreSQL is installed (apt-get install postgresql-15; make test-deps does)");
+        let dir = tempfile::tempdir().unwrap();
+        if is_root() {
+            run_ok(
+                std::process::Command::new("chown")
+                    .arg("postgres")
+                    .arg(dir.path()),
+                "the postgres user exists",
+            );
+        }
+        let port = free_port();
+        let server = PostgresServer { dir, bin, port };
+        let data = server.dir.path().join("data");
+        server.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "faktura",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+        );
+        let options = format!(
+            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            server.dir.path().display()
+        );
+        server.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-l",
+                server.dir.path().join("log").to_str().unwrap(),
+                "-o",
+                &options,
+                "-w",
+                "start",
+            ],
+        );
+        server
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let program = self.bin.join(program);
+        let mut command = if is_root() {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&program);
+            c
+        } else {
+            std::process::Command::new(&program)
+        };
+        command.args(args);
+        run_ok(&mut command, "PostgreSQL runs");
+    }
+
+    /// The URL of its `postgres` database.
+    pub fn url(&self) -> String {
+        format!("postgres://faktura@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// Stops the server at once, as a crash would.
+    pub fn kill(&self) {
+        let data = self.dir.path().join("data");
+        self.run(
+            "pg_ctl",
+            &["-D", data.to_str().unwrap(), "-m", "immediate", "stop"],
+        );
+    }
+
+    pub fn start_again(&self) {
+        let data = self.dir.path().join("data");
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.path().display()
+        );
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-l",
+                self.dir.path().join("log").to_str().unwrap(),
+                "-o",
+                &options,
+                "-w",
+                "start",
+            ],
+        );
+    }
+}
+
+impl Drop for PostgresServer {
+    fn drop(&mut self) {
+        let data = self.dir.path().join("data");
+        let mut command = std::process::Command::new(self.bin.join("pg_ctl"));
+        if is_root() {
+            command = std::process::Command::new("runuser");
+            command
+                .args(["-u", "postgres", "--"])
+                .arg(self.bin.join("pg_ctl"));
+        }
+        let _ = command
+            .args(["-D", data.to_str().unwrap(), "-m", "immediate", "stop"])
+            .output();
+    }
+}
+
+fn is_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
+}

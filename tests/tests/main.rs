@@ -18,6 +18,7 @@ mod incomings;
 mod invoices;
 mod json;
 mod mail;
+mod postgres;
 mod profiling;
 mod property_values;
 mod protocol;

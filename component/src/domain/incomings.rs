@@ -352,12 +352,12 @@ fn kind_of(type_code: &str) -> &'static str {
 pub fn import(
     ctx: &Ctx,
     txn: &mut dyn Write,
-    file: Vec<u8>,
+    file: &[u8],
     filename: &str,
     label: Option<&str>,
     note: Option<&str>,
 ) -> Result<Record, Error> {
-    let (read, format) = parse(&file)?;
+    let (read, format) = parse(file)?;
     let inv = &read.invoice;
     let supplier = suppliers::match_or_create(ctx, txn, &inv.seller)?;
     let mut changes = Changes::default();
@@ -450,7 +450,7 @@ pub fn import(
         findings: findings(inv),
     };
     txn.put(&extra_key(ctx.account_id, id), &store::encode(&extra))?;
-    txn.put(&file_key(ctx.account_id, id), &file)?;
+    txn.put(&file_key(ctx.account_id, id), file)?;
     let name = match filename.trim() {
         "" => "an e-invoice",
         name => name,

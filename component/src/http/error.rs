@@ -31,6 +31,9 @@ pub enum ApiError {
     /// 503: a capability the request needs (PDF rendering, mail) failed or is missing; the
     /// message says which, and the request can be tried again.
     Unavailable(String),
+    /// Another writer got in the way (a serialization failure of a networked store):
+    /// `in_write` runs the transaction again; 503 if that keeps happening.
+    Busy,
 }
 
 impl ApiError {
@@ -50,7 +53,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => 415,
             ApiError::TooManyRequests(..) => 429,
             ApiError::Internal(_) => 500,
-            ApiError::Unavailable(_) => 503,
+            ApiError::Unavailable(_) | ApiError::Busy => 503,
         }
     }
 
@@ -80,6 +83,11 @@ impl ApiError {
                 crate::domain::date::format_datetime(*reset as i64)
             )],
             ApiError::Internal(_) => vec!["internal error".into()],
+            ApiError::Busy => vec![
+                "the store was busy with other changes to the same data and this one was not \
+                 made; send the request again"
+                    .into(),
+            ],
         }
     }
 
@@ -113,7 +121,13 @@ impl From<StoreError> for ApiError {
             StoreError::TooLarge => ApiError::TooLarge(
                 "the change is larger than the store takes in one request".into(),
             ),
-            StoreError::Conflict | StoreError::Backend(_) => ApiError::Internal(e.to_string()),
+            StoreError::UnknownOutcome(_) => ApiError::Unavailable(
+                "the store's connection was lost while the change was committed: it may or \
+                 may not have been made; read it back before sending it again"
+                    .into(),
+            ),
+            StoreError::Conflict => ApiError::Busy,
+            StoreError::Backend(_) => ApiError::Internal(e.to_string()),
         }
     }
 }

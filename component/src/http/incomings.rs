@@ -254,7 +254,7 @@ pub(super) fn create(c: &Call<'_>) -> Result<Response, ApiError> {
                 Ok(incomings::import(
                     c.ctx,
                     txn,
-                    file,
+                    &file,
                     &filename,
                     label.as_deref(),
                     note.as_deref(),

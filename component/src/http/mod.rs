@@ -485,8 +485,30 @@ pub fn fuzz_query(raw: &str) {
     }
 }
 
-/// Runs `f` in a write transaction and commits only if it succeeds.
+/// Runs `f` in a write transaction and commits only if it succeeds. When another writer
+/// got in the way (`ApiError::Busy`: a serialization failure of a networked store, where
+/// nothing of the transaction was kept) the whole transaction runs again, up to
+/// `limits::WRITE_TRIES` times with a jittered, growing pause; `f` must therefore do
+/// nothing outside the transaction (see `in_write_once`).
 pub fn in_write<T>(
+    caps: &Caps,
+    mut f: impl FnMut(&mut dyn Write) -> Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    let mut tries = 1;
+    loop {
+        match in_write_once(caps, &mut f) {
+            Err(ApiError::Busy) if tries < crate::limits::WRITE_TRIES => {
+                pause_before_retry(caps, tries);
+                tries += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Runs `f` in one write transaction, without a retry: for a request whose work leaves
+/// the transaction (an e-mail handed to the mail capability), which must not run twice.
+pub fn in_write_once<T>(
     caps: &Caps,
     f: impl FnOnce(&mut dyn Write) -> Result<T, ApiError>,
 ) -> Result<T, ApiError> {
@@ -494,6 +516,16 @@ pub fn in_write<T>(
     let out = f(txn.as_mut())?;
     txn.commit()?;
     Ok(out)
+}
+
+/// Waits before try `tries + 1`: a random part of 2^tries milliseconds, so that writers
+/// that collided do not collide again in step.
+fn pause_before_retry(caps: &Caps, tries: u32) {
+    let mut byte = [0u8; 2];
+    caps.random.fill(&mut byte);
+    let window_us = 1000u64 << tries.min(7);
+    let us = u64::from(u16::from_le_bytes(byte)) * window_us / u64::from(u16::MAX);
+    std::thread::sleep(std::time::Duration::from_micros(us.max(100)));
 }
 
 #[cfg(test)]
@@ -505,7 +537,124 @@ mod tests {
         CountingRandom, FixedClock, MemStore, NoMail, TextPdf, Unlimited, Vars,
     };
 
+    use crate::caps::{Read, Store as _, StoreError};
+
     const KEY: &str = "bootstrap-key-0123456789";
+
+    /// A store whose first `conflicts` commits fail as a serialization failure would:
+    /// nothing of the transaction kept.
+    struct Conflicting {
+        inner: MemStore,
+        conflicts: Cell<u32>,
+    }
+
+    struct FailingCommit(Box<dyn Write>);
+
+    impl Read for FailingCommit {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+            self.0.get(key)
+        }
+        fn scan(
+            &self,
+            prefix: &[u8],
+            after: Option<&[u8]>,
+            limit: u32,
+            reverse: bool,
+        ) -> Result<Vec<crate::caps::Entry>, StoreError> {
+            self.0.scan(prefix, after, limit, reverse)
+        }
+    }
+
+    impl Write for FailingCommit {
+        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+            self.0.put(key, value)
+        }
+        fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+            self.0.delete(key)
+        }
+        fn commit(self: Box<Self>) -> Result<(), StoreError> {
+            Err(StoreError::Conflict)
+        }
+        fn as_read(&self) -> &dyn Read {
+            self
+        }
+    }
+
+    impl crate::caps::Store for Conflicting {
+        fn begin_read(&self) -> Result<Box<dyn Read>, StoreError> {
+            self.inner.begin_read()
+        }
+        fn begin_write(&self) -> Result<Box<dyn Write>, StoreError> {
+            let txn = self.inner.begin_write()?;
+            match self.conflicts.get() {
+                0 => Ok(txn),
+                n => {
+                    self.conflicts.set(n - 1);
+                    Ok(Box::new(FailingCommit(txn)))
+                }
+            }
+        }
+    }
+
+    fn caps_on<'a>(store: &'a dyn crate::caps::Store, random: &'a CountingRandom) -> Caps<'a> {
+        Caps {
+            store,
+            clock: Box::leak(Box::new(FixedClock(Cell::new(1_795_000_000)))),
+            random,
+            pdf: &TextPdf,
+            mail: &NoMail,
+            rate: &Unlimited,
+            env: Box::leak(Box::new(Vars(Default::default()))),
+        }
+    }
+
+    /// A transaction another writer got in the way of runs again, whole; one that keeps
+    /// meeting them gives up with 503, having kept nothing.
+    #[test]
+    fn a_conflicting_write_runs_again_and_gives_up_with_503() {
+        let random = CountingRandom::default();
+        let store = Conflicting {
+            inner: MemStore::default(),
+            conflicts: Cell::new(3),
+        };
+        let caps = caps_on(&store, &random);
+        let runs = Cell::new(0);
+        let out = in_write(&caps, |txn| {
+            runs.set(runs.get() + 1);
+            txn.put(b"k", &[runs.get() as u8])?;
+            Ok(runs.get())
+        })
+        .unwrap();
+        assert_eq!(out, 4, "three conflicts, then the fourth run commits");
+        let read = store.inner.begin_read().unwrap();
+        assert_eq!(read.get(b"k").unwrap(), Some(vec![4]));
+
+        store.conflicts.set(u32::MAX);
+        runs.set(0);
+        let err = in_write(&caps, |txn| {
+            runs.set(runs.get() + 1);
+            txn.put(b"gone", b"x")?;
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(matches!(err, ApiError::Busy), "{err:?}");
+        assert_eq!(err.status(), 503);
+        assert_eq!(runs.get(), crate::limits::WRITE_TRIES);
+        assert_eq!(
+            store.inner.begin_read().unwrap().get(b"gone").unwrap(),
+            None
+        );
+
+        // A write that must not run twice is tried once.
+        store.conflicts.set(1);
+        runs.set(0);
+        let once = in_write_once(&caps, |_| {
+            runs.set(runs.get() + 1);
+            Ok(())
+        });
+        assert!(matches!(once, Err(ApiError::Busy)));
+        assert_eq!(runs.get(), 1);
+    }
 
     /// Asks for the settings with `key` in a store whose environment holds `vars`.
     fn settings(store: &MemStore, vars: &[(&str, &str)], key: &str) -> Encoded {

@@ -270,7 +270,7 @@ fn saved(
     c: &Call<'_>,
     wire: &Wire,
     status: u16,
-    save: impl FnOnce(&mut dyn crate::caps::Write) -> Result<Record, crate::domain::Error>,
+    mut save: impl FnMut(&mut dyn crate::caps::Write) -> Result<Record, crate::domain::Error>,
 ) -> Result<Response, ApiError> {
     let (record, files) = in_write(c.caps, |txn| {
         let record = save(txn)?;

@@ -27,17 +27,15 @@ pub(crate) type Entry = (Vec<u8>, Vec<u8>);
 pub(crate) enum DbError {
     /// Another writer got in the way (PostgreSQL: a serialization failure); nothing of the
     /// transaction was kept, and the caller may retry the whole of it.
-    #[expect(
-        dead_code,
-        reason = "redb lets one writer in at a time and never conflicts; the PostgreSQL \
-                  backend, next, reports its serialization failures with it"
-    )]
     Conflict,
     /// A key or value over the store's size limit, or a write whose undo record would take
     /// the writer past its engine's bound; the write did not happen.
     TooLarge,
     /// The engine failed; the message is for logs, not for clients.
     Backend(String),
+    /// The connection was lost while a commit was under way: it may or may not have been
+    /// kept (a networked engine; redb knows).
+    Unknown(String),
 }
 
 impl fmt::Display for DbError {
@@ -46,6 +44,7 @@ impl fmt::Display for DbError {
             DbError::Conflict => f.write_str("conflict with another writer"),
             DbError::TooLarge => f.write_str("over the store's size limit"),
             DbError::Backend(message) => write!(f, "storage backend: {message}"),
+            DbError::Unknown(message) => write!(f, "commit outcome unknown: {message}"),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! (`Shared::db`), redb today (`redb.rs`).
 
 pub(crate) mod backend;
+pub(crate) mod postgres;
 pub(crate) mod redb;
 
 use std::sync::atomic::Ordering;
@@ -39,6 +40,7 @@ impl From<DbError> for Error {
             DbError::Conflict => Error::Conflict,
             DbError::TooLarge => Error::TooLarge,
             DbError::Backend(message) => Error::Backend(message),
+            DbError::Unknown(message) => Error::UnknownOutcome(message),
         }
     }
 }

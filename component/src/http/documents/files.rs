@@ -111,7 +111,9 @@ pub(crate) fn upload_signature(c: &Call<'_>, kind: DocKind) -> Result<Response, 
         .next()
         .map(|(_, b)| b)
         .unwrap_or_default();
-    in_write(caps, |txn| Ok(commands::sign(ctx, txn, kind, id, file)?))?;
+    in_write(caps, |txn| {
+        Ok(commands::sign(ctx, txn, kind, id, file.clone())?)
+    })?;
     Ok(Response::empty())
 }
 

@@ -3,7 +3,7 @@
 
 use super::super::error::ApiError;
 use super::super::records::{decode_base64, decode_changes};
-use super::super::{Response, in_write};
+use super::super::{Response, in_write_once};
 use super::existing;
 use crate::caps::Attachment;
 use crate::codec::Element;
@@ -96,7 +96,8 @@ pub(crate) fn email(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
     let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);
     let id = existing(caps, ctx, kind, raw)?;
     let email = decode_email(&req.document()?)?;
-    in_write(caps, |txn| {
+    // The message leaves the transaction: it must not be handed over twice.
+    in_write_once(caps, |txn| {
         Ok(emails::send(ctx, txn, caps.mail, kind, id, email)?)
     })?;
     Ok(Response::empty())
@@ -167,7 +168,8 @@ pub(crate) fn post(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
             return Err(ApiError::BadRequest(errors));
         }
     }
-    in_write(caps, |txn| {
+    // The message leaves the transaction: it must not be handed over twice.
+    in_write_once(caps, |txn| {
         Ok(emails::post(ctx, txn, caps.mail, kind, id, letter)?)
     })?;
     Ok(Response::empty())

@@ -1,0 +1,431 @@
+//! The PostgreSQL backend: one table of `bytea` keys and values (`faktura_kv`), the keys
+//! exactly the component's, so that a store moves between redb and PostgreSQL unchanged
+//! (`bytea` compares bytewise, as redb's keys sort).
+//!
+//! Connections come from a pool (deadpool-postgres). A write transaction runs at
+//! SERIALIZABLE, a read transaction at REPEATABLE READ READ ONLY (a snapshot that never
+//! waits). A serialization failure or a deadlock is `DbError::Conflict`: nothing was kept
+//! and the whole transaction may run again. A statement that failed leaves the transaction
+//! unable to commit, and `commit` says so instead of letting PostgreSQL turn the COMMIT
+//! into a silent rollback. A transaction dropped without commit or rollback (the guest
+//! trapped) is rolled back on a task before its connection goes back to the pool; a
+//! connection whose rollback fails is discarded, so no later transaction runs inside it.
+//!
+//! A COMMIT is durable when it returns (`synchronous_commit` as the server has it; with
+//! synchronous replicas, once they have it too). A connection lost during COMMIT leaves
+//! the outcome unknown: `commit` answers `DbError::Unknown`.
+
+use std::ops::Bound::{self, Excluded, Included, Unbounded};
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use faktura_backend::kv;
+use tokio::sync::OnceCell;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+
+use super::backend::{self, Backend, BoxFuture, DbError, Entry};
+
+/// Largest key this backend takes: PostgreSQL's b-tree index holds entries of up to about
+/// a third of a page (2,704 bytes with 8 KiB pages); the component's keys stay far below.
+pub(crate) const KEY_BYTES_MAX: usize = 2048;
+
+/// Most pooled connections of one host.
+const POOL_SIZE: usize = 32;
+
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_kv (\
+                      key bytea PRIMARY KEY, value bytea NOT NULL)";
+
+/// The store on PostgreSQL.
+pub(crate) struct Postgres {
+    pool: Pool,
+    schema: OnceCell<()>,
+}
+
+impl Postgres {
+    /// A pool for the server `url` names (`postgres://user:password@host:port/db`, also
+    /// with several hosts and `target_session_attrs=read-write`). Nothing connects yet:
+    /// the first transaction does, and creates the table when there is none.
+    pub(crate) fn new(url: &str) -> anyhow::Result<Postgres> {
+        let config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| anyhow::anyhow!("the store URL is not a PostgreSQL URL: {e}"))?;
+        let manager = Manager::from_config(
+            config,
+            tokio_postgres::NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager).max_size(POOL_SIZE).build()?;
+        Ok(Postgres {
+            pool,
+            schema: OnceCell::new(),
+        })
+    }
+
+    /// A pooled connection, the schema made once per process.
+    async fn connection(&self) -> Result<Object, DbError> {
+        let conn = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| DbError::Backend(format!("no PostgreSQL connection: {e}")))?;
+        self.schema
+            .get_or_try_init(|| async {
+                conn.batch_execute(SCHEMA).await.map_err(to_db)?;
+                Ok::<(), DbError>(())
+            })
+            .await?;
+        Ok(conn)
+    }
+
+    async fn begin(&self, statement: &'static str) -> Result<Txn, DbError> {
+        let conn = self.connection().await?;
+        conn.batch_execute(statement).await.map_err(to_db)?;
+        Ok(Txn {
+            conn: Some(conn),
+            failed: None,
+        })
+    }
+}
+
+/// A PostgreSQL error as the store's: conflicts to retry, sizes over a limit, the rest for
+/// the log.
+fn to_db(e: tokio_postgres::Error) -> DbError {
+    match e.code() {
+        Some(c)
+            if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                || *c == SqlState::T_R_DEADLOCK_DETECTED =>
+        {
+            DbError::Conflict
+        }
+        Some(c) if *c == SqlState::PROGRAM_LIMIT_EXCEEDED => DbError::TooLarge,
+        _ => DbError::Backend(format!("PostgreSQL: {e}")),
+    }
+}
+
+impl Backend for Postgres {
+    fn begin_read(&self) -> BoxFuture<'_, Result<Box<dyn backend::ReadTxn>, DbError>> {
+        Box::pin(async move {
+            let txn = self
+                .begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .await?;
+            Ok(Box::new(ReadTxn(tokio::sync::Mutex::new(txn))) as Box<dyn backend::ReadTxn>)
+        })
+    }
+
+    fn begin_write(&self) -> BoxFuture<'_, Result<Box<dyn backend::WriteTxn>, DbError>> {
+        Box::pin(async move {
+            let txn = self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE").await?;
+            Ok(Box::new(txn) as Box<dyn backend::WriteTxn>)
+        })
+    }
+}
+
+/// An open transaction on its connection.
+struct Txn {
+    /// `None` once it has ended.
+    conn: Option<Object>,
+    /// The first failure of a statement: the transaction can only be rolled back.
+    failed: Option<DbError>,
+}
+
+impl Txn {
+    fn conn(&self) -> Result<&Object, DbError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.conn
+            .as_ref()
+            .ok_or_else(|| DbError::Backend("the transaction has ended".into()))
+    }
+
+    /// Remembers a failed statement's error and returns it.
+    fn check<T>(&mut self, r: Result<T, tokio_postgres::Error>) -> Result<T, DbError> {
+        r.map_err(|e| {
+            let e = to_db(e);
+            self.failed.get_or_insert(e.clone());
+            e
+        })
+    }
+
+    async fn get(&mut self, key: Vec<u8>) -> Result<Option<Vec<u8>>, DbError> {
+        let conn = self.conn()?;
+        let r = async {
+            let stmt = conn
+                .prepare_cached("SELECT value FROM faktura_kv WHERE key = $1")
+                .await?;
+            conn.query_opt(&stmt, &[&key]).await
+        }
+        .await;
+        Ok(self.check(r)?.map(|row| row.get(0)))
+    }
+
+    async fn get_many(&mut self, keys: Vec<Vec<u8>>) -> Result<Vec<Option<Vec<u8>>>, DbError> {
+        let conn = self.conn()?;
+        let r = async {
+            let stmt = conn
+                .prepare_cached("SELECT key, value FROM faktura_kv WHERE key = ANY($1)")
+                .await?;
+            conn.query(&stmt, &[&keys]).await
+        }
+        .await;
+        let rows = self.check(r)?;
+        let mut found: std::collections::HashMap<Vec<u8>, Vec<u8>> = rows
+            .into_iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect();
+        Ok(keys.iter().map(|k| found.remove(k)).collect())
+    }
+
+    async fn scan(
+        &mut self,
+        prefix: Vec<u8>,
+        after: Option<Vec<u8>>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, DbError> {
+        let Some((lo, hi)) = range(&prefix, after.as_deref(), reverse) else {
+            return Ok(Vec::new());
+        };
+        let mut sql = String::from("SELECT key, value FROM faktura_kv WHERE true");
+        let mut params: Vec<&(dyn ToSql + Sync)> = Vec::new();
+        let bound_params: Vec<Vec<u8>> = [&lo, &hi]
+            .iter()
+            .filter_map(|b| match b {
+                Included(k) | Excluded(k) => Some(k.clone()),
+                Unbounded => None,
+            })
+            .collect();
+        let mut at = 0;
+        for (bound, (incl, excl)) in [(&lo, (">=", ">")), (&hi, ("<=", "<"))] {
+            let op = match bound {
+                Included(_) => incl,
+                Excluded(_) => excl,
+                Unbounded => continue,
+            };
+            at += 1;
+            sql.push_str(&format!(" AND key {op} ${at}"));
+            params.push(&bound_params[at - 1]);
+        }
+        let limit = i64::from(limit);
+        at += 1;
+        sql.push_str(&format!(
+            " ORDER BY key {} LIMIT ${at}",
+            if reverse { "DESC" } else { "ASC" }
+        ));
+        params.push(&limit);
+        let conn = self.conn()?;
+        let r = async {
+            let stmt = conn.prepare_cached(&sql).await?;
+            conn.query(&stmt, &params).await
+        }
+        .await;
+        Ok(self
+            .check(r)?
+            .into_iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect())
+    }
+
+    async fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> Result<(), DbError> {
+        if key.len() > KEY_BYTES_MAX || !kv::fits(&key, &value) {
+            return Err(DbError::TooLarge);
+        }
+        let conn = self.conn()?;
+        let r = async {
+            let stmt = conn
+                .prepare_cached(
+                    "INSERT INTO faktura_kv (key, value) VALUES ($1, $2) \
+                     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                )
+                .await?;
+            conn.execute(&stmt, &[&key, &value]).await
+        }
+        .await;
+        self.check(r).map(drop)
+    }
+
+    async fn delete(&mut self, key: Vec<u8>) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        let r = async {
+            let stmt = conn
+                .prepare_cached("DELETE FROM faktura_kv WHERE key = $1")
+                .await?;
+            conn.execute(&stmt, &[&key]).await
+        }
+        .await;
+        self.check(r).map(drop)
+    }
+
+    /// Ends the transaction with `statement` (COMMIT or ROLLBACK).
+    async fn end(mut self, statement: &str) -> Result<(), DbError> {
+        let conn = self
+            .conn
+            .take()
+            .ok_or_else(|| DbError::Backend("the transaction has ended".into()))?;
+        if let Some(e) = self.failed.take() {
+            // PostgreSQL would answer this COMMIT with a silent rollback.
+            rollback_in_background(conn);
+            return Err(e);
+        }
+        match conn.batch_execute(statement).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.code().is_some() => {
+                let e = to_db(e);
+                rollback_in_background(conn);
+                Err(e)
+            }
+            // No answer from the server: the connection is gone, and with it the
+            // knowledge of whether the COMMIT was applied.
+            Err(e) => {
+                drop(Object::take(conn));
+                Err(DbError::Unknown(format!("PostgreSQL: {e}")))
+            }
+        }
+    }
+}
+
+impl Drop for Txn {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            rollback_in_background(conn);
+        }
+    }
+}
+
+/// Rolls back whatever the connection has open before it serves anyone else; a
+/// connection that cannot is discarded rather than returned to the pool.
+fn rollback_in_background(conn: Object) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        drop(Object::take(conn));
+        return;
+    };
+    runtime.spawn(async move {
+        if conn.batch_execute("ROLLBACK").await.is_err() {
+            drop(Object::take(conn));
+        }
+    });
+}
+
+/// The lower and upper bound of a scan's keys.
+type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// The key range of a scan, as `kv::scan` takes it: `None` when it is empty.
+fn range(prefix: &[u8], after: Option<&[u8]>, reverse: bool) -> Option<KeyRange> {
+    let end = kv::prefix_end(prefix);
+    let lo = match after {
+        Some(a) if !reverse && a >= prefix => Excluded(a.to_vec()),
+        _ => Included(prefix.to_vec()),
+    };
+    let hi = match (after, end) {
+        (Some(a), Some(e)) if reverse && a < e.as_slice() => Excluded(a.to_vec()),
+        (Some(a), None) if reverse => Excluded(a.to_vec()),
+        (_, Some(e)) => Excluded(e),
+        (_, None) => Unbounded,
+    };
+    let empty = match (&lo, &hi) {
+        (Included(l) | Excluded(l), Excluded(h)) => l >= h,
+        _ => false,
+    };
+    (!empty).then_some((lo, hi))
+}
+
+/// A read transaction: the same statements, behind a lock because reads take `&self`.
+struct ReadTxn(tokio::sync::Mutex<Txn>);
+
+impl backend::ReadTxn for ReadTxn {
+    fn get(&self, key: Vec<u8>) -> BoxFuture<'_, Result<Option<Vec<u8>>, DbError>> {
+        Box::pin(async move { self.0.lock().await.get(key).await })
+    }
+
+    fn get_many(&self, keys: Vec<Vec<u8>>) -> BoxFuture<'_, Result<Vec<Option<Vec<u8>>>, DbError>> {
+        Box::pin(async move { self.0.lock().await.get_many(keys).await })
+    }
+
+    fn scan(
+        &self,
+        prefix: Vec<u8>,
+        after: Option<Vec<u8>>,
+        limit: u32,
+        reverse: bool,
+    ) -> BoxFuture<'_, Result<Vec<Entry>, DbError>> {
+        Box::pin(async move {
+            self.0
+                .lock()
+                .await
+                .scan(prefix, after, limit, reverse)
+                .await
+        })
+    }
+}
+
+impl backend::WriteTxn for Txn {
+    fn get(&mut self, key: Vec<u8>) -> BoxFuture<'_, Result<Option<Vec<u8>>, DbError>> {
+        Box::pin(Txn::get(self, key))
+    }
+
+    fn get_many(
+        &mut self,
+        keys: Vec<Vec<u8>>,
+    ) -> BoxFuture<'_, Result<Vec<Option<Vec<u8>>>, DbError>> {
+        Box::pin(Txn::get_many(self, keys))
+    }
+
+    fn scan(
+        &mut self,
+        prefix: Vec<u8>,
+        after: Option<Vec<u8>>,
+        limit: u32,
+        reverse: bool,
+    ) -> BoxFuture<'_, Result<Vec<Entry>, DbError>> {
+        Box::pin(Txn::scan(self, prefix, after, limit, reverse))
+    }
+
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>> {
+        Box::pin(Txn::put(self, key, value))
+    }
+
+    fn delete(&mut self, key: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>> {
+        Box::pin(Txn::delete(self, key))
+    }
+
+    fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), DbError>> {
+        Box::pin(self.end("COMMIT"))
+    }
+
+    fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), DbError>> {
+        Box::pin(self.end("ROLLBACK"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_ranges_keep_the_prefix_and_the_resume_key() {
+        assert_eq!(
+            range(b"b", None, false),
+            Some((Included(b"b".to_vec()), Excluded(b"c".to_vec())))
+        );
+        assert_eq!(
+            range(b"b", Some(b"b1"), false),
+            Some((Excluded(b"b1".to_vec()), Excluded(b"c".to_vec())))
+        );
+        assert_eq!(
+            range(b"b", Some(b"b2"), true),
+            Some((Included(b"b".to_vec()), Excluded(b"b2".to_vec())))
+        );
+        // A resume key outside the prefix never widens the range.
+        assert_eq!(
+            range(b"b", Some(b"a"), false),
+            Some((Included(b"b".to_vec()), Excluded(b"c".to_vec())))
+        );
+        assert_eq!(range(b"b", Some(b"b"), true), None);
+        assert_eq!(
+            range(&[0xff], None, false),
+            Some((Included(vec![0xff]), Unbounded))
+        );
+    }
+}
