@@ -1367,7 +1367,22 @@ impl Builder {
         }
 
         let mut lines = Vec::with_capacity(self.lines.len());
+        let mut notes = self.notes;
         for (i, l) in self.lines.into_iter().enumerate() {
+            // A line of text alone (ZUGFeRD 1.0 and EXTENDED write notes between the
+            // lines: no tax, no quantity, no amounts) is no invoice line; its text is
+            // kept with the invoice's notes.
+            if l.category.is_none()
+                && l.quantity.is_zero()
+                && l.net_amount.is_zero()
+                && l.net_price.is_zero()
+                && l.name.trim().is_empty()
+            {
+                if !l.note.trim().is_empty() {
+                    notes.push(l.note.trim().to_owned());
+                }
+                continue;
+            }
             let (category, rate) = match (l.category, vat.as_slice()) {
                 (Some(c), _) => (c, l.rate),
                 (None, _) if zugferd1 && !l.rate.is_zero() => (Category::S, l.rate),
@@ -1416,7 +1431,7 @@ impl Builder {
                 buyer_reference: self.buyer_reference,
                 order_reference: self.order_reference,
                 preceding: self.preceding,
-                notes: self.notes,
+                notes,
                 payment_terms: self.payment_terms,
                 delivery_date: self.delivery_date,
                 deliver_to: self.deliver_to,
@@ -2218,6 +2233,28 @@ mod tests {
             "BT-110 is the tax total in the invoice currency, not BT-111"
         );
         assert!(inv.lines.is_empty() && inv.vat.is_empty() && inv.payment == Payment::default());
+    }
+
+    #[test]
+    fn a_line_of_text_alone_is_a_note_not_a_line() {
+        let xml = std::str::from_utf8(CII_01_01A).unwrap();
+        let text_line = "<ram:IncludedSupplyChainTradeLineItem><ram:AssociatedDocumentLineDocument>\
+            <ram:IncludedNote><ram:Content>Lieferung bis 23.12. garantiert</ram:Content></ram:IncludedNote>\
+            </ram:AssociatedDocumentLineDocument><ram:SpecifiedLineTradeSettlement/>\
+            </ram:IncludedSupplyChainTradeLineItem>";
+        let with_text = xml.replacen(
+            "<ram:IncludedSupplyChainTradeLineItem>",
+            &format!("{text_line}<ram:IncludedSupplyChainTradeLineItem>"),
+            1,
+        );
+        assert_ne!(with_text, xml);
+        let plain = read_ok(xml.as_bytes()).invoice;
+        let with = read_ok(with_text.as_bytes()).invoice;
+        assert_eq!(with.lines, plain.lines, "the same lines");
+        assert_eq!(
+            with.notes.last().map(String::as_str),
+            Some("Lieferung bis 23.12. garantiert")
+        );
     }
 
     #[test]
