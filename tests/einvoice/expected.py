@@ -11,15 +11,34 @@ the command line mapped to:
     gross (BT-112), prepaid (BT-113, "0" when absent), payable (BT-115),
     taxes: [{category, rate, taxable, amount}] (BG-23, document order),
     lines: [{id, name, quantity, unit_code, net_price, net_amount, category, rate}]
-        (BG-25, top-level lines only, document order).
+        (BG-25, top-level lines only, document order),
+    profile (BT-24, the specification identifier as the file states it),
+    line_total (BT-106), allowances (BT-107), charges (BT-108), rounding (BT-114), each ""
+        when absent,
+    absent: the totals among net, tax, gross, prepaid, payable the file does not state
+        (`tax`, `prepaid` and `payable` then hold "0", "0" and ""),
+    derived: for each absent total, the value the calculation rules of EN 16931 give from
+        the totals the file does state (BR-CO-13: BT-109 = BT-106 - BT-107 + BT-108; BR-CO-14:
+        BT-110 = the sum of BT-117; BR-CO-15: BT-112 = BT-109 + BT-110; BR-CO-16: BT-115 =
+        BT-112 - BT-113 + BT-114), when they give one.
 
-Amounts and quantities are the file's text, untouched. A FILE ending in .pdf is a hybrid
-invoice (Factur-X/ZUGFeRD): its embedded XML is taken out with the `factur-x` library first.
-Exits 2 when a file cannot be read as either syntax.
+Amounts and quantities are the file's text, untouched (`derived` excepted). A FILE ending in
+.pdf is a hybrid invoice (Factur-X/ZUGFeRD): its embedded XML is taken out with the
+`factur-x` library first.
+
+Besides CII (every ZUGFeRD 2.x / Factur-X profile, MINIMUM and BASIC WL without lines) and
+UBL, ZUGFeRD 1.0 (`CrossIndustryDocument`, namespace urn:ferd:CrossIndustryDocument:invoice:1p0)
+is read, each term where ZUGFeRD 1.0 keeps it: the document under HeaderExchangedDocument, the
+totals under SpecifiedTradeSettlementMonetarySummation, a VAT rate in ApplicablePercent; syntax
+is "cii" for it too. Its line items that carry nothing but a note (free-text items: no
+product, quantity or amount) are no invoice lines (BG-25 needs an item name, a quantity and
+a net amount) and are not among `lines`.
+Exits 2 when a file cannot be read as any of them.
 """
 
 import json
 import sys
+from decimal import Decimal, InvalidOperation
 
 from lxml import etree
 
@@ -31,15 +50,23 @@ NS = {
     "cn": "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2",
     "cac": "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
     "cbc": "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
+    # ZUGFeRD 1.0: a root namespace of its own over older versions of the UN/CEFACT
+    # vocabularies (ram 12, udt 15).
+    "z1": "urn:ferd:CrossIndustryDocument:invoice:1p0",
+    "z1ram": "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:12",
+    "z1udt": "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:15",
 }
+
+# The totals `absent` and `derived` speak of.
+TOTALS = ("net", "tax", "gross", "prepaid", "payable")
 
 # UNTDID 1001 codes of credit notes (EN 16931 code list for BT-3).
 CREDIT_NOTE_CODES = {"81", "83", "261", "262", "296", "308", "381", "396", "420", "458", "532"}
 
 
-def text(node, path, default=""):
+def text(node, path, default="", ns=NS):
     """The trimmed text of the first node `path` finds under `node`, else `default`."""
-    found = node.xpath(path, namespaces=NS)
+    found = node.xpath(path, namespaces=ns)
     if not found:
         return default
     first = found[0]
@@ -100,8 +127,19 @@ def cii(root):
                 "rate": text(item, f"{line_tax}/ram:RateApplicablePercent"),
             }
         )
-    return {
+    prepaid = text(root, f"{sums}/ram:TotalPrepaidAmount")
+    out = {
         "syntax": "cii",
+        "profile": text(
+            root,
+            "rsm:ExchangedDocumentContext/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID",
+        ),
+        "line_total": text(root, f"{sums}/ram:LineTotalAmount"),
+        "allowances": text(root, f"{sums}/ram:AllowanceTotalAmount"),
+        "charges": text(root, f"{sums}/ram:ChargeTotalAmount"),
+        "rounding": text(root, f"{sums}/ram:RoundingAmount"),
+        "stated_tax": tax,
+        "stated_prepaid": prepaid,
         "number": text(root, f"{doc}/ram:ID"),
         "date": iso(text(root, f"{doc}/ram:IssueDateTime/udt:DateTimeString")),
         "due_date": iso(
@@ -116,11 +154,12 @@ def cii(root):
         "net": text(root, f"{sums}/ram:TaxBasisTotalAmount"),
         "tax": tax or "0",
         "gross": text(root, f"{sums}/ram:GrandTotalAmount"),
-        "prepaid": text(root, f"{sums}/ram:TotalPrepaidAmount", "0"),
+        "prepaid": prepaid or "0",
         "payable": text(root, f"{sums}/ram:DuePayableAmount"),
         "taxes": taxes,
         "lines": lines,
     }
+    return with_derived(out)
 
 
 def ubl(root, credit_note):
@@ -164,8 +203,17 @@ def ubl(root, credit_note):
         )
     type_code = text(root, "cbc:CreditNoteTypeCode" if credit_note else "cbc:InvoiceTypeCode")
     due = text(root, "cbc:DueDate") or text(root, "cac:PaymentMeans/cbc:PaymentDueDate")
-    return {
+    tax = text(tax_total, "cbc:TaxAmount") if tax_total is not None else ""
+    prepaid = text(root, f"{total}/cbc:PrepaidAmount")
+    out = {
         "syntax": "ubl",
+        "profile": text(root, "cbc:CustomizationID"),
+        "line_total": text(root, f"{total}/cbc:LineExtensionAmount"),
+        "allowances": text(root, f"{total}/cbc:AllowanceTotalAmount"),
+        "charges": text(root, f"{total}/cbc:ChargeTotalAmount"),
+        "rounding": text(root, f"{total}/cbc:PayableRoundingAmount"),
+        "stated_tax": tax,
+        "stated_prepaid": prepaid,
         "number": text(root, "cbc:ID"),
         "date": text(root, "cbc:IssueDate"),
         "due_date": due,
@@ -173,13 +221,148 @@ def ubl(root, credit_note):
         "type_code": type_code,
         "kind": "credit-note" if credit_note else "invoice",
         "net": text(root, f"{total}/cbc:TaxExclusiveAmount"),
-        "tax": text(tax_total, "cbc:TaxAmount", "0") if tax_total is not None else "0",
+        "tax": tax or "0",
         "gross": text(root, f"{total}/cbc:TaxInclusiveAmount"),
-        "prepaid": text(root, f"{total}/cbc:PrepaidAmount", "0"),
+        "prepaid": prepaid or "0",
         "payable": text(root, f"{total}/cbc:PayableAmount"),
         "taxes": taxes,
         "lines": lines,
     }
+    return with_derived(out)
+
+
+def zugferd1(root):
+    """ZUGFeRD 1.0: the terms of `cii`, where ZUGFeRD 1.0 keeps them."""
+    ns = {"rsm": NS["z1"], "ram": NS["z1ram"], "udt": NS["z1udt"]}
+
+    def get(node, path, default=""):
+        return text(node, path, default, ns)
+
+    doc = "rsm:HeaderExchangedDocument"
+    trade = "rsm:SpecifiedSupplyChainTradeTransaction"
+    settlement = f"{trade}/ram:ApplicableSupplyChainTradeSettlement"
+    sums = f"{settlement}/ram:SpecifiedTradeSettlementMonetarySummation"
+    currency = get(root, f"{settlement}/ram:InvoiceCurrencyCode")
+    tax = get(root, f"{sums}/ram:TaxTotalAmount[@currencyID='{currency}']") if currency else ""
+    if not tax:
+        tax = get(root, f"{sums}/ram:TaxTotalAmount[not(@currencyID)]")
+    if not tax and not currency:
+        tax = get(root, f"{sums}/ram:TaxTotalAmount")
+    type_code = get(root, f"{doc}/ram:TypeCode")
+    taxes = [
+        {
+            "category": get(t, "ram:CategoryCode"),
+            "rate": get(t, "ram:ApplicablePercent"),
+            "taxable": get(t, "ram:BasisAmount"),
+            "amount": get(t, "ram:CalculatedAmount"),
+        }
+        for t in root.xpath(f"{settlement}/ram:ApplicableTradeTax", namespaces=ns)
+    ]
+    lines = []
+    for item in root.xpath(f"{trade}/ram:IncludedSupplyChainTradeLineItem", namespaces=ns):
+        delivery = "ram:SpecifiedSupplyChainTradeDelivery"
+        line_settlement = "ram:SpecifiedSupplyChainTradeSettlement"
+        line_tax = f"{line_settlement}/ram:ApplicableTradeTax"
+        net_amount = get(
+            item, f"{line_settlement}/ram:SpecifiedTradeSettlementMonetarySummation/ram:LineTotalAmount"
+        )
+        quantity = get(item, f"{delivery}/ram:BilledQuantity")
+        has_product = bool(item.xpath("ram:SpecifiedTradeProduct", namespaces=ns))
+        if not (has_product or quantity or net_amount):
+            continue
+        lines.append(
+            {
+                "id": get(item, "ram:AssociatedDocumentLineDocument/ram:LineID"),
+                "name": get(item, "ram:SpecifiedTradeProduct/ram:Name"),
+                "quantity": quantity,
+                "unit_code": get(item, f"{delivery}/ram:BilledQuantity/@unitCode"),
+                "net_price": get(
+                    item,
+                    "ram:SpecifiedSupplyChainTradeAgreement/ram:NetPriceProductTradePrice/"
+                    "ram:ChargeAmount",
+                ),
+                "net_amount": net_amount,
+                "category": get(item, f"{line_tax}/ram:CategoryCode"),
+                "rate": get(item, f"{line_tax}/ram:ApplicablePercent"),
+            }
+        )
+    prepaid = get(root, f"{sums}/ram:TotalPrepaidAmount")
+    out = {
+        "syntax": "cii",
+        "profile": get(
+            root,
+            "rsm:SpecifiedExchangedDocumentContext/"
+            "ram:GuidelineSpecifiedDocumentContextParameter/ram:ID",
+        ),
+        "line_total": get(root, f"{sums}/ram:LineTotalAmount"),
+        "allowances": get(root, f"{sums}/ram:AllowanceTotalAmount"),
+        "charges": get(root, f"{sums}/ram:ChargeTotalAmount"),
+        "rounding": "",
+        "stated_tax": tax,
+        "stated_prepaid": prepaid,
+        "number": get(root, f"{doc}/ram:ID"),
+        "date": iso(get(root, f"{doc}/ram:IssueDateTime/udt:DateTimeString")),
+        "due_date": iso(
+            get(
+                root,
+                f"{settlement}/ram:SpecifiedTradePaymentTerms/ram:DueDateDateTime/"
+                "udt:DateTimeString",
+            )
+        ),
+        "currency": currency,
+        "type_code": type_code,
+        "kind": "credit-note" if type_code in CREDIT_NOTE_CODES else "invoice",
+        "net": get(root, f"{sums}/ram:TaxBasisTotalAmount"),
+        "tax": tax or "0",
+        "gross": get(root, f"{sums}/ram:GrandTotalAmount"),
+        "prepaid": prepaid or "0",
+        "payable": get(root, f"{sums}/ram:DuePayableAmount"),
+        "taxes": taxes,
+        "lines": lines,
+    }
+    return with_derived(out)
+
+
+def number(value):
+    """`value` as a Decimal, None when it is empty or no decimal number."""
+    try:
+        return Decimal(value.strip()) if value.strip() else None
+    except InvalidOperation:
+        return None
+
+
+def with_derived(out):
+    """`out` with `absent` and `derived` (see the module's doc); the readers' `stated_tax`
+    and `stated_prepaid` (the text before the "0" of an absent term) are taken out."""
+    stated = {
+        "net": out["net"],
+        "tax": out.pop("stated_tax"),
+        "gross": out["gross"],
+        "prepaid": out.pop("stated_prepaid"),
+        "payable": out["payable"],
+    }
+    out["absent"] = [t for t in TOTALS if not stated[t]]
+    value = {t: number(v) for t, v in stated.items()}
+    zero = Decimal(0)
+    derived = {}
+    if value["net"] is None:
+        line_total = number(out["line_total"])
+        if line_total is not None:
+            allowances = number(out["allowances"]) or zero
+            charges = number(out["charges"]) or zero
+            value["net"] = derived["net"] = line_total - allowances + charges
+    if value["tax"] is None:
+        amounts = [number(t["amount"]) for t in out["taxes"]]
+        if amounts and None not in amounts:
+            value["tax"] = derived["tax"] = sum(amounts, zero)
+    if value["gross"] is None and value["net"] is not None and value["tax"] is not None:
+        value["gross"] = derived["gross"] = value["net"] + value["tax"]
+    if value["payable"] is None and value["gross"] is not None:
+        prepaid = value["prepaid"] or zero
+        rounding = number(out["rounding"]) or zero
+        derived["payable"] = value["gross"] - prepaid + rounding
+    out["derived"] = {t: str(v) for t, v in derived.items()}
+    return out
 
 
 def xml_of(path):
@@ -204,6 +387,8 @@ def read(path):
         return ubl(root, credit_note=False)
     if name.namespace == NS["cn"] and name.localname == "CreditNote":
         return ubl(root, credit_note=True)
+    if name.namespace == NS["z1"] and name.localname == "CrossIndustryDocument":
+        return zugferd1(root)
     raise ValueError(f"not an EN 16931 invoice: {{{name.namespace}}}{name.localname}")
 
 

@@ -8,6 +8,7 @@ mod support;
 
 mod both_kinds;
 mod concurrency;
+mod corpus;
 mod crash;
 mod credit_notes;
 mod documents;

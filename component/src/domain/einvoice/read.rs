@@ -771,6 +771,8 @@ struct Builder {
     debit: DirectDebit,
     allowance_charges: Vec<AllowanceChargeSoFar>,
     totals: Totals,
+    /// BT-115 is stated (a document of ZUGFeRD 1.0 BASIC may leave it out).
+    payable_read: bool,
     /// BT-110 is read (a second tax total is BT-111, in the accounting currency).
     vat_total: bool,
     vat: Vec<VatSoFar>,
@@ -932,6 +934,7 @@ impl Builder {
             debit: DirectDebit::default(),
             allowance_charges: Vec::new(),
             totals: Totals::default(),
+            payable_read: false,
             vat_total: false,
             vat: Vec::new(),
             lines: Vec::new(),
@@ -1153,7 +1156,10 @@ impl Builder {
             "RoundingAmount" => t.rounding = decimal(v)?,
             "GrandTotalAmount" => t.with_vat = decimal(v)?,
             "TotalPrepaidAmount" => t.paid = decimal(v)?,
-            "DuePayableAmount" => t.payable = decimal(v)?,
+            "DuePayableAmount" => {
+                t.payable = decimal(v)?;
+                self.payable_read = true;
+            }
             _ => {}
         }
         Ok(())
@@ -1255,7 +1261,10 @@ impl Builder {
                     "ChargeTotalAmount" => t.charges = decimal(v)?,
                     "PrepaidAmount" => t.paid = decimal(v)?,
                     "PayableRoundingAmount" => t.rounding = decimal(v)?,
-                    "PayableAmount" => t.payable = decimal(v)?,
+                    "PayableAmount" => {
+                        t.payable = decimal(v)?;
+                        self.payable_read = true;
+                    }
                     _ => {}
                 }
             }
@@ -1299,7 +1308,7 @@ impl Builder {
     /// refused, but in ZUGFeRD 1.0, whose BASIC profile states no category: there a
     /// breakdown or line with a rate is standard rated (`S`), and a line without any tax
     /// has the category and rate of the only breakdown, if there is just one.
-    fn finish(self) -> Result<Read, ReadError> {
+    fn finish(mut self) -> Result<Read, ReadError> {
         let malformed = |what: String| ReadError::Malformed(what);
         let issue_date = self.issue_date.ok_or_else(|| {
             malformed(match self.syntax {
@@ -1411,6 +1420,11 @@ impl Builder {
             });
         }
 
+        if !self.payable_read {
+            // Left out: what EN 16931 makes of the stated totals (BR-CO-16).
+            let t = &mut self.totals;
+            t.payable = t.with_vat - t.paid + t.rounding;
+        }
         let t = &self.transfer;
         let d = &self.debit;
         let mut payment = self.payment;
@@ -2233,6 +2247,22 @@ mod tests {
             "BT-110 is the tax total in the invoice currency, not BT-111"
         );
         assert!(inv.lines.is_empty() && inv.vat.is_empty() && inv.payment == Payment::default());
+    }
+
+    #[test]
+    fn an_amount_due_left_out_is_what_the_totals_make_it() {
+        let xml = std::str::from_utf8(CII_01_01A).unwrap();
+        let at = xml.find("<ram:DuePayableAmount").unwrap();
+        let end = xml[at..].find("</ram:DuePayableAmount>").unwrap() + at;
+        let without = format!(
+            "{}{}",
+            &xml[..at],
+            &xml[end + "</ram:DuePayableAmount>".len()..]
+        );
+        let read = read_ok(without.as_bytes()).invoice;
+        let t = &read.totals;
+        assert_eq!(t.payable, t.with_vat - t.paid + t.rounding);
+        assert_eq!(t.payable, read_ok(CII_01_01A).invoice.totals.payable);
     }
 
     #[test]
