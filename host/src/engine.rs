@@ -256,7 +256,7 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
 
 /// The store `options` name: PostgreSQL for a `postgres://` URL, else the redb file of
 /// the data directory.
-fn open_store(options: &Options) -> anyhow::Result<Box<dyn store::Backend>> {
+pub(crate) fn open_store(options: &Options) -> anyhow::Result<Box<dyn store::Backend>> {
     match options.store.as_deref().map(str::trim) {
         None | Some("") => Ok(Box::new(store::redb::Redb::open(&options.db_path())?)),
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {

@@ -25,6 +25,28 @@ pub use engine::{Limits, Runtime, check_component as engine_check_component};
 pub use faktura_backend::outbox::{DeliveryState, OutboxEntry, list as list_outbox};
 pub use mail::{MailConfig, deliver_once as deliver_outbox};
 pub use server::{Server, serve};
+pub use store::transfer::Moved;
+
+/// Writes the whole store `options` name (its redb file, or PostgreSQL with `store`) to
+/// `path` in key order, from one snapshot. A redb file in use by a running server cannot
+/// be opened: stop it first.
+pub async fn export_store(options: &Options, path: &std::path::Path) -> anyhow::Result<Moved> {
+    if options.store.is_none() && !options.db_path().exists() {
+        anyhow::bail!(
+            "there is no store at {} to export",
+            options.db_path().display()
+        );
+    }
+    let db = engine::open_store(options)?;
+    store::transfer::export(db.as_ref(), path).await
+}
+
+/// Reads an export into the empty store `options` names.
+pub async fn import_store(options: &Options, path: &std::path::Path) -> anyhow::Result<Moved> {
+    prepare_data_dir(&options.data_dir)?;
+    let db = engine::open_store(options)?;
+    store::transfer::import(db.as_ref(), path).await
+}
 
 /// What `faktura serve` and the admin commands are given.
 #[derive(Debug, Clone)]

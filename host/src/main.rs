@@ -45,6 +45,18 @@ enum Command {
         #[arg(long, env = "FAKTURA_RATE_LIMIT")]
         rate_limit: Option<u32>,
     },
+    /// Write the whole store (the data directory's redb file, or PostgreSQL with --store)
+    /// to a file in key order, from one snapshot; stop a server on a redb file first.
+    Export {
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Read an export into an empty store (the data directory's, or PostgreSQL with
+    /// --store); the file is checked whole before anything is written.
+    Import {
+        #[arg(long)]
+        from: PathBuf,
+    },
     /// Inspect the mail outbox.
     Outbox {
         #[command(subcommand)]
@@ -144,7 +156,10 @@ async fn run() -> anyhow::Result<()> {
     let mut options = Options::new(&cli.data, component.clone());
     options.store = cli.store.clone();
     // The outbox commands need neither the component nor the database.
-    if !matches!(cli.command, Command::Outbox { .. }) {
+    if !matches!(
+        cli.command,
+        Command::Outbox { .. } | Command::Export { .. } | Command::Import { .. }
+    ) {
         faktura_host::engine_check_component(&component)?;
     }
     match cli.command {
@@ -195,6 +210,26 @@ async fn run() -> anyhow::Result<()> {
                 listener.local_addr()?
             );
             faktura_host::serve(runtime, listener, shutdown_signal()).await
+        }
+        Command::Export { to } => {
+            let moved = faktura_host::export_store(&options, &to).await?;
+            println!(
+                "Exported {} entries ({} bytes of keys and values) to {}.",
+                moved.entries,
+                moved.bytes,
+                to.display()
+            );
+            Ok(())
+        }
+        Command::Import { from } => {
+            let moved = faktura_host::import_store(&options, &from).await?;
+            println!(
+                "Imported {} entries ({} bytes of keys and values) from {}.",
+                moved.entries,
+                moved.bytes,
+                from.display()
+            );
+            Ok(())
         }
         Command::Outbox { command } => {
             if let OutboxCommand::Deliver { smtp } = command {

@@ -172,3 +172,136 @@ async fn a_trap_inside_a_write_keeps_nothing_and_a_lost_server_is_a_clean_503() 
         "the refused write kept nothing"
     );
 }
+
+/// The answers that show a store's records: the lists, an invoice with its PDF and
+/// e-invoice, an incoming with its lines and file.
+async fn answers(app: &App, invoice: u64, incoming: u64) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for path in [
+        "/api/clients".to_owned(),
+        "/api/invoices".to_owned(),
+        format!("/api/invoices/{invoice}"),
+        format!("/api/invoices/{invoice}/pdf?format=pdf"),
+        format!("/api/invoices/{invoice}/e-invoice"),
+        format!("/api/incomings/{incoming}"),
+        format!("/api/incoming-items?incoming_id={incoming}"),
+        format!("/api/incomings/{incoming}/file"),
+        "/api/settings".to_owned(),
+    ] {
+        let r = app.get(&path).await;
+        // The e-invoice of data that fails its rules is a kept refusal (400): an answer
+        // as well.
+        assert!(matches!(r.status, 200 | 400), "{path}: {}", r.body);
+        out.push((format!("{path} {}", r.status), r.bytes));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_store_moves_from_redb_to_postgres_and_back_unchanged() {
+    let pg = PostgresServer::start();
+    // A store on redb with an invoice completed and an incoming imported.
+    let app = App::spawn().await;
+    let client = app
+        .create(
+            "/api/clients",
+            "<client><name>Kunde AG</name><country_code>DE</country_code></client>",
+        )
+        .await
+        .id();
+    let invoice = app
+        .create(
+            "/api/invoices",
+            &format!(
+                "<invoice><client_id>{client}</client_id><invoice-items><invoice-item>\
+                 <name>A</name><unit_price>10</unit_price></invoice-item></invoice-items></invoice>"
+            ),
+        )
+        .await
+        .id();
+    let done = app
+        .put(&format!("/api/invoices/{invoice}/complete"), "")
+        .await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    let sample = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("einvoice/samples/01.01a-INVOICE_uncefact.xml"),
+    )
+    .unwrap();
+    let incoming = app
+        .create(
+            "/api/incomings",
+            &format!(
+                "<incoming><base64file>{}</base64file></incoming>",
+                base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &sample)
+            ),
+        )
+        .await
+        .id();
+    let before = answers(&app, invoice, incoming).await;
+    let redb = app.stop().await;
+
+    let files = tempfile::tempdir().unwrap();
+    let export = files.path().join("store.export");
+    let from_redb = faktura_host::Options::new(redb.path(), test_component());
+    let moved = faktura_host::export_store(&from_redb, &export)
+        .await
+        .unwrap();
+    assert!(moved.entries > 20, "{moved:?}");
+
+    // Into PostgreSQL: every answer as it was.
+    let pg_dir = tempfile::tempdir().unwrap();
+    let mut into_pg = faktura_host::Options::new(pg_dir.path(), test_component());
+    into_pg.store = Some(pg.url());
+    assert_eq!(
+        faktura_host::import_store(&into_pg, &export).await.unwrap(),
+        moved
+    );
+    let on_pg = app_on(&pg).await;
+    assert_eq!(answers(&on_pg, invoice, incoming).await, before);
+    // Not into a store that holds anything.
+    let again = faktura_host::import_store(&into_pg, &export)
+        .await
+        .unwrap_err();
+    assert!(again.to_string().contains("not empty"), "{again}");
+
+    // And back into a new redb file, from PostgreSQL's export.
+    let back = files.path().join("back.export");
+    assert_eq!(
+        faktura_host::export_store(&into_pg, &back).await.unwrap(),
+        moved
+    );
+    let fresh = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let into_redb = faktura_host::Options::new(fresh.path(), test_component());
+    faktura_host::import_store(&into_redb, &back).await.unwrap();
+    let on_redb = App::spawn_with(fresh.clone(), test_component()).await;
+    assert_eq!(answers(&on_redb, invoice, incoming).await, before);
+
+    // A damaged export is refused before anything is written.
+    let mut bytes = std::fs::read(&back).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    let damaged = files.path().join("damaged.export");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let into_empty = faktura_host::Options::new(empty.path(), test_component());
+    let err = faktura_host::import_store(&into_empty, &damaged)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("damaged"), "{err}");
+    let truncated = files.path().join("truncated.export");
+    std::fs::write(&truncated, &bytes[..middle]).unwrap();
+    let err = faktura_host::import_store(&into_empty, &truncated)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("truncated"), "{err}");
+    let empty_export = files.path().join("empty.export");
+    assert_eq!(
+        faktura_host::export_store(&into_empty, &empty_export)
+            .await
+            .unwrap()
+            .entries,
+        0,
+        "nothing was written by the refused imports"
+    );
+}

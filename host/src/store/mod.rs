@@ -9,6 +9,7 @@
 pub(crate) mod backend;
 pub(crate) mod postgres;
 pub(crate) mod redb;
+pub(crate) mod transfer;
 
 use std::sync::atomic::Ordering;
 

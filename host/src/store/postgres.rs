@@ -72,7 +72,14 @@ impl Postgres {
             .map_err(|e| DbError::Backend(format!("no PostgreSQL connection: {e}")))?;
         self.schema
             .get_or_try_init(|| async {
-                conn.batch_execute(SCHEMA).await.map_err(to_db)?;
+                // Asked first: creating a table that exists makes the server send a notice.
+                let exists = conn
+                    .query_one("SELECT to_regclass('faktura_kv') IS NOT NULL", &[])
+                    .await
+                    .map_err(to_db)?;
+                if !exists.get::<_, bool>(0) {
+                    conn.batch_execute(SCHEMA).await.map_err(to_db)?;
+                }
                 Ok::<(), DbError>(())
             })
             .await?;
