@@ -257,10 +257,19 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
 /// The store `options` name: PostgreSQL for a `postgres://` URL, else the redb file of
 /// the data directory.
 pub(crate) fn open_store(options: &Options) -> anyhow::Result<Box<dyn store::Backend>> {
+    Ok(open_store_shared(options)?.0)
+}
+
+/// The store, and the PostgreSQL pool the hosts on it share the rate limits through.
+fn open_store_shared(
+    options: &Options,
+) -> anyhow::Result<(Box<dyn store::Backend>, Option<deadpool_postgres::Pool>)> {
     match options.store.as_deref().map(str::trim) {
-        None | Some("") => Ok(Box::new(store::redb::Redb::open(&options.db_path())?)),
+        None | Some("") => Ok((Box::new(store::redb::Redb::open(&options.db_path())?), None)),
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            Ok(Box::new(store::postgres::Postgres::new(url)?))
+            let pg = store::postgres::Postgres::new(url)?;
+            let pool = pg.pool();
+            Ok((Box::new(pg), Some(pool)))
         }
         Some(other) => anyhow::bail!(
             "--store takes a PostgreSQL URL (postgres://user@host/db), got \"{other}\"; \
@@ -292,15 +301,20 @@ impl Runtime {
         let http = crate::bindings::exports::wasi::http::incoming_handler::GuestIndices::new(
             pre.instance_pre(),
         )?;
+        let (db, pool) = open_store_shared(options)?;
+        let rate = match pool {
+            Some(pool) => crate::ratelimit::Counter::shared(options.rate_limit, pool),
+            None => crate::ratelimit::Counter::new(options.rate_limit),
+        };
         let shared = Arc::new(Shared {
-            db: open_store(options)?,
+            db,
             mail: MailConfig {
                 outbox: options.outbox_dir(),
                 postal: options.postal.clone(),
                 smtp: options.smtp.clone(),
             },
             outbox: Arc::new(crate::mail::Outbox::default()),
-            rate: crate::ratelimit::Counter::new(options.rate_limit),
+            rate,
         });
         let weak = engine.weak();
         std::thread::Builder::new()

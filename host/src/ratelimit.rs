@@ -1,6 +1,8 @@
 //! The `ratelimit` interface: requests counted per bucket in fixed 15-minute windows, in
-//! memory (a restart starts fresh windows). With no limit configured every request is
-//! allowed and the counts only feed the headers.
+//! memory (a restart starts fresh windows), or, when the store is PostgreSQL, in its
+//! `faktura_rate` table, so that several hosts on one store allow the limit once between
+//! them and not once each. With no limit configured every request is allowed and the
+//! counts only feed the headers.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -18,6 +20,8 @@ const BUCKETS_MAX: usize = 100_000;
 pub(crate) struct Counter {
     limit: Option<u32>,
     buckets: Mutex<HashMap<String, (u64, u32)>>,
+    /// The PostgreSQL store's pool, where the windows are kept when there is one.
+    shared: Option<deadpool_postgres::Pool>,
 }
 
 impl Counter {
@@ -25,10 +29,41 @@ impl Counter {
         Counter {
             limit,
             buckets: Mutex::new(HashMap::new()),
+            shared: None,
         }
     }
 
-    pub(crate) fn hit(&self, bucket: &str, now: u64) -> Window {
+    /// Windows kept in the PostgreSQL store of `pool`, shared by every host on it.
+    pub(crate) fn shared(limit: Option<u32>, pool: deadpool_postgres::Pool) -> Counter {
+        Counter {
+            shared: Some(pool),
+            ..Counter::new(limit)
+        }
+    }
+
+    pub(crate) async fn hit(&self, bucket: &str, now: u64) -> Window {
+        if let (Some(pool), Some(limit)) = (&self.shared, self.limit) {
+            match crate::store::postgres::count_hit(pool, bucket, now - now % WINDOW_SECS, limit)
+                .await
+            {
+                Ok(count) => {
+                    let start = now - now % WINDOW_SECS;
+                    return Window {
+                        limit: self.limit,
+                        remaining: limit.saturating_sub(count.unwrap_or(limit)),
+                        reset: start + WINDOW_SECS,
+                        allowed: count.is_some(),
+                    };
+                }
+                // The store is unreachable: this host counts alone until it is back (the
+                // request itself will find out about the store).
+                Err(e) => tracing::warn!("rate limit window not shared: {e}"),
+            }
+        }
+        self.hit_here(bucket, now)
+    }
+
+    fn hit_here(&self, bucket: &str, now: u64) -> Window {
         let start = now - now % WINDOW_SECS;
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         if buckets.len() > BUCKETS_MAX {
@@ -57,7 +92,7 @@ impl wit::Host for State {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        Ok(self.shared.rate.hit(&bucket, now))
+        Ok(self.shared.rate.hit(&bucket, now).await)
     }
 }
 
@@ -69,18 +104,18 @@ mod tests {
     fn windows_count_and_reset() {
         let c = Counter::new(Some(2));
         let t = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
-        assert!(c.hit("a", t).allowed);
-        let second = c.hit("a", t + 10);
+        assert!(c.hit_here("a", t).allowed);
+        let second = c.hit_here("a", t + 10);
         assert!(second.allowed && second.remaining == 0);
-        let third = c.hit("a", t + 20);
+        let third = c.hit_here("a", t + 20);
         assert!(!third.allowed);
         assert_eq!(third.reset, t + WINDOW_SECS);
-        assert!(c.hit("b", t + 20).allowed, "buckets are separate");
+        assert!(c.hit_here("b", t + 20).allowed, "buckets are separate");
         assert!(
-            c.hit("a", t + WINDOW_SECS).allowed,
+            c.hit_here("a", t + WINDOW_SECS).allowed,
             "a new window starts fresh"
         );
-        let unlimited = Counter::new(None).hit("a", t);
+        let unlimited = Counter::new(None).hit_here("a", t);
         assert!(unlimited.allowed && unlimited.limit.is_none());
     }
 }

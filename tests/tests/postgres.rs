@@ -305,3 +305,39 @@ async fn a_store_moves_from_redb_to_postgres_and_back_unchanged() {
         "nothing was written by the refused imports"
     );
 }
+
+/// Hosts on one PostgreSQL store share the rate limit windows: the limit holds for the
+/// account across them, not once per host.
+#[tokio::test]
+async fn hosts_on_one_store_share_the_rate_limit() {
+    let pg = PostgresServer::start();
+    let url = pg.url();
+    let host = |url: String| async move {
+        Arc::new(
+            App::spawn_configured(
+                Arc::new(tempfile::tempdir().unwrap()),
+                test_component(),
+                move |o| {
+                    o.store = Some(url);
+                    o.rate_limit = Some(5);
+                },
+            )
+            .await,
+        )
+    };
+    let a = host(url.clone()).await;
+    let b = host(url).await;
+    let mut remaining = Vec::new();
+    for i in 0..5 {
+        let app = if i % 2 == 0 { &a } else { &b };
+        let r = app.get("/api/clients").await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        remaining.push(r.header("x-rate-limit-remaining").unwrap().to_owned());
+    }
+    assert_eq!(remaining, ["4", "3", "2", "1", "0"]);
+    for app in [&a, &b] {
+        app.get("/api/clients")
+            .await
+            .assert_error(429, "rate limit of 5 requests");
+    }
+}

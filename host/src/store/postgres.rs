@@ -35,6 +35,11 @@ const POOL_SIZE: usize = 32;
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_kv (\
                       key bytea PRIMARY KEY, value bytea NOT NULL)";
 
+/// The rate limit windows of every host on the store (see `ratelimit`).
+const RATE_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_rate (\
+                           bucket text NOT NULL, window_start bigint NOT NULL, \
+                           hits integer NOT NULL, PRIMARY KEY (bucket, window_start))";
+
 /// The store on PostgreSQL.
 pub(crate) struct Postgres {
     pool: Pool,
@@ -42,6 +47,11 @@ pub(crate) struct Postgres {
 }
 
 impl Postgres {
+    /// The pool, for what the store's hosts share besides the store (rate limit windows).
+    pub(crate) fn pool(&self) -> Pool {
+        self.pool.clone()
+    }
+
     /// A pool for the server `url` names (`postgres://user:password@host:port/db`, also
     /// with several hosts and `target_session_attrs=read-write`). Nothing connects yet:
     /// the first transaction does, and creates the table when there is none.
@@ -73,12 +83,14 @@ impl Postgres {
         self.schema
             .get_or_try_init(|| async {
                 // Asked first: creating a table that exists makes the server send a notice.
-                let exists = conn
-                    .query_one("SELECT to_regclass('faktura_kv') IS NOT NULL", &[])
-                    .await
-                    .map_err(to_db)?;
-                if !exists.get::<_, bool>(0) {
-                    conn.batch_execute(SCHEMA).await.map_err(to_db)?;
+                for (table, schema) in [("faktura_kv", SCHEMA), ("faktura_rate", RATE_SCHEMA)] {
+                    let exists = conn
+                        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
+                        .await
+                        .map_err(to_db)?;
+                    if !exists.get::<_, bool>(0) {
+                        conn.batch_execute(schema).await.map_err(to_db)?;
+                    }
                 }
                 Ok::<(), DbError>(())
             })
@@ -94,6 +106,44 @@ impl Postgres {
             failed: None,
         })
     }
+}
+
+/// Counts a request of `bucket` in the window starting at `window` when it is under
+/// `limit`, in one statement (no transaction to collide): the count with it, or `None`
+/// when the window is full. The bucket's older windows go when a new one begins.
+pub(crate) async fn count_hit(
+    pool: &Pool,
+    bucket: &str,
+    window: u64,
+    limit: u32,
+) -> Result<Option<u32>, DbError> {
+    let conn = pool
+        .get()
+        .await
+        .map_err(|e| DbError::Backend(format!("no PostgreSQL connection: {e}")))?;
+    let window = window as i64;
+    let stmt = conn
+        .prepare_cached(
+            "INSERT INTO faktura_rate (bucket, window_start, hits) VALUES ($1, $2, 1) \
+             ON CONFLICT (bucket, window_start) DO UPDATE SET hits = faktura_rate.hits + 1 \
+             WHERE faktura_rate.hits < $3 RETURNING hits",
+        )
+        .await
+        .map_err(to_db)?;
+    let row = conn
+        .query_opt(&stmt, &[&bucket, &window, &(limit as i32)])
+        .await
+        .map_err(to_db)?;
+    let hits = row.map(|r| r.get::<_, i32>(0) as u32);
+    if hits == Some(1) {
+        conn.execute(
+            "DELETE FROM faktura_rate WHERE bucket = $1 AND window_start < $2",
+            &[&bucket, &window],
+        )
+        .await
+        .map_err(to_db)?;
+    }
+    Ok(hits)
 }
 
 /// A PostgreSQL error as the store's: conflicts to retry, sizes over a limit, the rest for
