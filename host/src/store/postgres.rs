@@ -25,10 +25,6 @@ use tokio_postgres::types::ToSql;
 
 use super::backend::{self, Backend, BoxFuture, DbError, Entry};
 
-/// Largest key this backend takes: PostgreSQL's b-tree index holds entries of up to about
-/// a third of a page (2,704 bytes with 8 KiB pages); the component's keys stay far below.
-pub(crate) const KEY_BYTES_MAX: usize = 2048;
-
 /// Most pooled connections of one host.
 const POOL_SIZE: usize = 32;
 
@@ -286,7 +282,9 @@ impl Txn {
     }
 
     async fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> Result<(), DbError> {
-        if key.len() > KEY_BYTES_MAX || !kv::fits(&key, &value) {
+        // `kv::KEY_BYTES_MAX` keeps keys within what PostgreSQL's b-tree index holds
+        // (about a third of an 8 KiB page).
+        if !kv::fits(&key, &value) {
             return Err(DbError::TooLarge);
         }
         let conn = self.conn()?;
