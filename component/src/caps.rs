@@ -15,6 +15,8 @@ pub enum StoreError {
     Backend(String),
     /// The commit may or may not have been kept.
     UnknownOutcome(String),
+    /// The store cannot be reached now; nothing was kept.
+    Unavailable(String),
 }
 
 impl fmt::Display for StoreError {
@@ -24,6 +26,7 @@ impl fmt::Display for StoreError {
             StoreError::TooLarge => f.write_str("key or value too large"),
             StoreError::Backend(m) => write!(f, "storage backend: {m}"),
             StoreError::UnknownOutcome(m) => write!(f, "commit outcome unknown: {m}"),
+            StoreError::Unavailable(m) => write!(f, "store unavailable: {m}"),
         }
     }
 }

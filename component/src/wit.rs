@@ -50,6 +50,7 @@ fn store_error(e: kv::Error) -> StoreError {
         kv::Error::TooLarge => StoreError::TooLarge,
         kv::Error::Backend(m) => StoreError::Backend(m),
         kv::Error::UnknownOutcome(m) => StoreError::UnknownOutcome(m),
+        kv::Error::Unavailable(m) => StoreError::Unavailable(m),
     }
 }
 

@@ -127,6 +127,14 @@ impl From<StoreError> for ApiError {
                     .into(),
             ),
             StoreError::Conflict => ApiError::Busy,
+            StoreError::Unavailable(m) => {
+                eprintln!("faktura: store unavailable: {m}");
+                ApiError::Unavailable(
+                    "the store cannot be reached now; nothing was changed, send the request \
+                     again later"
+                        .into(),
+                )
+            }
             StoreError::Backend(_) => ApiError::Internal(e.to_string()),
         }
     }

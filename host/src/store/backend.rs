@@ -36,6 +36,9 @@ pub(crate) enum DbError {
     /// The connection was lost while a commit was under way: it may or may not have been
     /// kept (a networked engine; redb knows).
     Unknown(String),
+    /// The engine cannot be reached now (a networked engine's server is down); nothing of
+    /// the transaction was kept.
+    Unavailable(String),
 }
 
 impl fmt::Display for DbError {
@@ -45,6 +48,7 @@ impl fmt::Display for DbError {
             DbError::TooLarge => f.write_str("over the store's size limit"),
             DbError::Backend(message) => write!(f, "storage backend: {message}"),
             DbError::Unknown(message) => write!(f, "commit outcome unknown: {message}"),
+            DbError::Unavailable(message) => write!(f, "storage unavailable: {message}"),
         }
     }
 }

@@ -42,6 +42,7 @@ impl From<DbError> for Error {
             DbError::TooLarge => Error::TooLarge,
             DbError::Backend(message) => Error::Backend(message),
             DbError::Unknown(message) => Error::UnknownOutcome(message),
+            DbError::Unavailable(message) => Error::Unavailable(message),
         }
     }
 }

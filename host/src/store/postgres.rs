@@ -75,7 +75,7 @@ impl Postgres {
             .pool
             .get()
             .await
-            .map_err(|e| DbError::Backend(format!("no PostgreSQL connection: {e}")))?;
+            .map_err(|e| DbError::Unavailable(format!("no PostgreSQL connection: {e}")))?;
         self.schema
             .get_or_try_init(|| async {
                 // Asked first: creating a table that exists makes the server send a notice.
@@ -116,7 +116,7 @@ pub(crate) async fn count_hit(
     let conn = pool
         .get()
         .await
-        .map_err(|e| DbError::Backend(format!("no PostgreSQL connection: {e}")))?;
+        .map_err(|e| DbError::Unavailable(format!("no PostgreSQL connection: {e}")))?;
     let window = window as i64;
     let stmt = conn
         .prepare_cached(
@@ -153,6 +153,14 @@ fn to_db(e: tokio_postgres::Error) -> DbError {
             DbError::Conflict
         }
         Some(c) if *c == SqlState::PROGRAM_LIMIT_EXCEEDED => DbError::TooLarge,
+        // The server went away (or is shutting down) before the statement was answered;
+        // outside a COMMIT nothing of the transaction is kept.
+        Some(c) if c.code().starts_with("57P") || c.code().starts_with("08") => {
+            DbError::Unavailable(format!("PostgreSQL: {e}"))
+        }
+        None if e.is_closed() || e.to_string().contains("connection") => {
+            DbError::Unavailable(format!("PostgreSQL: {e}"))
+        }
         _ => DbError::Backend(format!("PostgreSQL: {e}")),
     }
 }
