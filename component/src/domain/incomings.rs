@@ -548,9 +548,10 @@ fn settle(
     (actionkey, verb, amount): (&str, &str, Decimal),
 ) -> Result<(), Error> {
     let account = ctx.account_id;
-    let mut record = records::load(txn.as_read(), &INCOMINGS, account, incoming)?;
+    let stored = records::load(txn.as_read(), &INCOMINGS, account, incoming)?;
+    let mut record = stored.clone();
     let today = Date::from_unix(ctx.now);
-    let before = shown(record.clone(), today).text("status").to_owned();
+    let before = shown(stored.clone(), today).text("status").to_owned();
     let list: Vec<Record> = children(txn.as_read(), &INCOMING_PAYMENTS, account, incoming)?
         .into_iter()
         .filter(|p| Some(p.id()) != leaving)
@@ -567,7 +568,14 @@ fn settle(
     let paid = if marked { sum.max(payable) } else { sum };
     record.set("paid_amount", Some(Scalar::Dec(paid)));
     record.set("updated", Some(Scalar::DateTime(ctx.now)));
-    records::save(ctx, txn, &INCOMINGS, &record, &Changes::default())?;
+    records::save(
+        ctx,
+        txn,
+        &INCOMINGS,
+        &record,
+        Some(&stored),
+        &Changes::default(),
+    )?;
     let currency = record.text("currency_code").to_owned();
     system_comment(
         ctx,

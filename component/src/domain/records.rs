@@ -179,7 +179,7 @@ pub fn create(
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
-    save(ctx, txn, res, &record, changes)?;
+    save(ctx, txn, res, &record, None, changes)?;
     res.rules.after_save(Saved {
         ctx,
         txn,
@@ -241,7 +241,7 @@ pub fn update(
     if res.has("updated") {
         record.set("updated", Some(Scalar::DateTime(ctx.now)));
     }
-    save(ctx, txn, res, &record, changes)?;
+    save(ctx, txn, res, &record, Some(&old), changes)?;
     res.rules.after_save(Saved {
         ctx,
         txn,
@@ -251,21 +251,22 @@ pub fn update(
     Ok(record)
 }
 
-/// Writes the record and any file fields the changes carry.
+/// Writes the record and any file fields the changes carry, and moves its index entries
+/// from what `old` (the record as stored, `None` for a new one) held.
 pub fn save(
     ctx: &Ctx,
     txn: &mut dyn Write,
     res: &Resource,
     record: &Record,
+    old: Option<&Record>,
     changes: &Changes,
 ) -> Result<(), Error> {
     let id = record.id();
     assert!(id > 0, "a saved record has an id");
     let key = keys::record(ctx.account_id, res.collection, id);
     if !res.indexed.is_empty() {
-        let old = txn.get(&key)?.map(|b| decode_record(&b)).transpose()?;
         for field in res.indexed {
-            let before = old.as_ref().and_then(|o| index_value(o, field));
+            let before = old.and_then(|o| index_value(o, field));
             let after = index_value(record, field);
             if before != after {
                 if let Some(v) = before {
