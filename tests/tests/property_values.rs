@@ -145,6 +145,18 @@ async fn incoming_values_take_defaults_and_the_form_of_their_type() {
     app.get(&format!("{path}?incoming_id={}", inc + 100))
         .await
         .assert_error(404, "does not exist");
+    app.get(&format!("{path}?incoming_id=abc"))
+        .await
+        .assert_error(400, "incoming_id must be a positive integer");
+    // The lists of an incoming's own records must name it.
+    for list in ["incoming-items", "incoming-payments", "incoming-comments"] {
+        app.get(&format!("/api/{list}"))
+            .await
+            .assert_error(400, "incoming_id is mandatory");
+        app.get(&format!("/api/{list}?incoming_id=x"))
+            .await
+            .assert_error(400, "incoming_id must be a positive integer");
+    }
 
     // A deleted property takes its values with it; a deleted incoming takes the rest.
     assert_eq!(

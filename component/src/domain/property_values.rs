@@ -165,12 +165,8 @@ fn remove_where(
     Ok(())
 }
 
-/// The name of the field naming the owner (`incoming_id`), and whether the owner `id`
-/// exists in the account: a list of its values names an owner of the account.
-pub fn owner_field(values: &Resource) -> &'static str {
-    owner(values).field
-}
-
+/// Ok when the owner `id` of `values` (an incoming, a client, a user) is the account's,
+/// else `NotFound` naming it.
 pub fn check_owner(txn: &dyn Read, values: &Resource, account: u64, id: u64) -> Result<(), Error> {
     let o = owner(values);
     if (o.exists)(txn, account, id)? {

@@ -315,6 +315,15 @@ pub fn remove(
     Ok(())
 }
 
+/// Ok when the record exists in the account, else `NotFound` naming it.
+pub fn check_exists(txn: &dyn Read, res: &Resource, account: u64, id: u64) -> Result<(), Error> {
+    if exists(txn, res, account, id)? {
+        Ok(())
+    } else {
+        Err(res.not_found(id))
+    }
+}
+
 /// Whether the record exists in the account.
 pub fn exists(txn: &dyn Read, res: &Resource, account: u64, id: u64) -> Result<bool, Error> {
     Ok(txn

@@ -1,6 +1,7 @@
 //! Incoming invoices on the wire: `/api/incomings` (import an e-invoice file or enter one
 //! by hand, list, get with its taxes and validation, update, delete), the uploaded file
-//! (`…/{id}/file`) and the read-only `/api/incoming-items`.
+//! (`…/{id}/file`) and its readable PDF (`…/{id}/pdf`); its items, payments and comments
+//! are record resources (`records::list` checks the incoming a list names).
 
 use super::error::ApiError;
 use super::records::{self, INCOMINGS as INCOMING_WIRE, decode_base64, encode_record};
@@ -319,33 +320,4 @@ pub(super) fn file(c: &Call<'_>) -> Result<Response, ApiError> {
         ],
         payload: Payload::Bytes(bytes),
     })
-}
-
-/// `GET /api/incoming-items?incoming_id=N`: the lines of one incoming of the account.
-pub(super) fn items(c: &Call<'_>) -> Result<Response, ApiError> {
-    children(c, &records::INCOMING_ITEMS)
-}
-
-/// `GET /api/incoming-payments?incoming_id=N`: the payments of one incoming.
-pub(super) fn payments(c: &Call<'_>) -> Result<Response, ApiError> {
-    children(c, &records::INCOMING_PAYMENTS)
-}
-
-/// `GET /api/incoming-comments?incoming_id=N`: the comments of one incoming.
-pub(super) fn comments(c: &Call<'_>) -> Result<Response, ApiError> {
-    children(c, &records::INCOMING_COMMENTS)
-}
-
-/// A list of an incoming's children: its incoming named and in the account.
-fn children(c: &Call<'_>, wire: &'static records::Wire) -> Result<Response, ApiError> {
-    let raw = c
-        .query
-        .get("incoming_id")
-        .ok_or_else(|| ApiError::bad("incoming_id is mandatory"))?;
-    let id = records::parse_id(&INCOMING_WIRE, raw.trim())?;
-    {
-        let txn = c.caps.store.begin_read()?;
-        domain_records::load(txn.as_ref(), &INCOMINGS, c.ctx.account_id, id)?;
-    }
-    records::list(c, wire)
 }

@@ -15,6 +15,18 @@ pub(super) struct Wire {
     pub plural: &'static str,
     pub singular: &'static str,
     pub res: &'static Resource,
+    /// Whose records these are, for resources that belong to another record.
+    pub owner: Option<Owner>,
+}
+
+/// The record a resource's records belong to (an incoming's payments, a client's property
+/// values): a list that names owners by `field` answers 404 for one that is not the
+/// account's, and a `required` one must name one.
+pub(super) struct Owner {
+    pub field: &'static str,
+    pub required: bool,
+    /// Ok when the owner is one of the account's (`txn`, account, id), else `NotFound`.
+    pub check: fn(&dyn crate::caps::Read, u64, u64) -> Result<(), crate::domain::Error>,
 }
 
 impl Wire {
@@ -23,9 +35,23 @@ impl Wire {
             plural,
             singular,
             res,
+            owner: None,
         }
     }
+
+    /// The resource's records belong to an `owner`.
+    const fn owned_by(mut self, owner: Owner) -> Wire {
+        self.owner = Some(owner);
+        self
+    }
 }
+
+/// The owner of an incoming's children: named in every list.
+const INCOMING_OWNER: Owner = Owner {
+    field: "incoming_id",
+    required: true,
+    check: |txn, account, id| records::check_exists(txn, &incomings::INCOMINGS, account, id),
+};
 
 use crate::domain::{
     clients, country_taxes, email_templates, incomings, properties, property_values, suppliers,
@@ -64,34 +90,58 @@ pub(super) static INCOMING_PROPERTY_VALUES: Wire = Wire::new(
     "incoming-property-values",
     "incoming-property-value",
     &property_values::INCOMING_PROPERTY_VALUES,
-);
+)
+.owned_by(Owner {
+    field: "incoming_id",
+    required: false,
+    check: |txn, account, id| {
+        property_values::check_owner(txn, &property_values::INCOMING_PROPERTY_VALUES, account, id)
+    },
+});
 pub(super) static CLIENT_PROPERTY_VALUES: Wire = Wire::new(
     "client-property-values",
     "client-property-value",
     &property_values::CLIENT_PROPERTY_VALUES,
-);
+)
+.owned_by(Owner {
+    field: "client_id",
+    required: false,
+    check: |txn, account, id| {
+        property_values::check_owner(txn, &property_values::CLIENT_PROPERTY_VALUES, account, id)
+    },
+});
 pub(super) static USER_PROPERTY_VALUES: Wire = Wire::new(
     "user-property-values",
     "user-property-value",
     &property_values::USER_PROPERTY_VALUES,
-);
+)
+.owned_by(Owner {
+    field: "user_id",
+    required: false,
+    check: |txn, account, id| {
+        property_values::check_owner(txn, &property_values::USER_PROPERTY_VALUES, account, id)
+    },
+});
 pub(super) static SUPPLIERS: Wire = Wire::new("suppliers", "supplier", &suppliers::SUPPLIERS);
 pub(super) static INCOMINGS: Wire = Wire::new("incomings", "incoming", &incomings::INCOMINGS);
 pub(super) static INCOMING_PAYMENTS: Wire = Wire::new(
     "incoming-payments",
     "incoming-payment",
     &incomings::INCOMING_PAYMENTS,
-);
+)
+.owned_by(INCOMING_OWNER);
 pub(super) static INCOMING_COMMENTS: Wire = Wire::new(
     "incoming-comments",
     "incoming-comment",
     &incomings::INCOMING_COMMENTS,
-);
+)
+.owned_by(INCOMING_OWNER);
 pub(super) static INCOMING_ITEMS: Wire = Wire::new(
     "incoming-items",
     "incoming-item",
     &incomings::INCOMING_ITEMS,
-);
+)
+.owned_by(INCOMING_OWNER);
 
 /// Checks the root element and parses every writable field the document carries. Fields
 /// that cannot be read are kept in `Changes::invalid`, so that the domain reports them
@@ -193,8 +243,30 @@ pub(super) fn parse_id(wire: &Wire, raw: &str) -> Result<u64, ApiError> {
         .ok_or_else(|| ApiError::NotFound(format!("{} {raw} does not exist", wire.res.label)))
 }
 
+/// A list of a resource's records: filtered, ordered and paged; for records that belong
+/// to another, the owners it names must be the account's.
 pub(super) fn list(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
     let (caps, ctx, query) = (c.caps, c.ctx, c.query);
+    if let Some(owner) = &wire.owner {
+        match query.get(owner.field) {
+            Some(raw) => {
+                let txn = caps.store.begin_read()?;
+                for id in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    let id = id.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        ApiError::bad(format!(
+                            "{} must be a positive integer, got \"{id}\"",
+                            owner.field
+                        ))
+                    })?;
+                    (owner.check)(txn.as_ref(), ctx.account_id, id)?;
+                }
+            }
+            None if owner.required => {
+                return Err(ApiError::bad(format!("{} is mandatory", owner.field)));
+            }
+            None => {}
+        }
+    }
     let (page, per_page) = query.paging()?;
     let mut q = ListQuery {
         filters: Vec::new(),
@@ -228,22 +300,6 @@ pub(super) fn list(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
         .headers
         .push(("x-total-count".into(), result.total.to_string()));
     Ok(response)
-}
-
-/// A list of property values: those of the owner named (`incoming_id=N`, an owner of
-/// the account, else 404), or all of the account's.
-pub(super) fn list_values(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
-    let field = property_values::owner_field(wire.res);
-    if let Some(raw) = c.query.get(field) {
-        let txn = c.caps.store.begin_read()?;
-        for id in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let id = id
-                .parse()
-                .map_err(|_| ApiError::bad(format!("{field} must be a number, got \"{id}\"")))?;
-            property_values::check_owner(txn.as_ref(), wire.res, c.ctx.account_id, id)?;
-        }
-    }
-    list(c, wire)
 }
 
 pub(super) fn get(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {

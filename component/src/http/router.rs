@@ -140,9 +140,16 @@ pub(super) fn route(
     }
 }
 
-/// A resource of plain records: list and create, then get, update and delete by id.
+/// A resource of plain records: list and create, then get, update and delete by id
+/// (`without_update`: get and delete).
 macro_rules! records {
     ($plural:literal, $wire:expr) => {
+        records!(@ $plural, $wire, [(Verb::Put, Handler::Records(records::update, $wire)),])
+    };
+    ($plural:literal, $wire:expr, without_update) => {
+        records!(@ $plural, $wire, [])
+    };
+    (@ $plural:literal, $wire:expr, [$($update:tt)*]) => {
         &[
             Route {
                 path: &[$plural],
@@ -155,30 +162,7 @@ macro_rules! records {
                 path: &[$plural, ID],
                 handlers: &[
                     (Verb::Get, Handler::Records(records::get, $wire)),
-                    (Verb::Put, Handler::Records(records::update, $wire)),
-                    (Verb::Delete, Handler::Records(records::delete, $wire)),
-                ],
-            },
-        ]
-    };
-}
-
-/// Property values: a record resource whose list names an owner of the account.
-macro_rules! values {
-    ($plural:literal, $wire:expr) => {
-        &[
-            Route {
-                path: &[$plural],
-                handlers: &[
-                    (Verb::Get, Handler::Records(records::list_values, $wire)),
-                    (Verb::Post, Handler::Records(records::create, $wire)),
-                ],
-            },
-            Route {
-                path: &[$plural, ID],
-                handlers: &[
-                    (Verb::Get, Handler::Records(records::get, $wire)),
-                    (Verb::Put, Handler::Records(records::update, $wire)),
+                    $($update)*
                     (Verb::Delete, Handler::Records(records::delete, $wire)),
                 ],
             },
@@ -330,54 +314,11 @@ static TABLE: &[&[Route]] = &[
             handlers: &[(Verb::Get, Handler::Plain(incomings::pdf))],
         },
         Route {
-            path: &["incoming-payments"],
-            handlers: &[
-                (Verb::Get, Handler::Plain(incomings::payments)),
-                (
-                    Verb::Post,
-                    Handler::Records(records::create, &records::INCOMING_PAYMENTS),
-                ),
-            ],
-        },
-        Route {
-            path: &["incoming-payments", ID],
-            handlers: &[
-                (
-                    Verb::Get,
-                    Handler::Records(records::get, &records::INCOMING_PAYMENTS),
-                ),
-                (
-                    Verb::Delete,
-                    Handler::Records(records::delete, &records::INCOMING_PAYMENTS),
-                ),
-            ],
-        },
-        Route {
-            path: &["incoming-comments"],
-            handlers: &[
-                (Verb::Get, Handler::Plain(incomings::comments)),
-                (
-                    Verb::Post,
-                    Handler::Records(records::create, &records::INCOMING_COMMENTS),
-                ),
-            ],
-        },
-        Route {
-            path: &["incoming-comments", ID],
-            handlers: &[
-                (
-                    Verb::Get,
-                    Handler::Records(records::get, &records::INCOMING_COMMENTS),
-                ),
-                (
-                    Verb::Delete,
-                    Handler::Records(records::delete, &records::INCOMING_COMMENTS),
-                ),
-            ],
-        },
-        Route {
             path: &["incoming-items"],
-            handlers: &[(Verb::Get, Handler::Plain(incomings::items))],
+            handlers: &[(
+                Verb::Get,
+                Handler::Records(records::list, &records::INCOMING_ITEMS),
+            )],
         },
         Route {
             path: &["incoming-items", ID],
@@ -387,17 +328,27 @@ static TABLE: &[&[Route]] = &[
             )],
         },
     ],
+    records!(
+        "incoming-payments",
+        &records::INCOMING_PAYMENTS,
+        without_update
+    ),
+    records!(
+        "incoming-comments",
+        &records::INCOMING_COMMENTS,
+        without_update
+    ),
     records!("templates", &TEMPLATES),
     records!("taxes", &TAXES),
     records!("user-properties", &USER_PROPERTIES),
     records!("incoming-properties", &INCOMING_PROPERTIES),
     records!("client-properties", &CLIENT_PROPERTIES),
-    values!("user-property-values", &records::USER_PROPERTY_VALUES),
-    values!(
+    records!("user-property-values", &records::USER_PROPERTY_VALUES),
+    records!(
         "incoming-property-values",
         &records::INCOMING_PROPERTY_VALUES
     ),
-    values!("client-property-values", &records::CLIENT_PROPERTY_VALUES),
+    records!("client-property-values", &records::CLIENT_PROPERTY_VALUES),
     records!("country-taxes", &COUNTRY_TAXES),
     // The spec shows the underscore spelling for one operation; both work for all.
     records!("country_taxes", &COUNTRY_TAXES),
