@@ -69,39 +69,71 @@ pub struct Group {
     pub count: u64,
 }
 
-/// Groups per currency being summed.
-#[derive(Default)]
-struct Groups {
-    lists: BTreeMap<String, Vec<Group>>,
+/// Key values of a group, in the order of aggregation.
+pub type Keys = Vec<(&'static str, Scalar)>;
+
+/// Groups being summed per currency: for each key values seen, sums `S` (documents' or
+/// incomings'), found again by the key values' wire form.
+pub struct Grouper<S> {
+    lists: BTreeMap<String, Vec<(Keys, S)>>,
     /// (currency, key values on the wire) → position in its list.
     slots: HashMap<(String, String), usize>,
 }
 
-impl Groups {
-    fn add(&mut self, currency: &str, keys: Vec<(&'static str, Scalar)>, sums: &Sums) {
+impl<S> Default for Grouper<S> {
+    fn default() -> Grouper<S> {
+        Grouper {
+            lists: BTreeMap::new(),
+            slots: HashMap::new(),
+        }
+    }
+}
+
+impl<S: Default> Grouper<S> {
+    /// The sums of the group of `keys` in `currency`, new (default) the first time.
+    pub fn sums(&mut self, currency: &str, keys: Keys) -> &mut S {
         let wire = keys
             .iter()
             .map(|(_, v)| v.to_wire())
             .collect::<Vec<_>>()
             .join("\u{0}");
         let list = self.lists.entry(currency.to_string()).or_default();
-        match self.slots.get(&(currency.to_string(), wire.clone())) {
-            Some(&i) => {
-                let g = &mut list[i];
-                g.total_net += sums.net;
-                g.total_gross += sums.gross;
-                g.count += sums.count;
-            }
-            None => {
-                self.slots.insert((currency.to_string(), wire), list.len());
-                list.push(Group {
-                    keys,
-                    total_net: sums.net,
-                    total_gross: sums.gross,
-                    count: sums.count,
-                });
-            }
+        let at = *self
+            .slots
+            .entry((currency.to_string(), wire))
+            .or_insert_with(|| {
+                list.push((keys, S::default()));
+                list.len() - 1
+            });
+        &mut list[at].1
+    }
+
+    /// Groups per currency (in currency order), each list ordered by its key values.
+    pub fn finish(self) -> Vec<(String, Vec<(Keys, S)>)> {
+        let mut out: Vec<(String, Vec<(Keys, S)>)> = self.lists.into_iter().collect();
+        for (_, list) in &mut out {
+            list.sort_by(|(a, _), (b, _)| {
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| x.1.compare(&y.1))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
         }
+        out
+    }
+}
+
+/// Groups of documents being summed.
+#[derive(Default)]
+struct Groups(Grouper<Sums>);
+
+impl Groups {
+    fn add(&mut self, currency: &str, keys: Keys, sums: &Sums) {
+        let g = self.0.sums(currency, keys);
+        g.net += sums.net;
+        g.gross += sums.gross;
+        g.count += sums.count;
     }
 
     fn add_document(&mut self, doc: &Document, keys: &[GroupKey], today: Date) {
@@ -111,18 +143,22 @@ impl Groups {
 
     /// Groups per currency (in currency order), each list ordered by its key values.
     fn finish(self) -> Vec<(String, Vec<Group>)> {
-        let mut out: Vec<(String, Vec<Group>)> = self.lists.into_iter().collect();
-        for (_, list) in &mut out {
-            list.sort_by(|a, b| {
-                a.keys
-                    .iter()
-                    .zip(&b.keys)
-                    .map(|(x, y)| x.1.compare(&y.1))
-                    .find(|o| o.is_ne())
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            });
-        }
-        out
+        self.0
+            .finish()
+            .into_iter()
+            .map(|(currency, list)| {
+                let list = list
+                    .into_iter()
+                    .map(|(keys, s)| Group {
+                        keys,
+                        total_net: s.net,
+                        total_gross: s.gross,
+                        count: s.count,
+                    })
+                    .collect();
+                (currency, list)
+            })
+            .collect()
     }
 }
 

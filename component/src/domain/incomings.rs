@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::date::Date;
 use super::einvoice::model::{Category, Invoice, Profile};
 use super::einvoice::{pdf, read, rules};
+use super::grouping::Grouper;
 use super::records::{self, Draft, Filter, Resource, Rules};
 use super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::suppliers::{self, SUPPLIERS};
@@ -701,7 +702,7 @@ impl GroupKey {
 }
 
 /// One group of incomings: its key values and sums.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Group {
     pub keys: Vec<(&'static str, Scalar)>,
     pub total_net: Decimal,
@@ -714,53 +715,28 @@ pub struct Group {
 /// The groups of shown incomings per currency (in currency order), each list ordered by
 /// its key values; `keys` in the order of aggregation.
 pub fn group(incomings: &[Record], keys: &[GroupKey]) -> Vec<(String, Vec<Group>)> {
-    let mut lists: std::collections::BTreeMap<String, Vec<Group>> = Default::default();
-    // (currency, key values on the wire) → position in its list.
-    let mut slots: std::collections::HashMap<(String, String), usize> = Default::default();
+    let mut groups: Grouper<Group> = Grouper::default();
     let amount = |r: &Record, name: &str| r.get(name).and_then(Scalar::as_dec).unwrap_or_default();
     for r in incomings {
-        let values: Vec<(&'static str, Scalar)> = keys.iter().map(|k| k.value(r)).collect();
-        let currency = r.text("currency_code").to_owned();
-        let wire = values
-            .iter()
-            .map(|(_, v)| v.to_wire())
-            .collect::<Vec<_>>()
-            .join("\u{0}");
-        let list = lists.entry(currency.clone()).or_default();
-        let at = match slots.get(&(currency.clone(), wire.clone())) {
-            Some(&at) => at,
-            None => {
-                slots.insert((currency, wire), list.len());
-                list.push(Group {
-                    keys: values,
-                    total_net: Decimal::ZERO,
-                    total_tax: Decimal::ZERO,
-                    total_gross: Decimal::ZERO,
-                    open_amount: Decimal::ZERO,
-                    count: 0,
-                });
-                list.len() - 1
-            }
-        };
-        let g = &mut list[at];
+        let values = keys.iter().map(|k| k.value(r)).collect();
+        let g = groups.sums(r.text("currency_code"), values);
         g.total_net += amount(r, "total_net");
         g.total_tax += amount(r, "total_tax");
         g.total_gross += amount(r, "total_gross");
         g.open_amount += amount(r, "open_amount");
         g.count += 1;
     }
-    let mut out: Vec<(String, Vec<Group>)> = lists.into_iter().collect();
-    for (_, list) in &mut out {
-        list.sort_by(|a, b| {
-            a.keys
-                .iter()
-                .zip(&b.keys)
-                .map(|(x, y)| x.1.compare(&y.1))
-                .find(|o| o.is_ne())
-                .unwrap_or(std::cmp::Ordering::Equal)
-        });
-    }
-    out
+    groups
+        .finish()
+        .into_iter()
+        .map(|(currency, list)| {
+            let list = list
+                .into_iter()
+                .map(|(keys, g)| Group { keys, ..g })
+                .collect();
+            (currency, list)
+        })
+        .collect()
 }
 
 #[cfg(test)]
