@@ -1028,51 +1028,39 @@ impl PostgresServer {
         }
         let port = free_port();
         let server = PostgresServer { dir, bin, port };
-        let data = server.dir.path().join("data");
-        server.run(
-            "initdb",
-            &[
+        let data = server.data();
+        run_ok(
+            server.command("initdb").args([
                 "-D",
-                data.to_str().unwrap(),
+                data.as_str(),
                 "-U",
                 "faktura",
                 "--auth=trust",
                 "-E",
                 "UTF8",
                 "--no-sync",
-            ],
+            ]),
+            "PostgreSQL's initdb runs",
         );
-        let options = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
-            server.dir.path().display()
-        );
-        server.run(
-            "pg_ctl",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-l",
-                server.dir.path().join("log").to_str().unwrap(),
-                "-o",
-                &options,
-                "-w",
-                "start",
-            ],
-        );
+        server.start_again();
         server
     }
 
-    fn run(&self, program: &str, args: &[&str]) {
+    /// One of PostgreSQL's programs, run as the `postgres` user when this is root (the
+    /// server refuses root).
+    fn command(&self, program: &str) -> std::process::Command {
         let program = self.bin.join(program);
-        let mut command = if is_root() {
+        if is_root() {
             let mut c = std::process::Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&program);
+            c.args(["-u", "postgres", "--"]).arg(program);
             c
         } else {
-            std::process::Command::new(&program)
-        };
-        command.args(args);
-        run_ok(&mut command, "PostgreSQL runs");
+            std::process::Command::new(program)
+        }
+    }
+
+    fn data(&self) -> String {
+        self.dir.path().join("data").to_str().unwrap().to_owned()
     }
 
     /// The URL of its `postgres` database.
@@ -1082,48 +1070,42 @@ impl PostgresServer {
 
     /// Stops the server at once, as a crash would.
     pub fn kill(&self) {
-        let data = self.dir.path().join("data");
-        self.run(
-            "pg_ctl",
-            &["-D", data.to_str().unwrap(), "-m", "immediate", "stop"],
+        run_ok(
+            self.command("pg_ctl")
+                .args(["-D", &self.data(), "-m", "immediate", "stop"]),
+            "pg_ctl stops the server",
         );
     }
 
+    /// Starts the server (again, after `kill`) and waits until it takes connections.
     pub fn start_again(&self) {
-        let data = self.dir.path().join("data");
         let options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
             self.port,
             self.dir.path().display()
         );
-        self.run(
-            "pg_ctl",
-            &[
+        let log = self.dir.path().join("log");
+        run_ok(
+            self.command("pg_ctl").args([
                 "-D",
-                data.to_str().unwrap(),
+                &self.data(),
                 "-l",
-                self.dir.path().join("log").to_str().unwrap(),
+                log.to_str().unwrap(),
                 "-o",
                 &options,
                 "-w",
                 "start",
-            ],
+            ]),
+            "pg_ctl starts the server",
         );
     }
 }
 
 impl Drop for PostgresServer {
     fn drop(&mut self) {
-        let data = self.dir.path().join("data");
-        let mut command = std::process::Command::new(self.bin.join("pg_ctl"));
-        if is_root() {
-            command = std::process::Command::new("runuser");
-            command
-                .args(["-u", "postgres", "--"])
-                .arg(self.bin.join("pg_ctl"));
-        }
-        let _ = command
-            .args(["-D", data.to_str().unwrap(), "-m", "immediate", "stop"])
+        let _ = self
+            .command("pg_ctl")
+            .args(["-D", &self.data(), "-m", "immediate", "stop"])
             .output();
     }
 }

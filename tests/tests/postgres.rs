@@ -8,12 +8,23 @@ use std::sync::Arc;
 use faktura_tests::{App, PostgresServer, check_pdf, test_component};
 
 async fn app_on(pg: &PostgresServer) -> Arc<App> {
+    app_configured(pg, |_| {}).await
+}
+
+/// A host on `pg` with a data directory of its own and its options adjusted.
+async fn app_configured(
+    pg: &PostgresServer,
+    configure: impl FnOnce(&mut faktura_host::Options),
+) -> Arc<App> {
     let url = pg.url();
     Arc::new(
         App::spawn_configured(
             Arc::new(tempfile::tempdir().unwrap()),
             test_component(),
-            move |o| o.store = Some(url),
+            move |o| {
+                o.store = Some(url);
+                configure(o);
+            },
         )
         .await,
     )
@@ -310,22 +321,8 @@ async fn a_store_moves_from_redb_to_postgres_and_back_unchanged() {
 #[tokio::test]
 async fn hosts_on_one_store_share_the_rate_limit() {
     let pg = PostgresServer::start();
-    let url = pg.url();
-    let host = |url: String| async move {
-        Arc::new(
-            App::spawn_configured(
-                Arc::new(tempfile::tempdir().unwrap()),
-                test_component(),
-                move |o| {
-                    o.store = Some(url);
-                    o.rate_limit = Some(5);
-                },
-            )
-            .await,
-        )
-    };
-    let a = host(url.clone()).await;
-    let b = host(url).await;
+    let a = app_configured(&pg, |o| o.rate_limit = Some(5)).await;
+    let b = app_configured(&pg, |o| o.rate_limit = Some(5)).await;
     let mut remaining = Vec::new();
     for i in 0..5 {
         let app = if i % 2 == 0 { &a } else { &b };
