@@ -48,12 +48,9 @@ static FIELDS: &[Field] = &[
     Field::new("filesize", Kind::Integer).read_only(),
 ];
 
-pub static INCOMINGS: Resource = Resource::new("incomings", "incoming", FIELDS, &IncomingRules)
-    .filtered(&[
-        Filter::exact("supplier_id", "supplier_id"),
-        Filter::exact("status", "status"),
-    ])
-    .indexed(&["number"]);
+/// Its list filters are `http::incomings::filtered`'s: the status depends on the day.
+pub static INCOMINGS: Resource =
+    Resource::new("incomings", "incoming", FIELDS, &IncomingRules).indexed(&["number"]);
 
 static ITEM_FIELDS: &[Field] = &[
     Field::new("id", Kind::Integer).read_only(),

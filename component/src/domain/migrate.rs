@@ -69,11 +69,13 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
             }
         }
     }
-    // Version 4: completed documents have their e-invoices (made from the data as it is
-    // now, the best there is for documents completed before they were kept).
-    for account in account_ids(store)? {
-        for kind in DocKind::ALL {
-            report.einvoices_made += make_einvoices(store, account, kind)?;
+    if from < 4 {
+        // Version 4: completed documents have their e-invoices (made from the data as it
+        // is now, the best there is for documents completed before they were kept).
+        for account in account_ids(store)? {
+            for kind in DocKind::ALL {
+                report.einvoices_made += make_einvoices(store, account, kind)?;
+            }
         }
     }
     // Version 5: the records that name another (an incoming's items, payments, comments)
