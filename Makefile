@@ -99,9 +99,19 @@ test-deps: wasmtime-cli
 # them, so `make test` compiles wasmtime once and builds no release host at all (`make
 # run` and `make bench` do). The shipped and standalone components are built as shipped,
 # since tests check them.
+#
+# Then the document and protocol tests run again with every app (and every host process
+# they start) on a PostgreSQL database of its own (FAKTURA_TEST_STORE=postgres, see
+# tests/src/lib.rs): the same tests, not copies. Left out are the modules about the redb
+# file and the data directory themselves (crash: SIGKILL against redb's file; upgrade: an
+# old data directory; standalone: the plug's redb over WASI), the PostgreSQL tests, which
+# start their servers themselves, and the rest, to keep the second run short.
+PG_TEST_MODULES := both_kinds:: credit_notes:: documents:: invoices:: protocol::
 test: test-deps test-component standalone
 	$(CARGO) build --profile test-release --workspace --bins --tests
 	FAKTURA_WASMTIME="$(WASMTIME)" $(CARGO) test --profile test-release --workspace
+	FAKTURA_TEST_STORE=postgres FAKTURA_WASMTIME="$(WASMTIME)" \
+	  $(CARGO) test --profile test-release --workspace --test integration -- $(PG_TEST_MODULES)
 
 # Benchmarks (not part of `make test`): every workload and the anchors side by side, the
 # table printed and written to target/bench/report.md. BENCH_INVOICES (default 100000),

@@ -54,6 +54,23 @@ pub trait Read {
 pub trait Write: Read {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError>;
+    /// `n` new ids of the counter stored under `counter` (the store's `next-ids`): rising,
+    /// not always consecutive. This default keeps the counter in the transaction, as a
+    /// store with one writer at a time does.
+    fn next_ids(&mut self, counter: &[u8], n: u32) -> Result<Vec<u64>, StoreError> {
+        let last = match self.get(counter)? {
+            Some(bytes) => u64::from_be_bytes(
+                bytes
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| StoreError::Backend("corrupt id counter".into()))?,
+            ),
+            None => 0,
+        };
+        let next = last + u64::from(n);
+        self.put(counter, &next.to_be_bytes())?;
+        Ok((last + 1..=next).collect())
+    }
     fn commit(self: Box<Self>) -> Result<(), StoreError>;
     /// The reading half, for code that only reads.
     fn as_read(&self) -> &dyn Read;
@@ -62,6 +79,18 @@ pub trait Write: Read {
 pub trait Store {
     fn begin_read(&self) -> Result<Box<dyn Read>, StoreError>;
     fn begin_write(&self) -> Result<Box<dyn Write>, StoreError>;
+    /// Whether the request runs in one transaction committed at its end (a request with
+    /// an `Idempotency-Key`, whose answer commits with its writes): a write transaction
+    /// then does not run again by itself after a conflict (the whole request does).
+    fn whole_request(&self) -> bool {
+        false
+    }
+    /// Keeps recorded message `id` (`domain::dispatch`) to be handed to mail after the
+    /// request's commit; false when no such commit is pending and the caller hands it
+    /// over itself.
+    fn hand_over_after_commit(&self, _id: u64) -> bool {
+        false
+    }
 }
 
 /// A store whose reads share one snapshot until a write begins or commits: a request
@@ -130,6 +159,8 @@ macro_rules! forward_read {
     };
 }
 
+pub(crate) use forward_read;
+
 // A shared snapshot reads as the snapshot.
 forward_read!(@generic [R: Read + ?Sized] Rc<R>, |rc| (**rc));
 
@@ -148,6 +179,9 @@ impl Write for ForgetOnCommit {
     }
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
         self.inner.delete(key)
+    }
+    fn next_ids(&mut self, counter: &[u8], n: u32) -> Result<Vec<u64>, StoreError> {
+        self.inner.next_ids(counter, n)
     }
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         self.snapshot.borrow_mut().take();
@@ -228,15 +262,16 @@ pub trait Pdf {
 }
 
 /// A file attached to a message or letter.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Attachment {
     pub filename: String,
     pub mimetype: String,
+    #[serde(with = "serde_bytes")]
     pub content: Vec<u8>,
 }
 
 /// An e-mail, every text final.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Message {
     pub from: String,
     pub to: Vec<String>,
@@ -256,7 +291,7 @@ pub enum MailError {
 }
 
 /// A postal letter: the address and the PDF documents to print, in order.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Letter {
     pub address: Vec<String>,
     pub documents: Vec<Attachment>,

@@ -61,6 +61,10 @@ mod bindings {
         fn migrate() -> Result<admin::Migration, String> {
             crate::wit::migrate()
         }
+
+        fn upkeep() -> Result<admin::UpkeepReport, String> {
+            crate::wit::upkeep()
+        }
     }
 
     export!(Component);

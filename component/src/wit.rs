@@ -1,7 +1,7 @@
 //! The WIT-backed side: `caps` implemented on the imported interfaces, and the transport
 //! between `wasi:http` values and `http::Request`/`Response`.
 
-use crate::bindings::admin::{AccountKey, Migration};
+use crate::bindings::admin::{AccountKey, Migration, UpkeepReport};
 use crate::bindings::faktura::service::store as kv;
 use crate::bindings::wasi::http::types::{
     Fields, IncomingRequest, Method as WasiMethod, OutgoingBody, OutgoingResponse, ResponseOutparam,
@@ -93,6 +93,9 @@ impl caps::Write for WitWrite {
     }
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
         self.0.delete(key).map_err(store_error)
+    }
+    fn next_ids(&mut self, counter: &[u8], n: u32) -> Result<Vec<u64>, StoreError> {
+        self.0.next_ids(counter, n).map_err(store_error)
     }
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         kv::WriteTxn::commit(self.0).map_err(store_error)
@@ -437,6 +440,19 @@ pub(crate) fn migrate() -> Result<Migration, String> {
         key_entries: report.key_entries,
         kept_rebuilt: report.kept_rebuilt,
         einvoices_made: report.einvoices_made,
+    })
+}
+
+/// Work due whatever the requests: recorded messages to mail (`http::dispatch`), expired
+/// answers of idempotency keys removed (`http::idempotency`).
+pub(crate) fn upkeep() -> Result<UpkeepReport, String> {
+    let store = WitStore;
+    let caps = caps(&store);
+    let handed = http::dispatch::hand_over_due(&caps).map_err(|e| format!("{e:?}"))?;
+    let answers_expired = http::expire_answers(&caps).map_err(|e| format!("{e:?}"))?;
+    Ok(UpkeepReport {
+        handed,
+        answers_expired,
     })
 }
 

@@ -12,7 +12,9 @@ use tokio::sync::Semaphore;
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings::exports::faktura::service::admin::{AccountKey, Guest, Migration};
+use crate::bindings::exports::faktura::service::admin::{
+    AccountKey, Guest, Migration, UpkeepReport,
+};
 use crate::bindings::{Service, ServicePre};
 use crate::{EPOCH_TICK, MailConfig, Options, Shared, State, new_store, store};
 
@@ -25,6 +27,9 @@ pub struct Limits {
     pub request_time_max: Duration,
     /// Instances alive at once; further requests wait for a slot.
     pub instances_max: u32,
+    /// How often the host runs the component's upkeep (`Runtime::start_upkeep`): recorded
+    /// messages handed to mail, expired answers of idempotency keys removed.
+    pub upkeep_every: Duration,
 }
 
 impl Default for Limits {
@@ -33,6 +38,7 @@ impl Default for Limits {
             memory_bytes_max: 256 << 20,
             request_time_max: Duration::from_secs(30),
             instances_max: 64,
+            upkeep_every: Duration::from_secs(15),
         }
     }
 }
@@ -302,6 +308,12 @@ impl Runtime {
             pre.instance_pre(),
         )?;
         let (db, pool) = open_store_shared(options)?;
+        let queue = match &pool {
+            Some(pool) => {
+                crate::mail::Queue::Postgres(crate::mail_pg::MailTable::new(pool.clone()))
+            }
+            None => crate::mail::Queue::Files,
+        };
         let rate = match pool {
             Some(pool) => crate::ratelimit::Counter::shared(options.rate_limit, pool),
             None => crate::ratelimit::Counter::new(options.rate_limit),
@@ -313,7 +325,7 @@ impl Runtime {
                 postal: options.postal.clone(),
                 smtp: options.smtp.clone(),
             },
-            outbox: Arc::new(crate::mail::Outbox::default()),
+            outbox: Arc::new(crate::mail::Outbox::new(queue)),
             rate,
         });
         let weak = engine.weak();
@@ -401,6 +413,36 @@ impl Runtime {
     pub async fn revoke_user(&self, user: u64) -> anyhow::Result<()> {
         self.admin(async |store, admin| admin.call_revoke_user(store, user).await)
             .await
+    }
+
+    /// Work due whatever the requests (the component's `upkeep`): recorded messages
+    /// handed to mail, expired answers of idempotency keys removed.
+    pub async fn upkeep(&self) -> anyhow::Result<UpkeepReport> {
+        self.admin(async |store, admin| admin.call_upkeep(store).await)
+            .await
+    }
+
+    /// Runs `upkeep` every `every` while the returned task runs, so that a message
+    /// recorded by a host that stopped before its hand-over is sent by any host of the
+    /// store.
+    pub fn start_upkeep(&self, every: Duration) -> tokio::task::JoinHandle<()> {
+        let runtime = self.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                match runtime.upkeep().await {
+                    Ok(r) if r.handed > 0 || r.answers_expired > 0 => tracing::info!(
+                        handed = r.handed,
+                        answers_expired = r.answers_expired,
+                        "upkeep"
+                    ),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("upkeep: {e:#}"),
+                }
+            }
+        })
     }
 }
 

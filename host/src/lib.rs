@@ -7,6 +7,7 @@ pub mod admin;
 mod bindings;
 mod engine;
 mod mail;
+mod mail_pg;
 mod pdf;
 mod ratelimit;
 mod server;
@@ -23,7 +24,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 pub use engine::{Limits, Runtime, check_component as engine_check_component};
 pub use faktura_backend::outbox::{DeliveryState, OutboxEntry, list as list_outbox};
-pub use mail::{MailConfig, deliver_once as deliver_outbox};
+pub use mail::{MailConfig, deliver_once as deliver_outbox, entries as outbox_entries};
 pub use server::{Server, serve};
 pub use store::transfer::Moved;
 
@@ -46,6 +47,21 @@ pub async fn import_store(options: &Options, path: &std::path::Path) -> anyhow::
     prepare_data_dir(&options.data_dir)?;
     let db = engine::open_store(options)?;
     store::transfer::import(db.as_ref(), path).await
+}
+
+/// Runs the store conformance suite (`store/conformance.rs`) on the store `options` name,
+/// opened as `faktura serve` opens it; the error names every check that failed. It writes
+/// and removes keys of its own: for a test's store, never one that serves.
+#[doc(hidden)]
+pub async fn store_conformance(options: &Options) -> anyhow::Result<()> {
+    use store::conformance::Writers;
+    prepare_data_dir(&options.data_dir)?;
+    let db = engine::open_store(options)?;
+    let writers = match options.store.as_deref().map(str::trim) {
+        None | Some("") => Writers::TakeTurns,
+        Some(_) => Writers::SideBySide,
+    };
+    store::conformance::run(db.as_ref(), writers).await
 }
 
 /// What `faktura serve` and the admin commands are given.

@@ -1,8 +1,10 @@
-//! The `mail` interface: e-mail through the durable outbox (`faktura_backend::outbox`),
-//! delivered over SMTP by `deliver`; letters into the postal print queue.
+//! The `mail` interface: e-mail through a durable queue, delivered over SMTP by
+//! `deliver`; letters into the postal print queue. The `Queue` is files in the data
+//! directory (`faktura_backend::outbox`) on a redb store, and the `faktura_mail` table
+//! (`mail_pg`) on a PostgreSQL store, where every host of the store queues and delivers.
 //!
-//! `send` returns only once the message is on disk in `outbox/queue/`. With SMTP
-//! configured, `deliver` sends queued messages and moves them to `sent/`; a temporary
+//! With files, `send` returns only once the message is on disk in `outbox/queue/`. With
+//! SMTP configured, `deliver` sends queued messages and moves them to `sent/`; a temporary
 //! refusal or an unreachable server leaves them queued with a `{id}.state` (attempts,
 //! next try, last error) and retries with backoff, also after a restart; a permanent
 //! refusal moves them to `failed/` with the reason. Nothing is dropped. A crash between
@@ -13,15 +15,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use faktura_backend::outbox::{self, DeliveryState, FAILED, QUEUE, SENT, list, now_unix, retire};
+use faktura_backend::outbox::{
+    self, DeliveryState, FAILED, OutboxEntry, QUEUE, SENT, list, now_unix, retire,
+};
 use lettre::address::Envelope;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use tokio::sync::Notify;
 
-use crate::State;
 use crate::bindings::faktura::service::mail::{
     self as wit, Attachment, Letter, MailError, Message,
 };
+use crate::mail_pg::MailTable;
+use crate::{Options, State};
 
 /// Where mail goes.
 #[derive(Debug, Clone)]
@@ -34,15 +39,63 @@ pub struct MailConfig {
     pub smtp: Option<String>,
 }
 
-/// Wakes the delivery task when a message was queued.
-#[derive(Default)]
+/// Where `send` and `post` queue, and where delivery looks.
+pub(crate) enum Queue {
+    /// Files in the data directory: `MailConfig::outbox`, letters in `MailConfig::postal`.
+    Files,
+    /// The PostgreSQL store's table, shared by every host on the store.
+    Postgres(MailTable),
+}
+
+/// The queue, and what wakes the delivery task when this host queued a message.
 pub(crate) struct Outbox {
     pub(crate) queued: Notify,
+    queue: Queue,
+}
+
+impl Outbox {
+    pub(crate) fn new(queue: Queue) -> Outbox {
+        Outbox {
+            queued: Notify::new(),
+            queue,
+        }
+    }
 }
 
 /// First retry delay; it doubles per attempt up to `RETRY_DELAY_MAX`.
 const RETRY_DELAY: Duration = Duration::from_secs(1);
 const RETRY_DELAY_MAX: Duration = Duration::from_secs(15 * 60);
+
+/// How long a message waits after its `attempts`th failed attempt.
+pub(crate) fn retry_delay(attempts: u32) -> Duration {
+    RETRY_DELAY
+        .saturating_mul(1u32 << attempts.min(16).saturating_sub(1))
+        .min(RETRY_DELAY_MAX)
+}
+
+/// What became of one attempt to deliver a message (or to hand a letter to the postal
+/// queue), with the note kept as its last error.
+pub(crate) enum Attempt {
+    /// Taken: "accepted: 250".
+    Delivered(String),
+    /// Refused for good: "refused: …".
+    Refused(String),
+    /// Not taken for now: "will retry: …"; tried again after `retry_delay`.
+    Later(String),
+}
+
+/// Sends one message over SMTP.
+pub(crate) async fn attempt(
+    transport: &AsyncSmtpTransport<Tokio1Executor>,
+    envelope: &Envelope,
+    eml: &[u8],
+) -> Attempt {
+    match transport.send_raw(envelope, eml).await {
+        Ok(response) => Attempt::Delivered(format!("accepted: {}", response.code())),
+        Err(e) if e.is_permanent() => Attempt::Refused(format!("refused: {e}")),
+        Err(e) => Attempt::Later(format!("will retry: {e}")),
+    }
+}
 
 /// Sends every due message of the queue once; returns when the next one is due.
 async fn deliver_due(outbox: &Path, transport: &AsyncSmtpTransport<Tokio1Executor>) -> Option<u64> {
@@ -87,41 +140,38 @@ async fn deliver_due(outbox: &Path, transport: &AsyncSmtpTransport<Tokio1Executo
         };
         let mut state = entry.state.clone();
         state.attempts += 1;
-        match transport.send_raw(&envelope, &eml).await {
-            Ok(response) => {
-                state.last_error = format!("accepted: {}", response.code());
+        match attempt(transport, &envelope, &eml).await {
+            Attempt::Delivered(note) => {
+                state.last_error = note;
                 let _ = state.write(&queue, &entry.id);
                 if let Err(e) = retire(outbox, &entry.id, SENT) {
                     tracing::error!("moving sent message {}: {e}", entry.id);
                 }
                 tracing::info!(message = entry.id, "mail delivered");
             }
-            Err(e) if e.is_permanent() => {
-                state.last_error = format!("refused: {e}");
+            Attempt::Refused(reason) => {
+                tracing::warn!(message = entry.id, "mail {reason}");
+                state.last_error = reason;
                 let _ = state.write(&queue, &entry.id);
                 let _ = retire(outbox, &entry.id, FAILED);
-                tracing::warn!(message = entry.id, "mail refused permanently: {e}");
             }
-            Err(e) => {
-                let delay = RETRY_DELAY
-                    .saturating_mul(1u32 << state.attempts.min(16).saturating_sub(1))
-                    .min(RETRY_DELAY_MAX);
-                state.next_try = now_unix() + delay.as_secs();
-                state.last_error = format!("will retry: {e}");
-                let _ = state.write(&queue, &entry.id);
-                next_due = Some(next_due.map_or(state.next_try, |n| n.min(state.next_try)));
+            Attempt::Later(reason) => {
+                state.next_try = now_unix() + retry_delay(state.attempts).as_secs();
                 tracing::warn!(
                     message = entry.id,
                     attempts = state.attempts,
-                    "mail not delivered yet: {e}"
+                    "mail not delivered yet, {reason}"
                 );
+                state.last_error = reason;
+                let _ = state.write(&queue, &entry.id);
+                next_due = Some(next_due.map_or(state.next_try, |n| n.min(state.next_try)));
             }
         }
     }
     next_due
 }
 
-fn transport(
+pub(crate) fn transport(
     url: &str,
 ) -> Result<AsyncSmtpTransport<Tokio1Executor>, lettre::transport::smtp::Error> {
     Ok(AsyncSmtpTransport::<Tokio1Executor>::from_url(url)?
@@ -129,25 +179,67 @@ fn transport(
         .build())
 }
 
-/// Tries every due message of `outbox` once (`faktura outbox deliver`, for outboxes that
-/// no running host delivers, such as the standalone component's).
-pub async fn deliver_once(outbox: &Path, url: &str) -> anyhow::Result<()> {
+/// The table of the PostgreSQL store `options` names, or `None` for the data directory's
+/// files.
+fn store_table(options: &Options) -> anyhow::Result<Option<MailTable>> {
+    match options.store.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(url) => Ok(Some(MailTable::new(
+            crate::store::postgres::Postgres::new(url)?.pool(),
+        ))),
+    }
+}
+
+/// Every message and letter of the outbox of the store `options` names, oldest first: the
+/// data directory's `outbox/`, or the PostgreSQL store's table (`faktura outbox list`).
+pub async fn entries(options: &Options) -> anyhow::Result<Vec<OutboxEntry>> {
+    match store_table(options)? {
+        None => Ok(list(&options.outbox_dir())?),
+        Some(table) => table
+            .list()
+            .await
+            .map_err(|e| anyhow::anyhow!("listing the mail of the store: {e}")),
+    }
+}
+
+/// Tries every due message of the outbox of the store `options` names once (`faktura
+/// outbox deliver`, for outboxes that no running host delivers, such as the standalone
+/// component's).
+pub async fn deliver_once(options: &Options, url: &str) -> anyhow::Result<()> {
     let transport = transport(url).map_err(|e| anyhow::anyhow!("bad SMTP URL {url}: {e}"))?;
-    deliver_due(outbox, &transport).await;
+    match store_table(options)? {
+        None => {
+            deliver_due(&options.outbox_dir(), &transport).await;
+        }
+        Some(table) => {
+            table
+                .deliver_due(&transport)
+                .await
+                .map_err(|e| anyhow::anyhow!("delivering the mail of the store: {e}"))?;
+        }
+    }
     Ok(())
 }
 
-/// Delivers the outbox over SMTP until the task is dropped.
+/// Delivers the outbox over SMTP until the task is dropped; on a PostgreSQL store also
+/// moves letters into this host's postal queue.
 pub(crate) async fn deliver(config: MailConfig, outbox: Arc<Outbox>) {
-    let Some(url) = config.smtp.clone() else {
-        return;
-    };
-    let transport = match transport(&url) {
-        Ok(t) => t,
-        Err(e) => {
+    let transport = match config.smtp.as_deref().map(transport) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            let url = config.smtp.as_deref().unwrap_or_default();
             tracing::error!("bad SMTP URL {url}: {e}; mail stays in the outbox");
-            return;
+            None
         }
+    };
+    if let Queue::Postgres(table) = &outbox.queue {
+        return table
+            .deliver(transport, config.postal.clone(), &outbox.queued)
+            .await;
+    }
+    let Some(transport) = transport else {
+        return;
     };
     loop {
         let next = deliver_due(&config.outbox, &transport).await;
@@ -182,7 +274,7 @@ fn mail_error(e: outbox::MailError) -> MailError {
 
 impl wit::Host for State {
     async fn send(&mut self, msg: Message) -> wasmtime::Result<Result<String, MailError>> {
-        let outbox = self.shared.mail.outbox.clone();
+        let queued = self.shared.outbox.clone();
         let msg = outbox::Message {
             from: msg.from,
             to: msg.to,
@@ -192,29 +284,43 @@ impl wit::Host for State {
             body: msg.body,
             attachments: attachments(msg.attachments),
         };
-        let origin = u64::from(std::process::id());
-        let result =
-            tokio::task::spawn_blocking(move || outbox::write_outbox(&outbox, &msg, origin))
-                .await?
-                .map_err(mail_error);
+        let result = match &queued.queue {
+            Queue::Files => {
+                let outbox = self.shared.mail.outbox.clone();
+                let origin = u64::from(std::process::id());
+                tokio::task::spawn_blocking(move || outbox::write_outbox(&outbox, &msg, origin))
+                    .await?
+            }
+            Queue::Postgres(table) => table.queue_mail(&msg).await,
+        }
+        .map_err(mail_error);
         if result.is_ok() {
-            self.shared.outbox.queued.notify_one();
+            queued.queued.notify_one();
         }
         Ok(result)
     }
 
     async fn post(&mut self, letter: Letter) -> wasmtime::Result<Result<String, MailError>> {
-        let Some(queue) = self.shared.mail.postal.clone() else {
-            return Ok(Err(MailError::NotConfigured(
-                "postal dispatch is not configured".into(),
-            )));
-        };
         let letter = outbox::Letter {
             address: letter.address,
             documents: attachments(letter.documents),
             color: letter.color,
             duplex: letter.duplex,
             paper_weight: letter.paper_weight,
+        };
+        let queued = self.shared.outbox.clone();
+        if let Queue::Postgres(table) = &queued.queue {
+            // Any host of the store with a postal queue takes it from the table.
+            let result = table.queue_letter(&letter).await.map_err(mail_error);
+            if result.is_ok() {
+                queued.queued.notify_one();
+            }
+            return Ok(result);
+        }
+        let Some(queue) = self.shared.mail.postal.clone() else {
+            return Ok(Err(MailError::NotConfigured(
+                "postal dispatch is not configured".into(),
+            )));
         };
         let origin = u64::from(std::process::id());
         Ok(

@@ -57,7 +57,8 @@ enum Command {
         #[arg(long)]
         from: PathBuf,
     },
-    /// Inspect the mail outbox.
+    /// Inspect the mail outbox (the data directory's, or the PostgreSQL store's with
+    /// --store).
     Outbox {
         #[command(subcommand)]
         command: OutboxCommand,
@@ -155,7 +156,7 @@ async fn run() -> anyhow::Result<()> {
     let component = cli.component.unwrap_or_else(default_component);
     let mut options = Options::new(&cli.data, component.clone());
     options.store = cli.store.clone();
-    // The outbox commands need neither the component nor the database.
+    // The outbox commands need no component, and no database but a PostgreSQL store's.
     if !matches!(
         cli.command,
         Command::Outbox { .. } | Command::Export { .. } | Command::Import { .. }
@@ -233,9 +234,9 @@ async fn run() -> anyhow::Result<()> {
         }
         Command::Outbox { command } => {
             if let OutboxCommand::Deliver { smtp } = command {
-                faktura_host::deliver_outbox(&options.outbox_dir(), &smtp).await?;
+                faktura_host::deliver_outbox(&options, &smtp).await?;
             }
-            print_outbox(&options)
+            print_outbox(&options).await
         }
         Command::Account {
             command: AccountCommand::Create { name, email },
@@ -269,8 +270,8 @@ async fn admin(options: &Options, command: admin::Command) -> anyhow::Result<()>
     Ok(())
 }
 
-fn print_outbox(options: &Options) -> anyhow::Result<()> {
-    let entries = faktura_host::list_outbox(&options.outbox_dir())?;
+async fn print_outbox(options: &Options) -> anyhow::Result<()> {
+    let entries = faktura_host::outbox_entries(options).await?;
     if entries.is_empty() {
         println!("The outbox is empty.");
     }

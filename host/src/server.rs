@@ -240,15 +240,31 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let graceful = GracefulShutdown::new();
-    let delivery = runtime.start_mail_delivery();
-    let admin = crate::admin::listen(runtime.clone(), &runtime.data_dir)
+    let admin = listen_admin(&runtime);
+    serve_with(runtime, listener, admin, shutdown).await
+}
+
+/// The admin socket, bound before the server answers anything: a command run once the
+/// server is up finds it, instead of opening the store beside the server.
+fn listen_admin(runtime: &Runtime) -> Option<tokio::task::JoinHandle<()>> {
+    crate::admin::listen(runtime.clone(), &runtime.data_dir)
         .inspect_err(|e| {
             tracing::warn!(
                 "no admin socket ({e:#}); `faktura user` commands need the server stopped"
             )
         })
-        .ok();
+        .ok()
+}
+
+async fn serve_with(
+    runtime: Runtime,
+    listener: TcpListener,
+    admin: Option<tokio::task::JoinHandle<()>>,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let graceful = GracefulShutdown::new();
+    let delivery = runtime.start_mail_delivery();
+    let upkeep = runtime.start_upkeep(runtime.limits.upkeep_every);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -279,6 +295,7 @@ pub async fn serve(
     }
     tracing::info!("shutting down: draining requests in flight");
     delivery.abort();
+    upkeep.abort();
     if let Some(admin) = admin {
         // Awaiting the aborted task waits until it is dropped, which removes the socket.
         admin.abort();
@@ -306,7 +323,8 @@ impl Server {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(serve(runtime, listener, async move {
+        let admin = listen_admin(&runtime);
+        let task = tokio::spawn(serve_with(runtime, listener, admin, async move {
             let _ = stopped.await;
         }));
         Ok(Server {

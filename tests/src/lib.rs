@@ -13,6 +13,7 @@ use hyper_util::rt::TokioIo;
 
 use faktura_host::{Limits, Options, Runtime, Server};
 
+
 /// The API key of the bootstrap admin in every test app.
 pub const ADMIN_KEY: &str = "test-admin-key-0123456789";
 
@@ -244,10 +245,28 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// Which store the tests' hosts use: `FAKTURA_TEST_STORE=postgres` puts every `App` and
+/// every host process `start_host` starts (unless it names a store itself) on a
+/// PostgreSQL database of its own (`PostgresDatabase`); unset (or `redb`), the redb file of
+/// its data directory. `make test` runs the document and protocol tests a second time on
+/// PostgreSQL this way.
+pub fn test_store_is_postgres() -> bool {
+    match std::env::var("FAKTURA_TEST_STORE").as_deref() {
+        Err(_) | Ok("" | "redb") => false,
+        Ok("postgres") => true,
+        Ok(other) => panic!("FAKTURA_TEST_STORE is redb or postgres, not {other:?}"),
+    }
+}
+
 pub struct App {
     pub runtime: Runtime,
     server: Option<Server>,
     pub data: Arc<tempfile::TempDir>,
+    /// The PostgreSQL URL the host stores in; `None`: the redb file of `data`.
+    pub store: Option<String>,
+    /// The database of `store` when the app made it (`FAKTURA_TEST_STORE`); it lives as
+    /// long as the app, and a restart keeps it.
+    postgres: Option<Arc<PostgresDatabase>>,
     pub base: String,
     pub key: String,
 }
@@ -261,11 +280,22 @@ impl App {
         App::spawn_configured(data, component, |_| {}).await
     }
 
-    /// An app whose options `configure` adjusts (SMTP, postal queue, limits).
+    /// An app whose options `configure` adjusts (SMTP, postal queue, limits, store).
     pub async fn spawn_configured(
         data: Arc<tempfile::TempDir>,
         component: PathBuf,
         configure: impl FnOnce(&mut Options),
+    ) -> App {
+        App::spawn_on(data, component, configure, None).await
+    }
+
+    /// `spawn_configured`, storing in `postgres` when it is given; without it, in a new
+    /// PostgreSQL database when `test_store_is_postgres` and `configure` names no store.
+    async fn spawn_on(
+        data: Arc<tempfile::TempDir>,
+        component: PathBuf,
+        configure: impl FnOnce(&mut Options),
+        postgres: Option<Arc<PostgresDatabase>>,
     ) -> App {
         let mut options = Options::new(data.path(), component);
         options.cache_dir = Some(workspace_root().join("target/faktura-cache"));
@@ -274,6 +304,13 @@ impl App {
             ..Limits::default()
         };
         configure(&mut options);
+        let postgres = postgres.or_else(|| {
+            (options.store.is_none() && test_store_is_postgres())
+                .then(|| Arc::new(PostgresDatabase::create()))
+        });
+        if let Some(pg) = &postgres {
+            options.store = Some(pg.url());
+        }
         let runtime = Runtime::new(&options).expect("the runtime starts");
         // As `faktura serve` does: the store at the component's data version first.
         runtime.migrate().await.expect("the store migrates");
@@ -289,20 +326,91 @@ impl App {
             runtime,
             server: Some(server),
             data,
+            store: options.store,
+            postgres,
             key: ADMIN_KEY.into(),
         }
     }
 
-    /// Stops the server and starts a new one on the same data dir.
+    /// Stops the server and starts a new one on the same data dir (and the same
+    /// PostgreSQL database, when the app made one).
     pub async fn restart(self) -> App {
+        let postgres = self.postgres.clone();
         let data = self.stop().await;
-        App::spawn_with(data, test_component()).await
+        App::spawn_on(data, test_component(), |_| {}, postgres).await
     }
 
     /// Stops the server and closes the data directory, which it returns.
     pub async fn stop(mut self) -> Arc<tempfile::TempDir> {
         self.server.take().unwrap().stop().await.unwrap();
         self.data.clone()
+    }
+
+    /// Options naming this app's store and data directory, for what the tests run on them
+    /// beside the server (outbox, export).
+    pub fn options(&self) -> Options {
+        let mut options = Options::new(self.data.path(), test_component());
+        options.store = self.store.clone();
+        options
+    }
+
+    /// The `faktura` command line's arguments naming this app's store: `--data`, and
+    /// `--store` when it stores in PostgreSQL.
+    pub fn store_args(&self) -> Vec<std::ffi::OsString> {
+        let mut args = vec!["--data".into(), self.data.path().as_os_str().to_owned()];
+        if let Some(url) = &self.store {
+            args.extend(["--store".into(), url.into()]);
+        }
+        args
+    }
+
+    /// The PostgreSQL database the app made (`test_store_is_postgres`), for a test that
+    /// keeps the store past the app's `stop`.
+    pub fn postgres_database(&self) -> Option<Arc<PostgresDatabase>> {
+        self.postgres.clone()
+    }
+
+    /// Every message and letter of this app's outbox (the data directory's, or the
+    /// PostgreSQL store's mail table), oldest first.
+    pub async fn outbox(&self) -> Vec<faktura_host::OutboxEntry> {
+        faktura_host::outbox_entries(&self.options())
+            .await
+            .expect("the outbox lists")
+    }
+
+    /// The text (RFC 5322) of every message waiting in this app's outbox: the `.eml` files
+    /// of the data directory's, or the messages of the mail table of the PostgreSQL
+    /// database the app made.
+    pub fn queued_messages(&self) -> Vec<String> {
+        let Some(pg) = &self.postgres else {
+            assert!(
+                self.store.is_none(),
+                "queued_messages reads the mail table of a database the app made only"
+            );
+            let queue = self.data.path().join("outbox/queue");
+            let Ok(dir) = std::fs::read_dir(queue) else {
+                return Vec::new();
+            };
+            return dir
+                .flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
+                .map(|e| std::fs::read_to_string(e.path()).unwrap())
+                .collect();
+        };
+        let hex = pg.query(
+            "SELECT string_agg(encode(message, 'hex'), ',' ORDER BY id) FROM faktura_mail \
+             WHERE kind = 'mail' AND status = 'queued'",
+        );
+        hex.split(',')
+            .filter(|m| !m.is_empty())
+            .map(|m| {
+                let bytes: Vec<u8> = (0..m.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&m[i..i + 2], 16).expect("hex"))
+                    .collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+            .collect()
     }
 
     /// A new account with its admin key.
@@ -444,9 +552,16 @@ pub async fn try_send(
 
 /// Starts the host binary (`host_binary`) as its own process (to be killed, or to log
 /// what the in-process host cannot) on `data`, serving the test component on
-/// 127.0.0.1:`port` with `key` as its admin key.
+/// 127.0.0.1:`port` with `key` as its admin key. `extra` may name a store (`--store URL`);
+/// else it stores in the redb file of `data`, or with `test_store_is_postgres` in a
+/// PostgreSQL database of its own.
 pub fn start_host(data: &Path, port: u16, key: &str, extra: &[&str]) -> HostProcess {
     start_host_with(data, port, key, extra, |_| {})
+}
+
+/// `start_host` storing in the PostgreSQL store `url` names.
+pub fn start_host_on(data: &Path, port: u16, key: &str, url: &str) -> HostProcess {
+    start_host(data, port, key, &["--store", url])
 }
 
 /// `start_host`, with `adjust` setting more of the command (environment, where its log
@@ -458,7 +573,12 @@ pub fn start_host_with(
     extra: &[&str],
     adjust: impl FnOnce(&mut std::process::Command),
 ) -> HostProcess {
+    let postgres =
+        (!extra.contains(&"--store") && test_store_is_postgres()).then(PostgresDatabase::create);
     let mut command = std::process::Command::new(host_binary());
+    if let Some(pg) = &postgres {
+        command.arg("--store").arg(pg.url());
+    }
     command
         .args([
             "serve",
@@ -479,17 +599,38 @@ pub fn start_host_with(
     let child = command
         .spawn()
         .unwrap_or_else(|e| panic!("{}: {e} ({HOST_BINARY_HINT})", host_binary().display()));
-    HostProcess(child)
+    HostProcess {
+        child,
+        _postgres: postgres,
+    }
 }
 
 /// A host process, killed (SIGKILL) when dropped, so a failing test leaves none.
-pub struct HostProcess(std::process::Child);
+pub struct HostProcess {
+    child: std::process::Child,
+    /// The PostgreSQL database `start_host` made for it, dropped after it.
+    _postgres: Option<PostgresDatabase>,
+}
 
 impl HostProcess {
     /// SIGKILL, then wait for the exit.
     pub fn kill(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits until the host answers on `base` (as `wait_ready` does); fails at once when
+    /// the process ends first.
+    pub async fn wait_ready(&mut self, base: &str, key: &str) {
+        wait_until_ready(base, key, || {
+            let status = self.child.try_wait().ok().flatten()?;
+            Some(format!(
+                "the host for {base} exited before it answered: {status} (is {} older than \
+                 the component? {HOST_BINARY_HINT})",
+                host_binary().display()
+            ))
+        })
+        .await;
     }
 }
 
@@ -499,13 +640,23 @@ impl Drop for HostProcess {
     }
 }
 
-/// Waits until the host on `base` answers an authenticated request.
+/// Waits until the host on `base` answers an authenticated request, for at most a minute:
+/// a host process on a fresh data directory compiles the component first, which a loaded
+/// machine stretches to many seconds.
 pub async fn wait_ready(base: &str, key: &str) {
-    for _ in 0..200 {
+    wait_until_ready(base, key, || None).await;
+}
+
+/// `wait_ready`, failing early with what `gone` says once it says something.
+async fn wait_until_ready(base: &str, key: &str, mut gone: impl FnMut() -> Option<String>) {
+    for _ in 0..1200 {
         if let Some(r) = try_send(base, "GET", "/api/clients", None, key).await
             && r.status == 200
         {
             return;
+        }
+        if let Some(why) = gone() {
+            panic!("{why}");
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
@@ -809,6 +960,28 @@ pub fn run_ok(command: &mut std::process::Command, missing: &str) -> std::proces
     out
 }
 
+/// The `job.txt` of each letter in the postal queue `queue` once there are `n` (at most
+/// `secs` seconds): on a PostgreSQL store a host hands letters over to its queue after
+/// the request, not in it. A letter being written (`.tmp-…`) is not one yet.
+pub async fn postal_letters(queue: &Path, n: usize, secs: u64) -> Vec<String> {
+    let letters = || -> Vec<String> {
+        std::fs::read_dir(queue)
+            .unwrap()
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| std::fs::read_to_string(e.path().join("job.txt")).unwrap())
+            .collect()
+    };
+    for _ in 0..secs * 10 {
+        let found = letters();
+        if found.len() >= n {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    letters()
+}
+
 /// A real SMTP server (aiosmtpd from PyPI) on 127.0.0.1, storing mail in a Maildir.
 pub struct SmtpSink {
     pub port: u16,
@@ -1004,10 +1177,18 @@ pub struct PostgresServer {
     dir: tempfile::TempDir,
     bin: PathBuf,
     pub port: u16,
+    /// Its `max_connections`.
+    connections: u32,
 }
 
 impl PostgresServer {
+    /// A new server, its data directory a copy of `initdb`'s (`PostgresServer::template`).
     pub fn start() -> PostgresServer {
+        PostgresServer::start_with(100)
+    }
+
+    /// A new server taking at most `connections` connections.
+    fn start_with(connections: u32) -> PostgresServer {
         let bin = [
             "/usr/lib/postgresql/15/bin",
             "/usr/lib/postgresql/16/bin",
@@ -1027,12 +1208,65 @@ impl PostgresServer {
             );
         }
         let port = free_port();
-        let server = PostgresServer { dir, bin, port };
-        let data = server.data();
+        let mut server = PostgresServer {
+            dir,
+            bin,
+            port,
+            connections,
+        };
+        let template = server.template();
+        // As the template's owner (root keeps the `postgres` user's ownership and modes).
         run_ok(
-            server.command("initdb").args([
-                "-D",
-                data.as_str(),
+            std::process::Command::new("cp")
+                .arg("-a")
+                .arg(&template)
+                .arg(server.data()),
+            "cp copies the PostgreSQL data directory",
+        );
+        // A free port may be taken by another test's server before this one binds it:
+        // then the next free port.
+        for _ in 1..3 {
+            if server.try_start().is_ok() {
+                return server;
+            }
+            server.port = free_port();
+        }
+        server.start_again();
+        server
+    }
+
+    /// A data directory as `initdb` makes it, made once for every server of this
+    /// PostgreSQL (target/tmp/postgres-{version}-template) and copied for each: `initdb`
+    /// takes half a second of CPU, a copy less. Made beside its place and renamed into it,
+    /// so that test processes side by side never copy half of one.
+    fn template(&self) -> PathBuf {
+        let version = self
+            .bin
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|v| v.to_str())
+            .unwrap_or("postgres");
+        let tmp = workspace_root().join("target/tmp");
+        let template = tmp.join(format!("postgres-{version}-template"));
+        if template.join("PG_VERSION").exists() {
+            return template;
+        }
+        std::fs::create_dir_all(&tmp).unwrap();
+        let making = tempfile::Builder::new()
+            .prefix("postgres-template-")
+            .tempdir_in(&tmp)
+            .unwrap();
+        if is_root() {
+            run_ok(
+                std::process::Command::new("chown")
+                    .arg("postgres")
+                    .arg(making.path()),
+                "the postgres user exists",
+            );
+        }
+        let data = making.path().join("data");
+        run_ok(
+            self.command("initdb").arg("-D").arg(&data).args([
                 "-U",
                 "faktura",
                 "--auth=trust",
@@ -1042,8 +1276,9 @@ impl PostgresServer {
             ]),
             "PostgreSQL's initdb runs",
         );
-        server.start_again();
-        server
+        // Another process may have put its template there first: then this one goes.
+        let _ = std::fs::rename(&data, &template);
+        template
     }
 
     /// One of PostgreSQL's programs, run as the `postgres` user when this is root (the
@@ -1065,7 +1300,29 @@ impl PostgresServer {
 
     /// The URL of its `postgres` database.
     pub fn url(&self) -> String {
-        format!("postgres://faktura@127.0.0.1:{}/postgres", self.port)
+        self.url_of("postgres")
+    }
+
+    /// The URL of its database `database`.
+    pub fn url_of(&self, database: &str) -> String {
+        format!("postgres://faktura@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// What `psql` answers to `sql` on its `postgres` database: the rows unaligned, without
+    /// headers, trimmed.
+    pub fn query(&self, sql: &str) -> String {
+        self.query_in("postgres", sql)
+    }
+
+    /// `query` on its database `database`.
+    pub fn query_in(&self, database: &str, sql: &str) -> String {
+        let out = run_ok(
+            self.command("psql")
+                .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+                .args(["-U", "faktura", "-d", database, "-X", "-A", "-t", "-c", sql]),
+            "psql runs",
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
     }
 
     /// Stops the server at once, as a crash would.
@@ -1079,14 +1336,23 @@ impl PostgresServer {
 
     /// Starts the server (again, after `kill`) and waits until it takes connections.
     pub fn start_again(&self) {
+        if let Err(e) = self.try_start() {
+            panic!("{e}");
+        }
+    }
+
+    /// Starts the server; the reason with the end of its log when it does not.
+    fn try_start(&self) -> Result<(), String> {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections={}",
             self.port,
-            self.dir.path().display()
+            self.dir.path().display(),
+            self.connections
         );
         let log = self.dir.path().join("log");
-        run_ok(
-            self.command("pg_ctl").args([
+        let out = self
+            .command("pg_ctl")
+            .args([
                 "-D",
                 &self.data(),
                 "-l",
@@ -1095,9 +1361,20 @@ impl PostgresServer {
                 &options,
                 "-w",
                 "start",
-            ]),
-            "pg_ctl starts the server",
-        );
+            ])
+            .output()
+            .map_err(|e| format!("pg_ctl runs: {e}"))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = logged.lines().rev().take(10).collect();
+        Err(format!(
+            "pg_ctl could not start the server on port {}: {}\n{}",
+            self.port,
+            String::from_utf8_lossy(&out.stdout),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ))
     }
 }
 
@@ -1108,6 +1385,83 @@ impl Drop for PostgresServer {
             .args(["-D", &self.data(), "-m", "immediate", "stop"])
             .output();
     }
+}
+
+/// A database of its own on the PostgreSQL server every app of this test process shares
+/// when `test_store_is_postgres`; dropped with it. A database is all a store needs (its
+/// tables, sequences and advisory locks are the database's), and making one takes a tenth
+/// of what starting a server of its own does.
+pub struct PostgresDatabase {
+    server: &'static PostgresServer,
+    name: String,
+}
+
+impl PostgresDatabase {
+    pub fn create() -> PostgresDatabase {
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let server = shared_postgres();
+        let name = format!(
+            "store_{}",
+            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        server.query(&format!("CREATE DATABASE {name}"));
+        PostgresDatabase { server, name }
+    }
+
+    pub fn url(&self) -> String {
+        self.server.url_of(&self.name)
+    }
+
+    /// What `psql` answers to `sql` on this database (see `PostgresServer::query`).
+    pub fn query(&self, sql: &str) -> String {
+        self.server.query_in(&self.name, sql)
+    }
+}
+
+impl Drop for PostgresDatabase {
+    fn drop(&mut self) {
+        // Also when a host still holds connections to it.
+        let _ = self
+            .server
+            .command("psql")
+            .args(["-h", "127.0.0.1", "-p", &self.server.port.to_string()])
+            .args(["-U", "faktura", "-d", "postgres", "-X", "-q", "-c"])
+            .arg(format!("DROP DATABASE {} WITH (FORCE)", self.name))
+            .output();
+    }
+}
+
+/// The PostgreSQL server of `PostgresDatabase`, started on first use. It outlives every
+/// test of the process and is stopped (and its directory removed) when the process ends,
+/// however it ends: a watchdog shell reads its standard input, a pipe from this process,
+/// until the process's end closes it. Connections are many: every app's pool may hold up
+/// to 32.
+fn shared_postgres() -> &'static PostgresServer {
+    static SHARED: OnceLock<(PostgresServer, std::process::ChildStdin)> = OnceLock::new();
+    let (server, _watched) = SHARED.get_or_init(|| {
+        let server = PostgresServer::start_with(500);
+        let mut stop = server.command("pg_ctl");
+        stop.args(["-D", &server.data(), "-m", "immediate", "stop"]);
+        #[expect(
+            clippy::zombie_processes,
+            reason = "the watchdog outlives this process by design; init reaps it"
+        )]
+        let mut watchdog = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(r#"read -r _; "$@" >/dev/null 2>&1; rm -rf "$FAKTURA_PG_DIR""#)
+            .arg("watchdog")
+            .arg(stop.get_program())
+            .args(stop.get_args())
+            .env("FAKTURA_PG_DIR", server.dir.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sh starts");
+        let watched = watchdog.stdin.take().expect("piped");
+        (server, watched)
+    });
+    server
 }
 
 fn is_root() -> bool {

@@ -316,6 +316,57 @@ async fn a_store_moves_from_redb_to_postgres_and_back_unchanged() {
     );
 }
 
+/// Ids go on where they were when a store moves: PostgreSQL's sequences start after the
+/// id counters of the entries imported, and its export writes the sequences back as the
+/// counters' entries.
+#[tokio::test]
+async fn ids_go_on_where_they_were_when_a_store_moves() {
+    let pg = PostgresServer::start();
+    let name = "<client><name>A</name></client>";
+    let app = App::spawn().await;
+    let mut last = 0;
+    for _ in 0..3 {
+        last = app.create("/api/clients", name).await.id();
+    }
+    let redb = app.stop().await;
+    let files = tempfile::tempdir().unwrap();
+    let export = files.path().join("store.export");
+    let from_redb = faktura_host::Options::new(redb.path(), test_component());
+    faktura_host::export_store(&from_redb, &export)
+        .await
+        .unwrap();
+    let pg_dir = tempfile::tempdir().unwrap();
+    let mut on_pg_store = faktura_host::Options::new(pg_dir.path(), test_component());
+    on_pg_store.store = Some(pg.url());
+    faktura_host::import_store(&on_pg_store, &export)
+        .await
+        .unwrap();
+    let on_pg = app_on(&pg).await;
+    let first = on_pg.create("/api/clients", name).await.id();
+    assert_eq!(
+        first,
+        last + 1,
+        "the sequence starts after the imported counter"
+    );
+    let second = on_pg.create("/api/clients", name).await.id();
+    assert!(second > first);
+
+    let back = files.path().join("back.export");
+    faktura_host::export_store(&on_pg_store, &back)
+        .await
+        .unwrap();
+    let fresh = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let into_redb = faktura_host::Options::new(fresh.path(), test_component());
+    faktura_host::import_store(&into_redb, &back).await.unwrap();
+    let on_redb = App::spawn_with(fresh.clone(), test_component()).await;
+    let third = on_redb.create("/api/clients", name).await.id();
+    assert_eq!(
+        third,
+        second + 1,
+        "the export carried the sequence as the counter"
+    );
+}
+
 /// Hosts on one PostgreSQL store share the rate limit windows: the limit holds for the
 /// account across them, not once per host.
 #[tokio::test]
@@ -336,4 +387,103 @@ async fn hosts_on_one_store_share_the_rate_limit() {
             .await
             .assert_error(429, "rate limit of 5 requests");
     }
+}
+
+/// Two writers at once that each check that nothing clashes and then write, as the
+/// component does: `take` runs in transaction `a` and then `b`, both begun before either
+/// writes, and the answer says whether each committed.
+async fn interleaved(
+    url: &str,
+    isolation: &str,
+    take: impl Fn(&'static str) -> Vec<String>,
+) -> (bool, bool) {
+    let connect = || async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+    };
+    let (a, b) = (connect().await, connect().await);
+    for c in [&a, &b] {
+        c.batch_execute(&format!("BEGIN ISOLATION LEVEL {isolation}"))
+            .await
+            .unwrap();
+    }
+    // Both look before either writes.
+    let (sa, sb) = (take("a"), take("b"));
+    for (c, statements) in [(&a, &sa), (&b, &sb)] {
+        c.batch_execute(&statements[0]).await.unwrap();
+    }
+    let mut done = Vec::new();
+    for (c, statements) in [(&a, sa), (&b, sb)] {
+        let mut ok = true;
+        for s in &statements[1..] {
+            if ok {
+                ok = c.batch_execute(s).await.is_ok();
+            }
+        }
+        ok = ok && c.batch_execute("COMMIT").await.is_ok();
+        if !ok {
+            let _ = c.batch_execute("ROLLBACK").await;
+        }
+        done.push(ok);
+    }
+    (done[0], done[1])
+}
+
+/// Why writes run at SERIALIZABLE. A number claim is one key per number, so two writers
+/// taking the same next number collide at either level. But a rule checked by reading a
+/// range and then writing a key of its own (one incoming invoice per supplier and number:
+/// look up the supplier's number index, then add this invoice's entry) holds only at
+/// SERIALIZABLE: at REPEATABLE READ both writers see no clash, write different keys and
+/// both commit, and the number is there twice.
+#[tokio::test]
+async fn repeatable_read_would_let_two_writers_break_a_rule_serializable_keeps() {
+    let pg = PostgresServer::start();
+    let url = pg.url();
+    pg.query("CREATE TABLE faktura_kv (key bytea PRIMARY KEY, value bytea NOT NULL)");
+    pg.query("INSERT INTO faktura_kv VALUES ('\\x6e0005'::bytea, '\\x01'::bytea)");
+    // The next number: the last claim, read backwards, plus one; its claim key written.
+    let next_number = |_: &'static str| {
+        vec![
+            "SELECT key FROM faktura_kv WHERE key >= '\\x6e'::bytea AND key < '\\x6f'::bytea \
+             ORDER BY key DESC LIMIT 1"
+                .to_owned(),
+            "INSERT INTO faktura_kv VALUES ('\\x6e0006'::bytea, '\\x02'::bytea) \
+             ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+                .to_owned(),
+        ]
+    };
+    // One invoice per supplier and number: no entry under the index prefix, then this
+    // invoice's own entry (its id at the end of the key).
+    let unique_entry = |who: &'static str| {
+        let id = if who == "a" { "01" } else { "02" };
+        vec![
+            "SELECT key FROM faktura_kv WHERE key >= '\\x6900'::bytea AND key < '\\x6901'::bytea"
+                .to_owned(),
+            format!(
+                "INSERT INTO faktura_kv VALUES ('\\x6900{id}'::bytea, ''::bytea) \
+                 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+            ),
+        ]
+    };
+    for isolation in ["REPEATABLE READ", "SERIALIZABLE"] {
+        let (a, b) = interleaved(&url, isolation, next_number).await;
+        assert!(
+            a ^ b,
+            "{isolation}: one of two claims of one number commits"
+        );
+        pg.query("DELETE FROM faktura_kv WHERE key = '\\x6e0006'::bytea");
+    }
+    let (a, b) = interleaved(&url, "REPEATABLE READ", unique_entry).await;
+    assert!(a && b, "REPEATABLE READ lets both writers commit");
+    assert_eq!(
+        pg.query("SELECT count(*) FROM faktura_kv WHERE key >= '\\x6900'::bytea AND key < '\\x6901'::bytea"),
+        "2",
+        "and the rule is broken"
+    );
+    pg.query("DELETE FROM faktura_kv WHERE key >= '\\x6900'::bytea AND key < '\\x6901'::bytea");
+    let (a, b) = interleaved(&url, "SERIALIZABLE", unique_entry).await;
+    assert!(a ^ b, "SERIALIZABLE commits one of them");
 }

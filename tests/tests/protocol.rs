@@ -707,11 +707,10 @@ async fn data_survives_a_restart() {
     assert_eq!(next.field("number").as_deref(), Some("2"));
 }
 
-/// Runs the `faktura` binary on `data`.
-fn faktura_cli_output(data: &std::path::Path, args: &[&str]) -> std::process::Output {
+/// Runs the `faktura` binary on the store `store` names (`App::store_args`).
+fn faktura_cli_output(store: &[std::ffi::OsString], args: &[&str]) -> std::process::Output {
     std::process::Command::new(host_binary())
-        .arg("--data")
-        .arg(data)
+        .args(store)
         .arg("--component")
         .arg(test_component())
         .args(args)
@@ -719,9 +718,10 @@ fn faktura_cli_output(data: &std::path::Path, args: &[&str]) -> std::process::Ou
         .unwrap_or_else(|e| panic!("{}: {e} ({HOST_BINARY_HINT})", host_binary().display()))
 }
 
-/// Runs the `faktura` binary on `data`, which must succeed; its standard output.
-fn faktura_cli(data: &std::path::Path, args: &[&str]) -> String {
-    let out = faktura_cli_output(data, args);
+/// Runs the `faktura` binary on the store `store` names, which must succeed; its
+/// standard output.
+fn faktura_cli(store: &[std::ffi::OsString], args: &[&str]) -> String {
+    let out = faktura_cli_output(store, args);
     assert!(
         out.status.success(),
         "faktura {args:?}: {}",
@@ -734,11 +734,14 @@ fn faktura_cli(data: &std::path::Path, args: &[&str]) -> String {
 async fn the_cli_reaches_a_running_server_and_revocation_applies_to_the_next_request() {
     let app = App::spawn().await;
     let data = app.data.path().to_owned();
+    let store = app.store_args();
+    // A PostgreSQL store outlives the server, as the redb file does.
+    let _postgres = app.postgres_database();
     let created = tokio::task::spawn_blocking({
-        let data = data.clone();
+        let store = store.clone();
         move || {
             faktura_cli(
-                &data,
+                &store,
                 &[
                     "user",
                     "create",
@@ -768,8 +771,8 @@ async fn the_cli_reaches_a_running_server_and_revocation_applies_to_the_next_req
         200
     );
     let revoked = tokio::task::spawn_blocking({
-        let data = data.clone();
-        move || faktura_cli(&data, &["user", "revoke", "--user", &user])
+        let store = store.clone();
+        move || faktura_cli(&store, &["user", "revoke", "--user", &user])
     })
     .await
     .unwrap();
@@ -783,7 +786,7 @@ async fn the_cli_reaches_a_running_server_and_revocation_applies_to_the_next_req
         "other keys keep working"
     );
     // A failing command reports the server's reason and exits non-zero.
-    let out = faktura_cli_output(&data, &["user", "revoke", "--user", "999"]);
+    let out = faktura_cli_output(&store, &["user", "revoke", "--user", "999"]);
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("999"),
@@ -791,16 +794,16 @@ async fn the_cli_reaches_a_running_server_and_revocation_applies_to_the_next_req
         String::from_utf8_lossy(&out.stderr)
     );
     // The socket is its owner's only, and goes with the server; then the commands open the
-    // data directory themselves.
+    // store themselves.
     use std::os::unix::fs::PermissionsExt;
     let socket = data.join(faktura_host::admin::SOCKET);
     let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
-    let dir = app.stop().await;
+    let _dir = app.stop().await;
     assert!(!socket.exists(), "the stopped server removed its socket");
     let offline = tokio::task::spawn_blocking(move || {
         faktura_cli(
-            dir.path(),
+            &store,
             &[
                 "user",
                 "create",
@@ -1149,20 +1152,15 @@ async fn hostile_documents_are_refused_without_changing_anything() {
     ] {
         app.post(&email, &body).await.assert_error(400, fragment);
     }
-    let outbox = app.data.path().join("outbox");
-    assert!(faktura_host::list_outbox(&outbox).unwrap().is_empty());
+    assert!(app.outbox().await.is_empty());
     // Characters some file systems reserve are replaced; the name stays a name.
     let r = app
         .post(&email, &to("<filename>Rechnung: 2026?</filename>"))
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let queue = outbox.join("queue");
-    let eml = std::fs::read_dir(&queue)
-        .unwrap()
-        .flatten()
-        .find(|e| e.path().extension().is_some_and(|x| x == "eml"))
-        .map(|e| std::fs::read_to_string(e.path()).unwrap())
-        .unwrap();
+    let queued = app.queued_messages();
+    assert_eq!(queued.len(), 1, "one message queued");
+    let eml = &queued[0];
     assert!(eml.contains("filename=\"Rechnung_ 2026_.pdf\""), "{eml}");
     assert_eq!(
         app.get("/api/clients").await.header("x-total-count"),

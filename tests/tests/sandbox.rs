@@ -15,6 +15,7 @@ async fn limited_app() -> Arc<App> {
                 request_time_max: Duration::from_secs(2),
                 memory_bytes_max: 64 << 20,
                 instances_max: 16,
+                ..Limits::default()
             }
         })
         .await,

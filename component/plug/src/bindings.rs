@@ -162,6 +162,10 @@ impl wstore::GuestWriteTxn for WriteTxn {
         self.with(|txn| store::delete(txn, &key))
     }
 
+    fn next_ids(&self, counter: Vec<u8>, n: u32) -> Result<Vec<u64>, Error> {
+        self.with(|txn| store::next_ids(txn, &counter, n))
+    }
+
     fn commit(txn: wstore::WriteTxn) -> Result<(), Error> {
         let txn: WriteTxn = txn.into_inner();
         store::confirm().map_err(error)?;

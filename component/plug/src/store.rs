@@ -314,6 +314,17 @@ pub fn delete(txn: &WriteTransaction, key: &[u8]) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Ids from the counter entry under `counter`, kept in the transaction: writers take
+/// turns here, so no other can take the same ones.
+pub fn next_ids(txn: &WriteTransaction, counter: &[u8], n: u32) -> Result<Vec<u64>, StoreError> {
+    let mut table = write_table(txn)?;
+    let current = get(&table, counter)?;
+    let (ids, stored) = kv::counter_step(current.as_deref(), n)
+        .ok_or_else(|| backend("an id counter is corrupt or exhausted"))?;
+    table.insert(counter, &stored[..]).map_err(backend)?;
+    Ok(ids)
+}
+
 #[cfg(test)]
 mod tests {
     //! Each thread has its own session, as each instance has: threads stand in for the

@@ -1,12 +1,13 @@
 //! Sending documents by e-mail: recipients checked, defaults from settings and user,
-//! placeholders resolved in subject and body, the stored PDF attached. The message goes to
-//! the host's mail capability, which keeps it durably until delivered.
+//! placeholders resolved in subject and body, the stored PDF attached. The message is
+//! recorded with the request's write and handed to mail after its commit (`dispatch`).
 
 use super::accounts::{self, is_email};
-use super::documents::{DocKind, Document, Status, commands, refusal, storage};
+use super::dispatch::{Dispatch, Parcel};
+use super::documents::{DocKind, Document, Status, refusal, storage};
 use super::einvoice::{self, Issued, Profile};
 use super::{Ctx, Error, filenames, pdfs, placeholders, printing, settings};
-use crate::caps::{Attachment, Mail, MailError, Message, Read, Write};
+use crate::caps::{Attachment, Message, Read};
 use crate::limits;
 
 /// What a client asks for; absent fields take their defaults.
@@ -112,33 +113,27 @@ fn sendable(
     Ok((doc, pdf))
 }
 
-/// Sends a completed document with its PDF and writes a MAIL comment.
+/// The e-mail of a completed document with its PDF, and its MAIL note, for `dispatch`.
 pub fn send(
     ctx: &Ctx,
-    txn: &mut dyn Write,
-    mail: &dyn Mail,
+    txn: &dyn Read,
     kind: DocKind,
     id: u64,
     req: EmailRequest,
-) -> Result<String, Error> {
+) -> Result<Dispatch, Error> {
     check(&req)?;
-    let (doc, pdf) = sendable(ctx, txn.as_read(), kind, id)?;
+    let (doc, pdf) = sendable(ctx, txn, kind, id)?;
     // Subject and body: the request's, else the e-mail template's, else the settings'.
-    let template =
-        super::email_templates::pick(txn.as_read(), ctx.account_id, req.email_template_id)?;
-    let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
-    let client = super::records::load(
-        txn.as_read(),
-        &super::clients::CLIENTS,
-        ctx.account_id,
-        doc.client_id,
-    )?;
+    let template = super::email_templates::pick(txn, ctx.account_id, req.email_template_id)?;
+    let defaults = settings::load_stored(txn, ctx.account_id)?;
+    let client =
+        super::records::load(txn, &super::clients::CLIENTS, ctx.account_id, doc.client_id)?;
     let values = printing::values(&doc, &client, &defaults);
     let resolve = |t: &str| placeholders::resolve(t, &values);
     let from = match req.from {
         Some(f) => f.trim().to_owned(),
         None => match defaults.text("default_email_sender").trim() {
-            "" => accounts::load_user(txn.as_read(), ctx.user_id)?.email,
+            "" => accounts::load_user(txn, ctx.user_id)?.email,
             sender => sender.to_owned(),
         },
     };
@@ -171,7 +166,7 @@ pub fn send(
         Some(p) => Profile::parse(p),
     };
     if let Some(profile) = profile {
-        match einvoice::load(txn.as_read(), ctx.account_id, kind, id, profile)? {
+        match einvoice::load(txn, ctx.account_id, kind, id, profile)? {
             Some(Issued::Xml { xml, .. }) => attachments.push(Attachment {
                 filename: format!("{}.xml", filenames::sanitize(&filename)),
                 mimetype: "application/xml".into(),
@@ -216,23 +211,39 @@ pub fn send(
         body,
         attachments,
     };
-    let receipt = mail.send(&message).map_err(|e| match e {
-        MailError::Rejected(m) | MailError::NotConfigured(m) => Error::invalid(m),
-        MailError::Unavailable(m) => Error::Unavailable(format!("mail could not be queued: {m}")),
-    })?;
     let shown = if recipients.is_empty() {
         "Bcc recipients".to_owned()
     } else {
         recipients.join(", ")
     };
-    commands::note(
+    Ok(dispatch_of(
         ctx,
-        txn,
         &doc,
+        Parcel::Mail(message),
         "MAIL",
-        &format!("Sent by e-mail to {shown}"),
-    )?;
-    Ok(receipt)
+        format!("Sent by e-mail to {shown}"),
+    ))
+}
+
+fn dispatch_of(
+    ctx: &Ctx,
+    doc: &Document,
+    parcel: Parcel,
+    actionkey: &str,
+    note: String,
+) -> Dispatch {
+    Dispatch {
+        account: ctx.account_id,
+        user: ctx.user_id,
+        collection: doc.kind.collection().to_owned(),
+        document: doc.id,
+        parcel,
+        actionkey: actionkey.to_owned(),
+        note,
+        tries: 0,
+        not_before: 0,
+        last_error: String::new(),
+    }
 }
 
 /// Print options and extra PDFs of a postal letter.
@@ -255,17 +266,16 @@ impl Default for LetterRequest {
     }
 }
 
-/// Sends a completed document by post: its PDF and the extra PDFs as one letter to the
-/// document's address; writes a LETTER comment.
+/// The postal letter of a completed document: its PDF and the extra PDFs to the
+/// document's address, and its LETTER note, for `dispatch`.
 pub fn post(
     ctx: &Ctx,
-    txn: &mut dyn Write,
-    mail: &dyn Mail,
+    txn: &dyn Read,
     kind: DocKind,
     id: u64,
     req: LetterRequest,
-) -> Result<String, Error> {
-    let (doc, pdf) = sendable(ctx, txn.as_read(), kind, id)?;
+) -> Result<Dispatch, Error> {
+    let (doc, pdf) = sendable(ctx, txn, kind, id)?;
     let mut documents = vec![Attachment {
         filename: pdf.filename,
         mimetype: "application/pdf".into(),
@@ -279,10 +289,6 @@ pub fn post(
         duplex: req.duplex,
         paper_weight: req.paper_weight,
     };
-    let receipt = mail.post(&letter).map_err(|e| match e {
-        MailError::Rejected(m) | MailError::NotConfigured(m) => Error::invalid(m),
-        MailError::Unavailable(m) => Error::Unavailable(format!("letter could not be queued: {m}")),
-    })?;
     let text = format!(
         "Sent by post ({} g, {}, {})",
         req.paper_weight,
@@ -293,6 +299,11 @@ pub fn post(
         },
         if req.duplex { "duplex" } else { "simplex" }
     );
-    commands::note(ctx, txn, &doc, "LETTER", &text)?;
-    Ok(receipt)
+    Ok(dispatch_of(
+        ctx,
+        &doc,
+        Parcel::Letter(letter),
+        "LETTER",
+        text,
+    ))
 }

@@ -11,6 +11,7 @@ pub mod clients;
 pub mod codes;
 pub mod country_taxes;
 pub mod date;
+pub mod dispatch;
 pub mod documents;
 pub mod einvoice;
 pub mod email_templates;

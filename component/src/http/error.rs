@@ -16,6 +16,8 @@ pub enum ApiError {
     NotFound(String),
     /// 409: the request clashes with a record that exists; the message names it.
     Conflict(String),
+    /// 422: an `Idempotency-Key` sent again with another request than its first.
+    Unprocessable(String),
     /// 405: the path exists but not with this method.
     MethodNotAllowed(Vec<&'static str>),
     /// 413: the body is over `limits::BODY_BYTES_MAX`.
@@ -48,6 +50,7 @@ impl ApiError {
             ApiError::Forbidden(_) => 403,
             ApiError::NotFound(_) => 404,
             ApiError::Conflict(_) => 409,
+            ApiError::Unprocessable(_) => 422,
             ApiError::MethodNotAllowed(_) => 405,
             ApiError::PayloadTooLarge | ApiError::TooLarge(_) => 413,
             ApiError::UnsupportedMediaType(_) => 415,
@@ -68,6 +71,7 @@ impl ApiError {
             ApiError::Forbidden(m)
             | ApiError::NotFound(m)
             | ApiError::Conflict(m)
+            | ApiError::Unprocessable(m)
             | ApiError::UnsupportedMediaType(m)
             | ApiError::TooLarge(m)
             | ApiError::Unavailable(m) => vec![m.clone()],
@@ -123,7 +127,8 @@ impl From<StoreError> for ApiError {
             ),
             StoreError::UnknownOutcome(_) => ApiError::Unavailable(
                 "the store's connection was lost while the change was committed: it may or \
-                 may not have been made; read it back before sending it again"
+                 may not have been made; read it back before sending it again, or send it \
+                 again with the same Idempotency-Key"
                     .into(),
             ),
             StoreError::Conflict => ApiError::Busy,

@@ -47,6 +47,10 @@ impl World {
         w
     }
 
+    pub(super) fn clock(&self) -> &FixedClock {
+        &self.clock
+    }
+
     pub(super) fn caps(&self) -> Caps<'_> {
         Caps {
             store: &self.store,

@@ -5,12 +5,14 @@
 
 #![forbid(unsafe_code)]
 
+pub mod dispatch;
 mod documents;
 mod error;
 #[cfg(test)]
 mod golden;
 #[cfg(test)]
 mod grouping_tests;
+mod idempotency;
 mod incomings;
 mod query;
 mod records;
@@ -19,6 +21,7 @@ mod settings;
 mod templates;
 
 pub use error::ApiError;
+pub use idempotency::expire as expire_answers;
 pub use router::{ID, Route, routes};
 
 use crate::caps::{Caps, Write};
@@ -247,7 +250,7 @@ pub struct Encoded {
     pub body: Vec<u8>,
 }
 
-fn encode(response: Response, format: Format) -> Encoded {
+pub(crate) fn encode(response: Response, format: Format) -> Encoded {
     let mut headers = response.headers;
     let body = match response.payload {
         Payload::Bytes(bytes) => bytes,
@@ -391,7 +394,12 @@ fn serve(
         now: caps.clock.now_unix(),
     };
     let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
-    router::route(caps, &ctx, req, &query, &segments)
+    match idempotency::key(req)? {
+        Some(key) => idempotency::run(caps, &ctx, req, key, |caps| {
+            router::route(caps, &ctx, req, &query, &segments)
+        }),
+        None => router::route(caps, &ctx, req, &query, &segments),
+    }
 }
 
 fn authenticate(
@@ -497,7 +505,9 @@ pub fn in_write<T>(
     let mut tries = 1;
     loop {
         match in_write_once(caps, &mut f) {
-            Err(ApiError::Busy) if tries < crate::limits::WRITE_TRIES => {
+            Err(ApiError::Busy)
+                if tries < crate::limits::WRITE_TRIES && !caps.store.whole_request() =>
+            {
                 pause_before_retry(caps, tries);
                 tries += 1;
             }
@@ -520,7 +530,7 @@ pub fn in_write_once<T>(
 
 /// Waits before try `tries + 1`: a random part of 2^tries milliseconds, so that writers
 /// that collided do not collide again in step.
-fn pause_before_retry(caps: &Caps, tries: u32) {
+pub(crate) fn pause_before_retry(caps: &Caps, tries: u32) {
     let mut byte = [0u8; 2];
     caps.random.fill(&mut byte);
     let window_us = 1000u64 << tries.min(7);

@@ -8,7 +8,8 @@
 //!
 //! Layout:
 //! - `G account/{id}`: an account; `G user/{id}`: a user; `G key/{sha256}`: an API key's
-//!   entry (the principal); `G seq/{name}`: id counters; `G meta/version`: the data version
+//!   entry (the principal); `G seq/{name}`: id counters; `G meta/version`: the data version;
+//!   `G dispatch/{id}`: a message recorded by a write, until mail takes it
 //! - `A {account}{collection}/{id}`: a record
 //! - `A {account}{collection}/{parent}{id}` with `A {account}parent/{collection}/{id}`: a
 //!   child record (item, payment, comment, tag) under its document, and the way back
@@ -22,9 +23,13 @@
 //!   `A {account}idx/supplier-incomings/{supplier}{id}`: a supplier's incoming invoices
 //! - `A {account}pdf/{collection}/{id}{variant}`: the stored PDFs of a document
 //! - `A {account}einvoice/{collection}/{id}{profile}`: its e-invoices, fixed at completion
+//! - `A {account}idem/{sha256}`: the first answer to a request with an `Idempotency-Key`,
+//!   with `G idem-expiry/{expires}{account}{sha256}` to remove it after 24 hours
 
 /// First segments below an account that are not collections.
-pub const RESERVED: [&str; 7] = ["file", "one", "parent", "ix", "idx", "pdf", "einvoice"];
+pub const RESERVED: [&str; 8] = [
+    "file", "one", "parent", "ix", "idx", "pdf", "einvoice", "idem",
+];
 
 /// A key outside every account: `G{family}/{tail}`.
 pub fn global(family: &str, tail: &[u8]) -> Vec<u8> {
@@ -62,6 +67,38 @@ pub fn api_keys() -> Vec<u8> {
 /// An id counter.
 pub fn counter(name: &str) -> Vec<u8> {
     global("seq", name.as_bytes())
+}
+
+/// A message recorded by a write and not yet handed to mail (`domain::dispatch`).
+pub fn dispatch(id: u64) -> Vec<u8> {
+    global("dispatch", &id.to_be_bytes())
+}
+
+/// Prefix of every recorded message.
+pub fn dispatches() -> Vec<u8> {
+    global("dispatch", &[])
+}
+
+/// The first answer to a request with an `Idempotency-Key`, by the key's SHA-256.
+pub fn idempotency(account_id: u64, key_hash: &[u8; 32]) -> Vec<u8> {
+    let mut k = segment(account_id, "idem");
+    k.extend_from_slice(key_hash);
+    k
+}
+
+/// When a stored answer expires: `G idem-expiry/{expires}{account}{key hash}`, in the
+/// order they expire.
+pub fn idempotency_expiry(expires: i64, account_id: u64, key_hash: &[u8; 32]) -> Vec<u8> {
+    let mut tail = Vec::with_capacity(48);
+    tail.extend_from_slice(&expires.max(0).to_be_bytes());
+    tail.extend_from_slice(&account_id.to_be_bytes());
+    tail.extend_from_slice(key_hash);
+    global("idem-expiry", &tail)
+}
+
+/// Prefix of every expiry of a stored answer.
+pub fn idempotency_expiries() -> Vec<u8> {
+    global("idem-expiry", &[])
 }
 
 /// The store's data version (see `store::DATA_VERSION`).

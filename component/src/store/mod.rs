@@ -49,6 +49,25 @@ pub fn version_of(bytes: &[u8]) -> Result<(u8, &[u8]), StoreError> {
     }
 }
 
+/// A value kept beside the records (a recorded message, a kept answer), which has its own
+/// `format` byte instead of the data version: the byte, then the postcard encoding.
+pub fn encode_kept<T: Serialize>(format: u8, value: &T) -> Vec<u8> {
+    postcard::to_extend(value, vec![format]).expect("kept values always serialize")
+}
+
+/// A value of `encode_kept`, which must be of `format`; `what` names it when corrupt.
+pub fn decode_kept<T: DeserializeOwned>(
+    format: u8,
+    bytes: &[u8],
+    what: &str,
+) -> Result<T, StoreError> {
+    match bytes.split_first() {
+        Some((&f, body)) if f == format => postcard::from_bytes(body)
+            .map_err(|e| StoreError::Backend(format!("corrupt {what}: {e}"))),
+        _ => Err(StoreError::Backend(format!("{what} of an unknown format"))),
+    }
+}
+
 /// The postcard body of a record as the stored form `T`.
 pub fn read<T: DeserializeOwned>(body: &[u8]) -> Result<T, StoreError> {
     postcard::from_bytes(body).map_err(|e| StoreError::Backend(format!("corrupt record: {e}")))
@@ -163,21 +182,25 @@ pub fn delete_child(
     txn.delete(&keys::parent(account, collection, id))
 }
 
-/// Takes the next id of a counter inside the caller's write transaction, so two creates
-/// can never share one.
+/// Takes the next id of a counter. The store takes it (`next-ids`): outside the
+/// transaction where writers run side by side, so that creates in different accounts never
+/// collide on a counter they all share.
 pub fn next_id(txn: &mut dyn Write, counter: &str) -> Result<u64, StoreError> {
-    next_ids(txn, counter, 1)
+    next_ids(txn, counter, 1)?
+        .pop()
+        .ok_or_else(|| StoreError::Backend("the store gave no id".into()))
 }
 
-/// Takes `n` consecutive ids of a counter at once; returns the first.
-pub fn next_ids(txn: &mut dyn Write, counter: &str, n: u64) -> Result<u64, StoreError> {
-    let key = keys::counter(counter);
-    let current = match txn.get(&key)? {
-        Some(bytes) => u64_of(&bytes, counter)?,
-        None => 0,
-    };
-    txn.put(&key, &(current + n).to_be_bytes())?;
-    Ok(current + 1)
+/// Takes `n` ids of a counter at once: rising, not always consecutive.
+pub fn next_ids(txn: &mut dyn Write, counter: &str, n: u32) -> Result<Vec<u64>, StoreError> {
+    let ids = txn.next_ids(&keys::counter(counter), n)?;
+    if ids.len() != n as usize {
+        return Err(StoreError::Backend(format!(
+            "the store gave {} ids of {n}",
+            ids.len()
+        )));
+    }
+    Ok(ids)
 }
 
 /// A big-endian u64 value (counters, kept counts); `what` names it when corrupt.
@@ -291,7 +314,7 @@ mod tests {
         let mut w = store.begin_write().unwrap();
         assert_eq!(next_id(w.as_mut(), "c").unwrap(), 1);
         assert_eq!(next_id(w.as_mut(), "c").unwrap(), 2);
-        assert_eq!(next_ids(w.as_mut(), "c", 5).unwrap(), 3);
+        assert_eq!(next_ids(w.as_mut(), "c", 5).unwrap(), vec![3, 4, 5, 6, 7]);
         assert_eq!(next_id(w.as_mut(), "c").unwrap(), 8);
         for id in 0..1200u64 {
             w.put(&keys::record(1, "x", id), b"v").unwrap();

@@ -24,6 +24,19 @@ pub fn fits(key: &[u8], value: &[u8]) -> bool {
     key.len() <= KEY_BYTES_MAX && value.len() <= VALUE_BYTES_MAX
 }
 
+/// A counter kept in the table (the `next-ids` of a backend with one writer at a time):
+/// the `n` ids after the counter's stored value `current` (a big-endian u64, none before
+/// the first id), and the value to store in its place. `None` when `current` is not a
+/// counter or the ids would overflow.
+pub fn counter_step(current: Option<&[u8]>, n: u32) -> Option<(Vec<u64>, [u8; 8])> {
+    let last = match current {
+        Some(bytes) => u64::from_be_bytes(bytes.try_into().ok()?),
+        None => 0,
+    };
+    let next = last.checked_add(u64::from(n))?;
+    Some(((last + 1..=next).collect(), next.to_be_bytes()))
+}
+
 /// Creates the table when the database has none yet, so that read transactions can always
 /// open it.
 pub fn ensure_table(txn: &redb::WriteTransaction) -> Result<(), redb::TableError> {
@@ -143,5 +156,15 @@ mod tests {
             vec![b"b1".to_vec()]
         );
         assert!(scan(&t, b"d", None, 5, false).unwrap().is_empty());
+    }
+
+    #[test]
+    fn counters_step_from_their_stored_value() {
+        assert_eq!(counter_step(None, 1), Some((vec![1], 1u64.to_be_bytes())));
+        let (ids, stored) = counter_step(Some(&7u64.to_be_bytes()), 3).unwrap();
+        assert_eq!(ids, vec![8, 9, 10]);
+        assert_eq!(stored, 10u64.to_be_bytes());
+        assert_eq!(counter_step(Some(b"short"), 1), None);
+        assert_eq!(counter_step(Some(&u64::MAX.to_be_bytes()), 1), None);
     }
 }

@@ -268,8 +268,9 @@ pub fn retire(outbox: &Path, id: &str, to: &str) -> std::io::Result<()> {
     File::open(outbox.join(QUEUE))?.sync_all()
 }
 
-/// Queues a letter for postal dispatch; returns its id (the directory name).
-pub fn write_letter(queue: &Path, letter: &Letter, origin: u64) -> Result<String, MailError> {
+/// Refuses a letter that cannot be printed: paper other than 80 or 90 g/m², no document,
+/// or a document that is not a PDF. `write_letter` checks it too.
+pub fn check_letter(letter: &Letter) -> Result<(), MailError> {
     if ![80, 90].contains(&letter.paper_weight) {
         return Err(MailError::Rejected(format!(
             "paper_weight must be 80 or 90, got {}",
@@ -289,6 +290,12 @@ pub fn write_letter(queue: &Path, letter: &Letter, origin: u64) -> Result<String
             bad.filename
         )));
     }
+    Ok(())
+}
+
+/// Queues a letter for postal dispatch; returns its id (the directory name).
+pub fn write_letter(queue: &Path, letter: &Letter, origin: u64) -> Result<String, MailError> {
+    check_letter(letter)?;
     let id = entry_id(origin);
     let tmp = queue.join(format!(".tmp-{id}"));
     fs::create_dir_all(&tmp).map_err(unavailable)?;

@@ -15,6 +15,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+use faktura_backend::kv;
+
 /// A future that can move between threads, borrowing for `'a`.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -82,6 +84,20 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn durable(&self, _seq: u64) -> BoxFuture<'_, Result<(), DbError>> {
         Box::pin(async { Ok(()) })
     }
+
+    /// The id counters kept outside the store's entries (`WriteTxn::next_ids` of an engine
+    /// with writers side by side), each as the entry it stands for: the counter's key and
+    /// the last id taken as a big-endian u64. An export writes these in place of the
+    /// entries, which are older. An engine that keeps its counters in the entries has none.
+    fn counters(&self) -> BoxFuture<'_, Result<Vec<Entry>, DbError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    /// Forgets the counters of `counters`, so that the counter entries of an import are
+    /// where the next ids start.
+    fn reset_counters(&self) -> BoxFuture<'_, Result<(), DbError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// A snapshot. Dropping it ends it; it never wrote, so nothing is lost.
@@ -145,6 +161,19 @@ pub(crate) trait WriteTxn: Send {
 
     /// Removes `key`, if present; errors as for `put`.
     fn delete(&mut self, key: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>>;
+
+    /// `n` new ids of the counter stored under `counter` (the WIT `next-ids`). This
+    /// default keeps the counter in the transaction, for an engine with one writer at a
+    /// time: a rollback gives the ids back, and no writer beside it could have taken them.
+    fn next_ids(&mut self, counter: Vec<u8>, n: u32) -> BoxFuture<'_, Result<Vec<u64>, DbError>> {
+        Box::pin(async move {
+            let current = self.get(counter.clone()).await?;
+            let (ids, stored) = kv::counter_step(current.as_deref(), n)
+                .ok_or_else(|| DbError::Backend("an id counter is corrupt or exhausted".into()))?;
+            self.put(counter, stored.to_vec()).await?;
+            Ok(ids)
+        })
+    }
 
     /// Keeps every write, all or nothing; returns once the commit is durable. After
     /// `Conflict` nothing was kept and the caller may retry the whole transaction; after

@@ -7,6 +7,7 @@
 //! (`Shared::db`), redb today (`redb.rs`).
 
 pub(crate) mod backend;
+pub(crate) mod conformance;
 pub(crate) mod postgres;
 pub(crate) mod redb;
 pub(crate) mod transfer;
@@ -142,6 +143,16 @@ impl wit::HostWriteTxn for State {
     ) -> wasmtime::Result<Result<(), Error>> {
         let txn = &mut self.table.get_mut(&txn)?.0;
         Ok(txn.delete(key).await.map_err(Error::from))
+    }
+
+    async fn next_ids(
+        &mut self,
+        txn: Resource<WriteTxn>,
+        counter: Vec<u8>,
+        n: u32,
+    ) -> wasmtime::Result<Result<Vec<u64>, Error>> {
+        let txn = &mut self.table.get_mut(&txn)?.0;
+        Ok(txn.next_ids(counter, n).await.map_err(Error::from))
     }
 
     async fn commit(&mut self, txn: Resource<WriteTxn>) -> wasmtime::Result<Result<(), Error>> {

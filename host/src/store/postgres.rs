@@ -31,6 +31,11 @@ const POOL_SIZE: usize = 32;
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_kv (\
                       key bytea PRIMARY KEY, value bytea NOT NULL)";
 
+/// Which sequence holds the id counter stored under a key (`WriteTxn::next_ids`), so that
+/// an export can write each counter back as the entry it stands for.
+const COUNTERS_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_counters (\
+                               key bytea PRIMARY KEY, seq text NOT NULL)";
+
 /// The rate limit windows of every host on the store (see `ratelimit`).
 const RATE_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_rate (\
                            bucket text NOT NULL, window_start bigint NOT NULL, \
@@ -40,7 +45,11 @@ const RATE_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_rate (\
 pub(crate) struct Postgres {
     pool: Pool,
     schema: OnceCell<()>,
+    /// The id counters whose sequence a committed transaction made: asked for no more.
+    sequences: Sequences,
 }
+
+type Sequences = std::sync::Arc<std::sync::Mutex<std::collections::HashSet<Vec<u8>>>>;
 
 impl Postgres {
     /// The pool, for what the store's hosts share besides the store (rate limit windows).
@@ -66,6 +75,7 @@ impl Postgres {
         Ok(Postgres {
             pool,
             schema: OnceCell::new(),
+            sequences: Sequences::default(),
         })
     }
 
@@ -79,7 +89,11 @@ impl Postgres {
         self.schema
             .get_or_try_init(|| async {
                 // Asked first: creating a table that exists makes the server send a notice.
-                for (table, schema) in [("faktura_kv", SCHEMA), ("faktura_rate", RATE_SCHEMA)] {
+                for (table, schema) in [
+                    ("faktura_kv", SCHEMA),
+                    ("faktura_counters", COUNTERS_SCHEMA),
+                    ("faktura_rate", RATE_SCHEMA),
+                ] {
                     let exists = conn
                         .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
                         .await
@@ -100,8 +114,28 @@ impl Postgres {
         Ok(Txn {
             conn: Some(conn),
             failed: None,
+            sequences: self.sequences.clone(),
         })
     }
+}
+
+/// The sequence of the id counter stored under `counter`: a name derived from the key
+/// (which may hold any byte), short enough for an identifier and safe to write unquoted.
+fn sequence_name(counter: &[u8]) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(counter);
+    format!("faktura_id_{}", hex::encode(&digest[..12]))
+}
+
+/// The last id a sequence gave (0 before the first), from its `last_value` and
+/// `is_called`.
+fn last_id(last_value: i64, is_called: bool) -> u64 {
+    let last = if is_called {
+        last_value
+    } else {
+        last_value - 1
+    };
+    u64::try_from(last).unwrap_or(0)
 }
 
 /// Counts a request of `bucket` in the window starting at `window` when it is under
@@ -146,9 +180,13 @@ pub(crate) async fn count_hit(
 /// the log.
 fn to_db(e: tokio_postgres::Error) -> DbError {
     match e.code() {
+        // A name taken by a transaction that committed first (two first uses of an id
+        // counter making its sequence) is a collision as well: the next run finds it.
         Some(c)
             if *c == SqlState::T_R_SERIALIZATION_FAILURE
-                || *c == SqlState::T_R_DEADLOCK_DETECTED =>
+                || *c == SqlState::T_R_DEADLOCK_DETECTED
+                || *c == SqlState::DUPLICATE_TABLE
+                || *c == SqlState::UNIQUE_VIOLATION =>
         {
             DbError::Conflict
         }
@@ -161,15 +199,21 @@ fn to_db(e: tokio_postgres::Error) -> DbError {
         None if e.is_closed() || e.to_string().contains("connection") => {
             DbError::Unavailable(format!("PostgreSQL: {e}"))
         }
-        _ => DbError::Backend(format!("PostgreSQL: {e}")),
+        _ => DbError::Backend(match e.as_db_error() {
+            Some(db) => format!("PostgreSQL {}: {}", db.code().code(), db.message()),
+            None => format!("PostgreSQL: {e}"),
+        }),
     }
 }
 
 impl Backend for Postgres {
     fn begin_read(&self) -> BoxFuture<'_, Result<Box<dyn backend::ReadTxn>, DbError>> {
         Box::pin(async move {
+            // PostgreSQL takes a transaction's snapshot at its first statement, not at
+            // BEGIN: the `SELECT` takes it now, so that the snapshot holds what was
+            // committed when the read began, as the store's contract says.
             let txn = self
-                .begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1")
                 .await?;
             Ok(Box::new(ReadTxn(tokio::sync::Mutex::new(txn))) as Box<dyn backend::ReadTxn>)
         })
@@ -181,6 +225,50 @@ impl Backend for Postgres {
             Ok(Box::new(txn) as Box<dyn backend::WriteTxn>)
         })
     }
+
+    fn counters(&self) -> BoxFuture<'_, Result<Vec<Entry>, DbError>> {
+        Box::pin(async move {
+            let conn = self.connection().await?;
+            let rows = conn
+                .query("SELECT key, seq FROM faktura_counters ORDER BY key", &[])
+                .await
+                .map_err(to_db)?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let seq: String = row.get(1);
+                let state = conn
+                    .query_one(&format!("SELECT last_value, is_called FROM {seq}"), &[])
+                    .await
+                    .map_err(to_db)?;
+                let last = last_id(state.get(0), state.get(1));
+                out.push((row.get(0), last.to_be_bytes().to_vec()));
+            }
+            Ok(out)
+        })
+    }
+
+    fn reset_counters(&self) -> BoxFuture<'_, Result<(), DbError>> {
+        Box::pin(async move {
+            let mut conn = self.connection().await?;
+            let txn = conn.transaction().await.map_err(to_db)?;
+            for row in txn
+                .query("SELECT seq FROM faktura_counters", &[])
+                .await
+                .map_err(to_db)?
+            {
+                let seq: String = row.get(0);
+                txn.batch_execute(&format!("DROP SEQUENCE IF EXISTS {seq}"))
+                    .await
+                    .map_err(to_db)?;
+            }
+            txn.execute("DELETE FROM faktura_counters", &[])
+                .await
+                .map_err(to_db)?;
+            txn.commit().await.map_err(to_db)?;
+            self.sequences.lock().expect("sequences").clear();
+            Ok(())
+        })
+    }
 }
 
 /// An open transaction on its connection.
@@ -189,6 +277,7 @@ struct Txn {
     conn: Option<Object>,
     /// The first failure of a statement: the transaction can only be rolled back.
     failed: Option<DbError>,
+    sequences: Sequences,
 }
 
 impl Txn {
@@ -232,11 +321,12 @@ impl Txn {
         }
         .await;
         let rows = self.check(r)?;
-        let mut found: std::collections::HashMap<Vec<u8>, Vec<u8>> = rows
+        // A key asked for twice is answered twice.
+        let found: std::collections::HashMap<Vec<u8>, Vec<u8>> = rows
             .into_iter()
             .map(|row| (row.get(0), row.get(1)))
             .collect();
-        Ok(keys.iter().map(|k| found.remove(k)).collect())
+        Ok(keys.iter().map(|k| found.get(k).cloned()).collect())
     }
 
     async fn scan(
@@ -321,6 +411,54 @@ impl Txn {
         self.check(r).map(drop)
     }
 
+    /// Ids from the counter's sequence. `nextval` takes no part in the transaction: it
+    /// neither waits for nor collides with other writers, and an id it gave is never given
+    /// again, whatever becomes of the transaction.
+    ///
+    /// The first use of a counter makes its sequence, starting after the counter's entry
+    /// (the ids a store imported from redb, or written before, already gave): inside this
+    /// transaction, so that a rolled-back transaction takes its sequence with it.
+    async fn next_ids(&mut self, counter: Vec<u8>, n: u32) -> Result<Vec<u64>, DbError> {
+        let seq = sequence_name(&counter);
+        let known = self.sequences.lock().expect("sequences").contains(&counter);
+        let conn = self.conn()?;
+        let r = async {
+            if !known && !sequence_exists(conn, &seq).await? {
+                // Of two first uses at once, the second waits for the first and then
+                // fails (the name is taken): a conflict, and its next run finds it.
+                conn.batch_execute(&format!("CREATE SEQUENCE {seq} AS bigint"))
+                    .await?;
+                conn.execute(
+                    "INSERT INTO faktura_counters (key, seq) VALUES ($1, $2) \
+                         ON CONFLICT (key) DO UPDATE SET seq = EXCLUDED.seq",
+                    &[&counter, &seq],
+                )
+                .await?;
+                let entry = conn
+                    .query_opt("SELECT value FROM faktura_kv WHERE key = $1", &[&counter])
+                    .await?;
+                let last = entry
+                    .and_then(|row| <[u8; 8]>::try_from(row.get::<_, Vec<u8>>(0)).ok())
+                    .map_or(0, u64::from_be_bytes);
+                if last > 0 {
+                    conn.execute(
+                        "SELECT setval($1::text::regclass, $2)",
+                        &[&seq, &(last as i64)],
+                    )
+                    .await?;
+                }
+                return next_values(conn, &seq, n).await.map(|ids| (ids, false));
+            }
+            next_values(conn, &seq, n).await.map(|ids| (ids, true))
+        }
+        .await;
+        let (ids, committed) = self.check(r)?;
+        if committed && !known {
+            self.sequences.lock().expect("sequences").insert(counter);
+        }
+        Ok(ids)
+    }
+
     /// Ends the transaction with `statement` (COMMIT or ROLLBACK).
     async fn end(mut self, statement: &str) -> Result<(), DbError> {
         let conn = self
@@ -355,6 +493,21 @@ impl Drop for Txn {
             rollback_in_background(conn);
         }
     }
+}
+
+async fn sequence_exists(conn: &Object, seq: &str) -> Result<bool, tokio_postgres::Error> {
+    let stmt = conn
+        .prepare_cached("SELECT to_regclass($1) IS NOT NULL")
+        .await?;
+    Ok(conn.query_one(&stmt, &[&seq]).await?.get(0))
+}
+
+async fn next_values(conn: &Object, seq: &str, n: u32) -> Result<Vec<u64>, tokio_postgres::Error> {
+    let stmt = conn
+        .prepare_cached("SELECT nextval($1::text::regclass) FROM generate_series(1, $2)")
+        .await?;
+    let rows = conn.query(&stmt, &[&seq, &(n as i32)]).await?;
+    Ok(rows.iter().map(|r| r.get::<_, i64>(0) as u64).collect())
 }
 
 /// Rolls back whatever the connection has open before it serves anyone else; a
@@ -451,6 +604,10 @@ impl backend::WriteTxn for Txn {
 
     fn delete(&mut self, key: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>> {
         Box::pin(Txn::delete(self, key))
+    }
+
+    fn next_ids(&mut self, counter: Vec<u8>, n: u32) -> BoxFuture<'_, Result<Vec<u64>, DbError>> {
+        Box::pin(Txn::next_ids(self, counter, n))
     }
 
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), DbError>> {

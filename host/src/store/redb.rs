@@ -528,6 +528,11 @@ impl backend::WriteTxn for Writer {
     }
 
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>> {
+        // The limits of every backend, so that what redb takes (an import too) moves to
+        // PostgreSQL.
+        if !kv::fits(&key, &value) {
+            return ready(Err(DbError::TooLarge));
+        }
         ready(self.db.write(&mut self.undo, key, Some(&value)))
     }
 

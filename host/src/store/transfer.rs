@@ -9,6 +9,7 @@
 //! export reads one snapshot; an import checks the whole file before it writes anything,
 //! and writes only into an empty store.
 
+use std::collections::BTreeMap;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
@@ -39,10 +40,21 @@ pub(crate) async fn export(db: &dyn Backend, path: &Path) -> anyhow::Result<Move
     let mut out = Hashed::new(BufWriter::new(file));
     out.write_all(HEADER)?;
     let txn = db.begin_read().await?;
+    // Read after the snapshot began, so each counter is past every id the snapshot holds.
+    let mut counters: BTreeMap<Vec<u8>, Vec<u8>> = db.counters().await?.into_iter().collect();
     let mut after: Option<Vec<u8>> = None;
     let mut moved = Moved {
         entries: 0,
         bytes: 0,
+    };
+    let mut write = |key: &[u8], value: &[u8]| -> anyhow::Result<()> {
+        out.write_all(&len(key)?.to_be_bytes())?;
+        out.write_all(key)?;
+        out.write_all(&len(value)?.to_be_bytes())?;
+        out.write_all(value)?;
+        moved.entries += 1;
+        moved.bytes += (key.len() + value.len()) as u64;
+        Ok(())
     };
     loop {
         let batch = txn
@@ -50,17 +62,23 @@ pub(crate) async fn export(db: &dyn Backend, path: &Path) -> anyhow::Result<Move
             .await?;
         let done = batch.len() < SCAN_BATCH as usize;
         for (key, value) in &batch {
-            out.write_all(&len(key)?.to_be_bytes())?;
-            out.write_all(key)?;
-            out.write_all(&len(value)?.to_be_bytes())?;
-            out.write_all(value)?;
-            moved.entries += 1;
-            moved.bytes += (key.len() + value.len()) as u64;
+            // Counters kept outside the entries go in key order, in place of their entry.
+            while let Some(first) = counters.first_entry().filter(|c| c.key() < key) {
+                let (k, v) = first.remove_entry();
+                write(&k, &v)?;
+            }
+            match counters.remove(key) {
+                Some(counter) => write(key, &counter)?,
+                None => write(key, value)?,
+            }
         }
         after = batch.into_iter().last().map(|(k, _)| k);
         if done || after.is_none() {
             break;
         }
+    }
+    for (k, v) in std::mem::take(&mut counters) {
+        write(&k, &v)?;
     }
     out.write_all(&TRAILER.to_be_bytes())?;
     out.write_all(&moved.entries.to_be_bytes())?;
@@ -93,6 +111,8 @@ pub(crate) async fn import(db: &dyn Backend, path: &Path) -> anyhow::Result<Move
             bail!("the store is not empty: import writes only into an empty store");
         }
     }
+    // Ids start after the counters of the import, not after those of an earlier store.
+    db.reset_counters().await?;
     let mut entries = Entries::open(path)?;
     let mut txn = db.begin_write().await?;
     let mut batch_bytes = 0;

@@ -432,8 +432,10 @@ pub fn number_items(txn: &mut dyn Write, kind: DocKind, list: &mut [Item]) -> Re
     if list.is_empty() {
         return Ok(());
     }
-    let first = store::next_ids(txn, items::collection(kind), list.len() as u64)?;
-    for (item, id) in list.iter_mut().zip(first..) {
+    let count = u32::try_from(list.len())
+        .map_err(|_| Error::invalid(format!("{} items are too many", list.len())))?;
+    let ids = store::next_ids(txn, items::collection(kind), count)?;
+    for (item, id) in list.iter_mut().zip(ids) {
         item.id = id;
     }
     Ok(())

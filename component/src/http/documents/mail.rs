@@ -1,12 +1,15 @@
 //! Sending documents on the wire: `POST …/{id}/email` (an `<email>` document) and, for
-//! credit notes, `POST …/{id}/mail` (a postal letter).
+//! credit notes, `POST …/{id}/mail` (a postal letter). Each records its message with its
+//! write and hands it to mail after the commit (`http::dispatch`), so the write may run
+//! again after a conflict.
 
 use super::super::error::ApiError;
 use super::super::records::{decode_base64, decode_changes};
-use super::super::{Response, in_write_once};
+use super::super::{Response, in_write};
 use super::existing;
 use crate::caps::Attachment;
 use crate::codec::Element;
+use crate::domain::dispatch::{self, Dispatch};
 use crate::domain::documents::DocKind;
 use crate::domain::emails::{self, EmailRequest, LetterRequest};
 use crate::domain::filenames;
@@ -96,10 +99,26 @@ pub(crate) fn email(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
     let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);
     let id = existing(caps, ctx, kind, raw)?;
     let email = decode_email(&req.document()?)?;
-    // The message leaves the transaction: it must not be handed over twice.
-    in_write_once(caps, |txn| {
-        Ok(emails::send(ctx, txn, caps.mail, kind, id, email)?)
+    let (recorded, d) = in_write(caps, |txn| {
+        let d = emails::send(ctx, txn.as_read(), kind, id, email.clone())?;
+        Ok(dispatch::record(txn, d, ctx.now)?)
     })?;
+    sent(c, recorded, &d)
+}
+
+/// Hands the message the request recorded to mail, and what else is due (a component
+/// whose host does not ask for it), and answers.
+fn sent(c: &Call<'_>, id: u64, d: &Dispatch) -> Result<Response, ApiError> {
+    if c.caps.store.hand_over_after_commit(id) {
+        // The request's commit is still to come (`Idempotency-Key`): mail takes the
+        // message after it.
+        return Ok(Response::empty());
+    }
+    let outcome = super::super::dispatch::hand_over(c.caps, id, d, false)?;
+    if let Err(e) = super::super::dispatch::hand_over_due(c.caps) {
+        eprintln!("faktura: handing over recorded messages: {e:?}");
+    }
+    super::super::dispatch::answer(outcome)?;
     Ok(Response::empty())
 }
 
@@ -168,9 +187,9 @@ pub(crate) fn post(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
             return Err(ApiError::BadRequest(errors));
         }
     }
-    // The message leaves the transaction: it must not be handed over twice.
-    in_write_once(caps, |txn| {
-        Ok(emails::post(ctx, txn, caps.mail, kind, id, letter)?)
+    let (recorded, d) = in_write(caps, |txn| {
+        let d = emails::post(ctx, txn.as_read(), kind, id, letter.clone())?;
+        Ok(dispatch::record(txn, d, ctx.now)?)
     })?;
-    Ok(Response::empty())
+    sent(c, recorded, &d)
 }
