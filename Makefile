@@ -118,16 +118,22 @@ test: test-deps test-component standalone
 # BENCH_SECONDS (default 10), BENCH_SMOKE=1 for a few seconds on a small data set.
 # BENCH_COMPARE=/path/to/previous/faktura (its faktura.wasm beside it) measures this build
 # against that one instead, in BENCH_COMPARE_ROUNDS alternating rounds (default 3), into
-# target/bench/compare.md. Both are passed on as given, empty when not: the harness reads
-# an empty one as unset.
+# target/bench/compare.md. BENCH_STORE=postgres adds W1, W2 and W3 on a PostgreSQL server
+# the harness starts (one host and two, beside redb, with the CPU time of database and
+# hosts per request). These are passed on as given, empty when not: the harness reads an
+# empty one as unset.
 bench: build bench-deps
 	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-bench-hello
 	$(CARGO) build --release -p faktura-bench
 	BENCH_COMPARE="$(BENCH_COMPARE)" BENCH_COMPARE_ROUNDS="$(BENCH_COMPARE_ROUNDS)" \
-	  FAKTURA_WASMTIME="$(WASMTIME)" target/release/faktura-bench
+	  BENCH_STORE="$(BENCH_STORE)" FAKTURA_WASMTIME="$(WASMTIME)" target/release/faktura-bench
 
+# wrk, the wasmtime CLI, and with BENCH_STORE=postgres PostgreSQL 15 (Debian).
 bench-deps: wasmtime-cli
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
+	@if [ "$(BENCH_STORE)" = postgres ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  apt-get update -qq && apt-get install -y -qq postgresql-15; \
+	fi
 
 lint: wasm-target
 	$(CARGO) fmt --all --check

@@ -77,6 +77,6 @@ pub(crate) fn redb_commits(dir: &Path, seconds: u64) -> anyhow::Result<Figures> 
         p50_ms: at(0.50),
         p99_ms: at(0.99),
         count: i,
-        errors: 0,
+        ..Figures::default()
     })
 }

@@ -96,20 +96,74 @@ impl Binary {
     /// Starts the host on `data` at `addr`, its output in `log`; it answers once
     /// [`up`] returns.
     pub(crate) fn start(&self, data: &Path, addr: SocketAddr, log: &Path) -> anyhow::Result<Proc> {
-        spawn(
+        self.start_on(data, None, addr, log)
+    }
+
+    /// [`Binary::start`] on the PostgreSQL store `store` (a URL) when given: `data` then
+    /// holds only the host's compiled-component cache and admin socket.
+    pub(crate) fn start_on(
+        &self,
+        data: &Path,
+        store: Option<&str>,
+        addr: SocketAddr,
+        log: &Path,
+    ) -> anyhow::Result<Proc> {
+        let mut cmd = Command::new(&self.faktura);
+        cmd.arg("serve")
+            .arg("--listen")
+            .arg(addr.to_string())
+            .arg("--data")
+            .arg(data)
+            .arg("--component")
+            .arg(&self.component)
+            .arg("--bootstrap-key")
+            .arg(KEY)
+            .env("FAKTURA_LOG", "warn");
+        if let Some(store) = store {
+            cmd.arg("--store").arg(store);
+        }
+        spawn(&mut cmd, log)
+    }
+
+    /// Writes the whole store of `data` (its redb file; no host may serve it meanwhile) to
+    /// `to`.
+    pub(crate) fn export(&self, data: &Path, to: &Path) -> anyhow::Result<()> {
+        self.run_ok(
             Command::new(&self.faktura)
-                .arg("serve")
-                .arg("--listen")
-                .arg(addr.to_string())
                 .arg("--data")
                 .arg(data)
-                .arg("--component")
-                .arg(&self.component)
-                .arg("--bootstrap-key")
-                .arg(KEY)
-                .env("FAKTURA_LOG", "warn"),
-            log,
+                .arg("export")
+                .arg("--to")
+                .arg(to),
         )
+    }
+
+    /// Reads the export `from` into the empty PostgreSQL store `store` (a URL).
+    pub(crate) fn import(&self, data: &Path, store: &str, from: &Path) -> anyhow::Result<()> {
+        self.run_ok(
+            Command::new(&self.faktura)
+                .arg("--data")
+                .arg(data)
+                .arg("--store")
+                .arg(store)
+                .arg("import")
+                .arg("--from")
+                .arg(from),
+        )
+    }
+
+    fn run_ok(&self, cmd: &mut Command) -> anyhow::Result<()> {
+        let out = cmd
+            .output()
+            .with_context(|| format!("running {}", self.faktura.display()))?;
+        if !out.status.success() {
+            bail!(
+                "{cmd:?} failed: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(())
     }
 
     /// Creates an account with an admin user on `data` (through the admin socket of the

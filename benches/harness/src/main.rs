@@ -21,6 +21,10 @@
 //! `FAKTURA_WASMTIME` (the wasmtime CLI; `make bench` sets it). Writes
 //! `target/bench/report.md`; exits non-zero when any request failed.
 //!
+//! `BENCH_STORE=postgres` adds W1, W2 and W3 on a PostgreSQL server of the harness's own,
+//! with one host and with two, beside redb and with the CPU time of database and hosts
+//! per request (the `stores` module), as a second table of the report.
+//!
 //! `BENCH_COMPARE=/path/to/previous/faktura` measures this build against a previous one
 //! instead, side by side in one run (the `compare` module; `BENCH_COMPARE_ROUNDS`, default
 //! 3), and writes `target/bench/compare.md`.
@@ -31,6 +35,8 @@ mod client;
 mod compare;
 mod host;
 mod imports;
+mod postgres;
+mod stores;
 mod workloads;
 mod wrk;
 
@@ -51,8 +57,16 @@ struct Compare {
     rounds: usize,
 }
 
+/// The stores the run measures: redb always, PostgreSQL too with `BENCH_STORE=postgres`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stores {
+    Redb,
+    RedbAndPostgres,
+}
+
 struct Config {
     smoke: bool,
+    stores: Stores,
     invoices: usize,
     clients: usize,
     seconds: u64,
@@ -88,6 +102,14 @@ impl Config {
             }),
             None => None,
         };
+        let stores = match var("BENCH_STORE").as_deref() {
+            None | Some("redb") => Stores::Redb,
+            Some("postgres") => Stores::RedbAndPostgres,
+            Some(other) => bail!("BENCH_STORE={other}: postgres or redb (the default)"),
+        };
+        if stores == Stores::RedbAndPostgres && compare.is_some() {
+            bail!("BENCH_STORE=postgres and BENCH_COMPARE are separate runs");
+        }
         let invoices = number("BENCH_INVOICES", if smoke { 400 } else { 100_000 })? as usize;
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
@@ -96,6 +118,7 @@ impl Config {
             .to_path_buf();
         Ok(Config {
             smoke,
+            stores,
             invoices: invoices.max(20),
             clients: if smoke { 10 } else { 100 },
             seconds: number("BENCH_SECONDS", if smoke { 1 } else { 10 })?.max(1),
@@ -355,6 +378,28 @@ fn main() -> anyhow::Result<()> {
     let (host, _, w6) = faktura.start_timed(&data, &log, &rt, Duration::from_secs(120))?;
     host.stop()?;
 
+    let postgres = match cfg.stores {
+        // A section that could not finish fails the run, but after the main table.
+        Stores::RedbAndPostgres => match stores::run(&cfg, &faktura, &rt) {
+            Ok(section) => {
+                failures.extend(section.failures);
+                section.markdown
+            }
+            Err(e) => {
+                let why = format!("the PostgreSQL section stopped: {e:#}");
+                eprintln!("{why}");
+                failures.push(why.clone());
+                format!("{why}\n")
+            }
+        },
+        Stores::Redb => {
+            let skipped = "PostgreSQL not measured: `BENCH_STORE=postgres make bench` adds \
+                           W1, W2 and W3 on PostgreSQL (one host and two) beside redb.";
+            eprintln!("{skipped}");
+            format!("{skipped}\n")
+        }
+    };
+
     rows.push(load_row(
         "A  wasmtime serve -Scli, hello component",
         &a,
@@ -549,7 +594,7 @@ fn main() -> anyhow::Result<()> {
         None,
     ));
 
-    let report = render(&cfg, &rows, &failures);
+    let report = render(&cfg, &rows, &postgres, &failures);
     println!("{report}");
     std::fs::write(cfg.out.join("report.md"), &report)?;
     eprintln!("written to {}", cfg.out.join("report.md").display());
@@ -571,7 +616,9 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
-fn render(cfg: &Config, rows: &[Row], failures: &[String]) -> String {
+/// The report: the main table, then `postgres` (the PostgreSQL section, or the line saying
+/// how to add it), then the failed measurements.
+fn render(cfg: &Config, rows: &[Row], postgres: &str, failures: &[String]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -598,6 +645,7 @@ fn render(cfg: &Config, rows: &[Row], failures: &[String]) -> String {
             r.name, r.rate, r.p50, r.p99, r.ratio, r.goal, r.verdict
         );
     }
+    let _ = write!(s, "\n{postgres}");
     if !failures.is_empty() {
         let _ = writeln!(s, "\nFailed requests:");
         for f in failures {

@@ -340,7 +340,12 @@ impl Workload {
 
     /// Writes the script to `cfg.out`, headers and key included.
     pub(crate) fn script(&self, cfg: &Config) -> anyhow::Result<PathBuf> {
-        let path = cfg.out.join(format!("{}.lua", self.file));
+        self.script_in(&cfg.out)
+    }
+
+    /// Writes the script to `dir`, headers and key included.
+    pub(crate) fn script_in(&self, dir: &Path) -> anyhow::Result<PathBuf> {
+        let path = dir.join(format!("{}.lua", self.file));
         let run = if self.numbered {
             format!("local RUN = {}\n", crate::imports::next_run())
         } else {
@@ -355,6 +360,44 @@ impl Workload {
             ),
         )?;
         Ok(path)
+    }
+}
+
+impl Workload {
+    /// This workload sent to `hosts`: each wrk thread's connections go to one of them in
+    /// turn (wrk -t2 on two hosts: half the connections on each, their figures summed by
+    /// wrk itself), and 503 answers are counted apart from the other failures (`Answers
+    /// 503: N`, see [`crate::wrk`]). The threads' `offset` (0, 1, …) is set as
+    /// [`completions_of`] needs it; the body must define no `setup`, `response` or `done`
+    /// of its own, so the W3 of [`w3`] cannot be sent this way.
+    pub(crate) fn on_hosts(&self, hosts: &[SocketAddr]) -> Workload {
+        let list = hosts
+            .iter()
+            .map(|a| format!("{{\"{}\", \"{}\"}}", a.ip(), a.port()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Workload {
+            body: format!(
+                "local HOSTS = {{{list}}}\nlocal threads = {{}}\nfunction setup(thread)\n  \
+                 local host = HOSTS[#threads % #HOSTS + 1]\n  \
+                 thread.addr = wrk.lookup(host[1], host[2])[1]\n  \
+                 thread:set(\"offset\", #threads)\n  table.insert(threads, thread)\nend\n\
+                 {}\
+                 unavailable = 0\nresponse = function(status, headers, body)\n  \
+                 if status == 503 then\n    unavailable = unavailable + 1\n    \
+                 if first_503 == nil then first_503 = string.sub(body, 1, 400) end\n  \
+                 elseif status >= 400 and first == nil then\n    \
+                 first = status .. \" \" .. string.sub(body, 1, 400)\n  end\nend\n\
+                 done = function(summary, latency, requests)\n  local count, sample, sample_503 = 0, nil, nil\n  \
+                 for _, thread in ipairs(threads) do\n    count = count + thread:get(\"unavailable\")\n    \
+                 sample = sample or thread:get(\"first\")\n    sample_503 = sample_503 or thread:get(\"first_503\")\n  end\n  \
+                 io.write(string.format(\"Answers 503: %d\\n\", count))\n  \
+                 if sample_503 then\n    io.write(\"First 503: \" .. string.gsub(sample_503, \"%s+\", \" \") .. \"\\n\")\n  end\n  \
+                 if sample then\n    io.write(\"First answer other than 2xx, 3xx or 503: \" .. string.gsub(sample, \"%s+\", \" \") .. \"\\n\")\n  end\nend\n",
+                self.body
+            ),
+            ..*self
+        }
     }
 }
 
@@ -442,6 +485,25 @@ fn completions(
              local n = 0\nrequest = function()\n  local id = lo + offset + n * 2\n  n = n + 1\n  \
              if id > hi then\n    wrk.thread:stop()\n    return wrk.format(\"GET\", \"/api/invoices/\" .. hi, headers)\n  end\n  \
              return wrk.format(\"PUT\", \"/api/invoices/\" .. id .. \"/complete\", headers, \"<complete/>\")\nend\n"
+        ),
+    }
+}
+
+/// W3 on the drafts `ids` (those W2 created), each completed once: thread `offset` takes
+/// every other one from the `offset`th, and a thread past the end stops. The script
+/// needs the threads' `offset` that [`Workload::on_hosts`] sets.
+pub(crate) fn completions_of(ids: &[u64]) -> Workload {
+    Workload {
+        short: "W3",
+        label: "W3 PUT /api/invoices/{id}/complete (PDF)",
+        file: "w3-complete",
+        creates: false,
+        numbered: false,
+        body: format!(
+            "local ids = {{{}}}\nlocal n = 0\nrequest = function()\n  local i = offset + 1 + n * 2\n  n = n + 1\n  \
+             if i > #ids then\n    wrk.thread:stop()\n    return wrk.format(\"GET\", \"/api/invoices/\" .. ids[#ids], headers)\n  end\n  \
+             return wrk.format(\"PUT\", \"/api/invoices/\" .. ids[i] .. \"/complete\", headers, \"<complete/>\")\nend\n",
+            lua_list(ids)
         ),
     }
 }

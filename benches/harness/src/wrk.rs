@@ -16,6 +16,9 @@ pub(crate) struct Figures {
     /// Answers other than 2xx/3xx (or other than the one status a script expects), socket
     /// errors and timeouts.
     pub errors: u64,
+    /// The 503 answers among `errors`, as a script that counts them reports them
+    /// (`Answers 503: N`); 0 for scripts that do not.
+    pub unavailable: u64,
 }
 
 impl Figures {
@@ -35,6 +38,7 @@ impl Figures {
             p99_ms: mean(|f| f.p99_ms),
             count: all.iter().map(|f| f.count).sum(),
             errors: all.iter().map(|f| f.errors).sum(),
+            unavailable: all.iter().map(|f| f.unavailable).sum(),
         }
     }
 }
@@ -93,13 +97,15 @@ fn millis(text: &str) -> Option<f64> {
 
 /// The figures of a wrk report. A script that expects one status of every answer (W8's)
 /// adds `Answers other than 201: N`, a count that includes the non-2xx ones wrk counts
-/// itself, and the first such answer, which goes to stderr.
+/// itself, and the first such answer, which goes to stderr. A script that tells 503
+/// answers apart adds `Answers 503: N` (counted among the non-2xx ones too) and may name
+/// the first of them (`First 503: …`), which goes to stderr as well.
 fn parse(text: &str) -> anyhow::Result<Figures> {
     let mut f = Figures::default();
     let mut saw_rate = false;
     let (mut non_2xx, mut unexpected) = (0, 0);
     for line in text.lines() {
-        if line.starts_with("First answer other than") {
+        if line.starts_with("First answer other than") || line.starts_with("First 503:") {
             eprintln!("  {line}");
             continue;
         }
@@ -114,6 +120,7 @@ fn parse(text: &str) -> anyhow::Result<Figures> {
             [n, "requests", "in", ..] => f.count = n.parse()?,
             ["Non-2xx", "or", "3xx", "responses:", n] => non_2xx = n.parse::<u64>()?,
             ["Answers", "other", "than", _, n] => unexpected = n.parse::<u64>()?,
+            ["Answers", "503:", n] => f.unavailable = n.parse::<u64>()?,
             ["Socket", "errors:", rest @ ..] => {
                 for part in rest.chunks(2) {
                     if let [_, n] = part {
@@ -163,6 +170,14 @@ mod tests {
     }
 
     #[test]
+    fn answers_503_are_failures_told_apart() {
+        let report = "  10 requests in 1.00s, 1.23MB read\n  Non-2xx or 3xx responses: 3\n\
+            Requests/sec:     10.00\nAnswers 503: 2\nFirst 503: 503 <error>busy</error>\n";
+        let f = parse(report).unwrap();
+        assert_eq!((f.errors, f.unavailable), (3, 2));
+    }
+
+    #[test]
     fn two_halves_make_one_measurement() {
         let before = Figures {
             per_sec: 8000.0,
@@ -170,6 +185,7 @@ mod tests {
             p99_ms: 9.0,
             count: 40_000,
             errors: 1,
+            unavailable: 0,
         };
         let after = Figures {
             per_sec: 10000.0,
@@ -177,12 +193,13 @@ mod tests {
             p99_ms: 7.0,
             count: 50_000,
             errors: 2,
+            unavailable: 1,
         };
         let f = before.with(after);
         assert!((f.per_sec - 9000.0).abs() < 1e-9);
         assert!((f.p50_ms - 2.5).abs() < 1e-9);
         assert!((f.p99_ms - 8.0).abs() < 1e-9);
-        assert_eq!((f.count, f.errors), (90_000, 3));
+        assert_eq!((f.count, f.errors, f.unavailable), (90_000, 3, 1));
     }
 
     #[test]
@@ -193,6 +210,7 @@ mod tests {
             p99_ms: per_sec / 100.0,
             count: 1000,
             errors,
+            unavailable: 0,
         };
         let f = Figures::mean(&[round(1000.0, 0), round(2000.0, 1), round(6000.0, 0)]);
         assert!((f.per_sec - 3000.0).abs() < 1e-9);

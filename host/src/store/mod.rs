@@ -162,8 +162,11 @@ impl wit::HostWriteTxn for State {
 
     async fn drop(&mut self, txn: Resource<WriteTxn>) -> wasmtime::Result<()> {
         let txn = self.table.delete(txn)?.0;
-        if let Err(e) = txn.rollback().await {
-            tracing::error!("rolling back a write: {e}");
+        match txn.rollback().await {
+            Ok(()) => {}
+            // A write that collided is rolled back and run again: expected, not an error.
+            Err(DbError::Conflict) => tracing::debug!("rolled back a write that collided"),
+            Err(e) => tracing::error!("rolling back a write: {e}"),
         }
         Ok(())
     }
