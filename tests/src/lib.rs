@@ -13,6 +13,7 @@ use hyper_util::rt::TokioIo;
 
 use faktura_host::{Limits, Options, Runtime, Server};
 
+pub mod formation;
 
 /// The API key of the bootstrap admin in every test app.
 pub const ADMIN_KEY: &str = "test-admin-key-0123456789";

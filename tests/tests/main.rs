@@ -13,6 +13,7 @@ mod crash;
 mod credit_notes;
 mod documents;
 mod einvoice;
+mod failover;
 mod harness;
 mod idempotency;
 mod incoming_views;

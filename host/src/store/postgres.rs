@@ -452,6 +452,15 @@ impl Txn {
             next_values(conn, &seq, n).await.map(|ids| (ids, true))
         }
         .await;
+        if let Err(e) = &r
+            && e.code() == Some(&SqlState::UNDEFINED_TABLE)
+        {
+            // The sequence is gone (a transaction that made it did not commit after all, or
+            // an import reset the counters): asked for anew when the write runs again.
+            self.sequences.lock().expect("sequences").remove(&counter);
+            self.failed.get_or_insert(DbError::Conflict);
+            return Err(DbError::Conflict);
+        }
         let (ids, committed) = self.check(r)?;
         if committed && !known {
             self.sequences.lock().expect("sequences").insert(counter);
