@@ -122,12 +122,28 @@ impl Formation {
             formation.create_node(&format!("node{i}"));
         }
         // `pg_autoctl set formation number-sync-standbys` of 2.0 misreads its argument.
-        formation.psql(
-            formation.monitor_port,
-            "autoctl_node",
-            "pg_auto_failover",
-            "SELECT pgautofailover.set_formation_number_sync_standbys('default', 1)",
-        );
+        // The monitor takes the setting only while the primary is settled in its state
+        // (not while it still moves from wait_primary to primary): tried until it does.
+        let set = "SELECT pgautofailover.set_formation_number_sync_standbys('default', 1)";
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let out = formation
+                .program("psql")
+                .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
+                .args(["-p", &formation.monitor_port.to_string()])
+                .args(["-U", "autoctl_node", "-d", "pg_auto_failover", "-c", set])
+                .output()
+                .expect("psql runs");
+            if out.status.success() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the monitor takes number_sync_standbys: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
         formation.wait_until(
             "a primary and two secondaries",
             Duration::from_secs(60),
