@@ -290,6 +290,20 @@ impl App {
         App::spawn_on(data, component, configure, None).await
     }
 
+    /// An app with a data directory of its own storing in the PostgreSQL database `url`
+    /// names, its other options adjusted by `configure`: one of the hosts of that store.
+    pub async fn spawn_on_store(url: String, configure: impl FnOnce(&mut Options)) -> App {
+        App::spawn_configured(
+            Arc::new(tempfile::tempdir().unwrap()),
+            test_component(),
+            move |o| {
+                o.store = Some(url);
+                configure(o);
+            },
+        )
+        .await
+    }
+
     /// `spawn_configured`, storing in `postgres` when it is given; without it, in a new
     /// PostgreSQL database when `test_store_is_postgres` and `configure` names no store.
     async fn spawn_on(

@@ -217,16 +217,11 @@ fn in_state<'a>(state: &'a [NodeState], name: &str) -> &'a NodeState {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_primary_loses_no_acknowledged_write_and_rejoins_as_a_standby() {
     let started = Instant::now();
-    let component = test_component();
+    // A stale test component is refused before the formation is made, not after.
+    test_component();
     let mut formation = tokio::task::block_in_place(Formation::start);
     let formed = started.elapsed();
-    let url = formation.url();
-    let app = App::spawn_configured(
-        Arc::new(tempfile::tempdir().unwrap()),
-        component,
-        move |o| o.store = Some(url),
-    )
-    .await;
+    let app = App::spawn_on_store(formation.url(), |_| {}).await;
     let client = app
         .create("/api/clients", "<client><name>Failover AG</name></client>")
         .await

@@ -111,13 +111,7 @@ async fn a_write_sent_again_with_its_key_is_made_once_and_answered_alike() {
 #[tokio::test]
 async fn on_postgres_a_write_sent_again_with_its_key_is_made_once() {
     let pg = PostgresServer::start();
-    let url = pg.url();
-    let app = App::spawn_configured(
-        Arc::new(tempfile::tempdir().unwrap()),
-        test_component(),
-        move |o| o.store = Some(url),
-    )
-    .await;
+    let app = App::spawn_on_store(pg.url(), |_| {}).await;
     a_keyed_write_is_made_once(&app).await;
 }
 

@@ -16,18 +16,7 @@ async fn app_configured(
     pg: &PostgresServer,
     configure: impl FnOnce(&mut faktura_host::Options),
 ) -> Arc<App> {
-    let url = pg.url();
-    Arc::new(
-        App::spawn_configured(
-            Arc::new(tempfile::tempdir().unwrap()),
-            test_component(),
-            move |o| {
-                o.store = Some(url);
-                configure(o);
-            },
-        )
-        .await,
-    )
+    Arc::new(App::spawn_on_store(pg.url(), configure).await)
 }
 
 #[tokio::test]

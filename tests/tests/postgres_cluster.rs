@@ -92,6 +92,22 @@ struct Made {
     payment: Option<(u64, String)>,
 }
 
+impl Made {
+    /// What client `c` sends in `round`, on one of `accounts` accounts: accounts and
+    /// kinds taken in turn, the label unique, the price `price`.
+    fn planned(c: usize, round: usize, accounts: usize, price: usize) -> Made {
+        Made {
+            account: (c + round) % accounts,
+            kind: (c / accounts + round) % KINDS.len(),
+            id: 0,
+            label: format!("client {c} round {round}"),
+            price: u32::try_from(price).unwrap(),
+            completed: false,
+            payment: None,
+        }
+    }
+}
+
 /// A client's round: a document of `kind` for `account` created on one host, completed
 /// on the next and paid on the one after, each step only once the one before was
 /// acknowledged. Stops at the first request without an answer.
@@ -222,13 +238,7 @@ async fn three_hosts_on_one_store_keep_every_acknowledged_write_and_gapless_numb
     let pg = PostgresServer::start();
     let mut hosts = Vec::new();
     for _ in 0..HOSTS {
-        let url = pg.url();
-        let app = App::spawn_configured(
-            Arc::new(tempfile::tempdir().unwrap()),
-            test_component(),
-            move |o| o.store = Some(url),
-        )
-        .await;
+        let app = App::spawn_on_store(pg.url(), |_| {}).await;
         hosts.push(Host::InProcess(Arc::new(app)));
     }
     let Host::InProcess(first) = &hosts[0] else {
@@ -259,22 +269,13 @@ async fn three_hosts_on_one_store_keep_every_acknowledged_write_and_gapless_numb
         async move {
             let mut made = Vec::new();
             for round in 0..ROUNDS {
-                let account = (c + round) % keys.len();
-                let mut m = Made {
-                    account,
-                    kind: (c / keys.len() + round) % KINDS.len(),
-                    id: 0,
-                    label: format!("client {c} round {round}"),
-                    price: u32::try_from(100 + c * ROUNDS + round).unwrap(),
-                    completed: false,
-                    payment: None,
-                };
+                let mut m = Made::planned(c, round, keys.len(), 100 + c * ROUNDS + round);
                 let first = c % hosts.len();
                 document_round(
                     &hosts,
                     first,
-                    &keys[account],
-                    clients[account],
+                    &keys[m.account],
+                    clients[m.account],
                     &mut m,
                     &tally,
                 )
@@ -415,18 +416,17 @@ async fn a_host_killed_mid_load_loses_no_acknowledged_write_and_leaves_no_gap() 
             let mut after_kill = 0;
             let mut round = 0;
             while !stop.load(Ordering::Relaxed) {
-                let account = (c + round) % keys.len();
-                let mut m = Made {
-                    account,
-                    kind: (c / keys.len() + round) % KINDS.len(),
-                    id: 0,
-                    label: format!("client {c} round {round}"),
-                    price: u32::try_from(100 + c * 1000 + round).unwrap(),
-                    completed: false,
-                    payment: None,
-                };
+                let mut m = Made::planned(c, round, keys.len(), 100 + c * 1000 + round);
                 let killed = killed_at.lock().unwrap().is_some();
-                document_round(&own, 0, &keys[account], clients[account], &mut m, &tally).await;
+                document_round(
+                    &own,
+                    0,
+                    &keys[m.account],
+                    clients[m.account],
+                    &mut m,
+                    &tally,
+                )
+                .await;
                 let answered = m.payment.is_some();
                 made.push(m);
                 if !answered {

@@ -7,24 +7,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use faktura_host::{Options, OutboxEntry};
-use faktura_tests::{
-    App, PostgresServer, SmtpSink, free_port, host_binary, run_ok, test_component,
-};
+use faktura_tests::{App, PostgresServer, SmtpSink, free_port, host_binary, run_ok};
 
 use crate::support::{CREDIT_NOTES, INVOICES, client, complete, create_for};
 
 /// A host on `pg` with a data directory of its own, its options adjusted by `configure`.
 async fn host(pg: &PostgresServer, configure: impl FnOnce(&mut Options)) -> App {
-    let url = pg.url();
-    App::spawn_configured(
-        Arc::new(tempfile::tempdir().unwrap()),
-        test_component(),
-        move |o| {
-            o.store = Some(url);
-            configure(o);
-        },
-    )
-    .await
+    App::spawn_on_store(pg.url(), configure).await
 }
 
 /// A host on `pg` that sends mail through `smtp`.

@@ -15,10 +15,10 @@ const DUE_BATCH: usize = 100;
 /// What became of a hand-over.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// Mail took the message; its receipt.
-    Handed(String),
+    /// Mail took the message.
+    Handed,
     /// Mail could not take it now; it stays recorded for a later try.
-    Later(String),
+    Later,
     /// Mail refused it for good; the record is gone.
     Refused(String),
 }
@@ -33,8 +33,8 @@ pub fn hand_over(caps: &Caps, id: u64, d: &Dispatch, noted: bool) -> Result<Outc
     };
     let now = caps.clock.now_unix();
     let (outcome, end) = match taken {
-        Ok(receipt) => (
-            Outcome::Handed(receipt),
+        Ok(_receipt) => (
+            Outcome::Handed,
             in_write(caps, |txn| Ok(dispatch::handed(txn, id, now)?)),
         ),
         Err(MailError::Rejected(m) | MailError::NotConfigured(m)) => {
@@ -43,7 +43,7 @@ pub fn hand_over(caps: &Caps, id: u64, d: &Dispatch, noted: bool) -> Result<Outc
         }
         Err(MailError::Unavailable(m)) => {
             let end = in_write(caps, |txn| Ok(dispatch::later(txn, id, now, &m)?));
-            (Outcome::Later(m), end)
+            (Outcome::Later, end)
         }
     };
     if let Err(e) = end {
@@ -63,7 +63,7 @@ pub fn hand_over_due(caps: &Caps) -> Result<u32, ApiError> {
         let Some(d) = in_write(caps, |txn| Ok(dispatch::take(txn, id, now)?))? else {
             continue;
         };
-        if let Outcome::Handed(_) = hand_over(caps, id, &d, true)? {
+        if hand_over(caps, id, &d, true)? == Outcome::Handed {
             handed += 1;
         }
     }
@@ -74,7 +74,7 @@ pub fn hand_over_due(caps: &Caps) -> Result<u32, ApiError> {
 /// the client's 400.
 pub fn answer(outcome: Outcome) -> Result<(), ApiError> {
     match outcome {
-        Outcome::Handed(_) | Outcome::Later(_) => Ok(()),
+        Outcome::Handed | Outcome::Later => Ok(()),
         Outcome::Refused(m) => Err(Error::invalid(m).into()),
     }
 }

@@ -497,7 +497,9 @@ pub fn fuzz_query(raw: &str) {
 /// got in the way (`ApiError::Busy`: a serialization failure of a networked store, where
 /// nothing of the transaction was kept) the whole transaction runs again, up to
 /// `limits::WRITE_TRIES` times with a jittered, growing pause; `f` must therefore do
-/// nothing outside the transaction (see `in_write_once`).
+/// nothing outside the transaction (an e-mail is recorded in it and handed to mail after
+/// the commit: `http::dispatch`). A request in one transaction (`whole_request`, see
+/// `idempotency`) is run again whole by its caller instead.
 pub fn in_write<T>(
     caps: &Caps,
     mut f: impl FnMut(&mut dyn Write) -> Result<T, ApiError>,
@@ -516,9 +518,8 @@ pub fn in_write<T>(
     }
 }
 
-/// Runs `f` in one write transaction, without a retry: for a request whose work leaves
-/// the transaction (an e-mail handed to the mail capability), which must not run twice.
-pub fn in_write_once<T>(
+/// One try of `in_write`: `f` in one write transaction, committed only if it succeeds.
+fn in_write_once<T>(
     caps: &Caps,
     f: impl FnOnce(&mut dyn Write) -> Result<T, ApiError>,
 ) -> Result<T, ApiError> {

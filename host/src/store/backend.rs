@@ -154,7 +154,8 @@ pub(crate) trait WriteTxn: Send {
         reverse: bool,
     ) -> BoxFuture<'_, Result<Vec<Entry>, DbError>>;
 
-    /// Writes `value` under `key`. Refused with `TooLarge`, the write did not happen and
+    /// Writes `value` under `key`. A key or value over the store's limits (`kv::fits`,
+    /// the same for every engine) is refused with `TooLarge`: the write did not happen and
     /// the transaction goes on as it was; after a `Backend` error it can only be rolled
     /// back.
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>>;

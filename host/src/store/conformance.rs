@@ -460,24 +460,12 @@ async fn read_your_writes(db: &dyn Backend) -> anyhow::Result<()> {
     let mut view = View::Write(txn.as_mut());
     expect_contents(&mut view, &sp, &own, "its own writes").await?;
     // Nobody else sees them before the commit.
-    expect_contents(
-        &mut View::Read(before.as_ref()),
-        &sp,
-        &old,
-        "no uncommitted write",
-    )
-    .await?;
+    expect_read(before.as_ref(), &sp, &old, "no uncommitted write").await?;
     let during = db.begin_read().await?;
-    expect_contents(
-        &mut View::Read(during.as_ref()),
-        &sp,
-        &old,
-        "no uncommitted write",
-    )
-    .await?;
+    expect_read(during.as_ref(), &sp, &old, "no uncommitted write").await?;
     txn.commit().await?;
     let after = db.begin_read().await?;
-    expect_contents(&mut View::Read(after.as_ref()), &sp, &own, "the commit").await?;
+    expect_read(after.as_ref(), &sp, &own, "the commit").await?;
     drop((before, during, after));
     clear(db, &sp).await
 }
@@ -485,6 +473,16 @@ async fn read_your_writes(db: &dyn Backend) -> anyhow::Result<()> {
 /// Checks that `view` holds exactly `entries` under `sp`: by scans both ways, and by get
 /// and get_many of their keys and of the keys `1` to `5` below `sp` (those the checks
 /// write) that `entries` lacks. `showing` says what the view should show, for the message.
+/// `expect_contents` of a read transaction.
+async fn expect_read(
+    txn: &dyn ReadTxn,
+    sp: &[u8],
+    entries: &[Entry],
+    showing: &str,
+) -> anyhow::Result<()> {
+    expect_contents(&mut View::Read(txn), sp, entries, showing).await
+}
+
 async fn expect_contents(
     view: &mut View<'_>,
     sp: &[u8],
@@ -778,28 +776,22 @@ async fn snapshots(db: &dyn Backend) -> anyhow::Result<()> {
     txn.put(added.clone(), b"new".to_vec()).await?;
     txn.delete(removed.clone()).await?;
     txn.commit().await?;
-    expect_contents(
-        &mut View::Read(read_before.as_ref()),
+    expect_read(
+        read_before.as_ref(),
         &sp,
         &old,
         "the store as it was when it began and read (not a commit after)",
     )
     .await?;
-    expect_contents(
-        &mut View::Read(begun_before.as_ref()),
+    expect_read(
+        begun_before.as_ref(),
         &sp,
         &old,
         "the store as it was when it began, before a commit it first read after",
     )
     .await?;
     let after = db.begin_read().await?;
-    expect_contents(
-        &mut View::Read(after.as_ref()),
-        &sp,
-        &new,
-        "the commit before it began",
-    )
-    .await?;
+    expect_read(after.as_ref(), &sp, &new, "the commit before it began").await?;
     drop((read_before, begun_before, after));
     clear(db, &sp).await
 }
@@ -897,6 +889,17 @@ async fn next_ids(db: &dyn Backend, writers: Writers) -> anyhow::Result<()> {
         ensure!(other != next, "two open writers got the same id {other}");
         beside.commit().await?;
     }
+    txn.commit().await?;
+
+    // After `reset_counters` (an import), ids go on from the counter's entry.
+    store(db, &[(counter.clone(), &1000u64.to_be_bytes()[..])]).await?;
+    db.reset_counters().await?;
+    let mut txn = db.begin_write().await?;
+    let after_reset = txn.next_ids(counter.clone(), 1).await?[0];
+    ensure!(
+        after_reset == 1001,
+        "ids after a reset go on from the counter's entry 1000: got {after_reset}"
+    );
     txn.commit().await?;
     Ok(())
 }

@@ -1,10 +1,11 @@
 //! The `store` interface of the WIT world, for the guest: its resources and its errors.
 //!
 //! It owns only the mapping between the generated bindings and the engine-neutral port in
-//! `backend.rs`: it turns `DbError` into the guest's `error` (in one place, `From`), keeps
-//! the interface's size limits, and notes the last commit each request's reads could see.
-//! It must not name a storage engine: the engine is whatever `Backend` the runtime opened
-//! (`Shared::db`), redb today (`redb.rs`).
+//! `backend.rs`: it turns `DbError` into the guest's `error` (in one place, `From`) and
+//! notes the last commit each request's reads could see. The size limits are each
+//! engine's (`kv::fits`), so that an import keeps them too. It must not name a storage
+//! engine: the engine is whatever `Backend` the runtime opened (`Shared::db`): redb
+//! (`redb.rs`) or PostgreSQL (`postgres.rs`).
 
 pub(crate) mod backend;
 pub(crate) mod conformance;
@@ -14,7 +15,6 @@ pub(crate) mod transfer;
 
 use std::sync::atomic::Ordering;
 
-use faktura_backend::kv;
 use wasmtime::component::Resource;
 
 pub(crate) use self::backend::{Backend, DbError};
@@ -127,11 +127,8 @@ impl wit::HostWriteTxn for State {
         key: Vec<u8>,
         value: Vec<u8>,
     ) -> wasmtime::Result<Result<(), Error>> {
-        // The interface's limits, the same whatever the engine, so that data written
-        // through one backend fits any other.
-        if !kv::fits(&key, &value) {
-            return Ok(Err(Error::TooLarge));
-        }
+        // Every engine keeps the interface's limits (`kv::fits`), so that data written
+        // through one backend, an import included, fits any other.
         let txn = &mut self.table.get_mut(&txn)?.0;
         Ok(txn.put(key, value).await.map_err(Error::from))
     }

@@ -180,13 +180,9 @@ pub(crate) async fn count_hit(
 /// the log.
 fn to_db(e: tokio_postgres::Error) -> DbError {
     match e.code() {
-        // A name taken by a transaction that committed first (two first uses of an id
-        // counter making its sequence) is a collision as well: the next run finds it.
         Some(c)
             if *c == SqlState::T_R_SERIALIZATION_FAILURE
-                || *c == SqlState::T_R_DEADLOCK_DETECTED
-                || *c == SqlState::DUPLICATE_TABLE
-                || *c == SqlState::UNIQUE_VIOLATION =>
+                || *c == SqlState::T_R_DEADLOCK_DETECTED =>
         {
             DbError::Conflict
         }
@@ -425,7 +421,7 @@ impl Txn {
         let r = async {
             if !known && !sequence_exists(conn, &seq).await? {
                 // Of two first uses at once, the second waits for the first and then
-                // fails (the name is taken): a conflict, and its next run finds it.
+                // fails (the name is taken): a collision, see below.
                 conn.batch_execute(&format!("CREATE SEQUENCE {seq} AS bigint"))
                     .await?;
                 conn.execute(
@@ -453,10 +449,19 @@ impl Txn {
         }
         .await;
         if let Err(e) = &r
-            && e.code() == Some(&SqlState::UNDEFINED_TABLE)
+            && e.code().is_some_and(|c| {
+                [
+                    SqlState::DUPLICATE_TABLE,
+                    SqlState::UNIQUE_VIOLATION,
+                    SqlState::UNDEFINED_TABLE,
+                ]
+                .contains(c)
+            })
         {
-            // The sequence is gone (a transaction that made it did not commit after all, or
-            // an import reset the counters): asked for anew when the write runs again.
+            // The sequence's name was taken by a first use that committed first, or the
+            // sequence is gone (the transaction that made it did not commit after all, or
+            // an import reset the counters): a collision, and the run of the write that
+            // follows asks for the sequence anew.
             self.sequences.lock().expect("sequences").remove(&counter);
             self.failed.get_or_insert(DbError::Conflict);
             return Err(DbError::Conflict);
