@@ -79,6 +79,13 @@ pub trait Write: Read {
 pub trait Store {
     fn begin_read(&self) -> Result<Box<dyn Read>, StoreError>;
     fn begin_write(&self) -> Result<Box<dyn Write>, StoreError>;
+    /// A write transaction for `scope` (the account a request writes): writers of one
+    /// scope take turns where the store lets writers run side by side, so that they wait
+    /// instead of colliding (`store.begin-write` in the WIT). A layer that knows no better
+    /// begins an unscoped one.
+    fn begin_write_in(&self, _scope: &[u8]) -> Result<Box<dyn Write>, StoreError> {
+        self.begin_write()
+    }
     /// Whether the request runs in one transaction committed at its end (a request with
     /// an `Idempotency-Key`, whose answer commits with its writes): a write transaction
     /// then does not run again by itself after a conflict (the whole request does).
@@ -121,11 +128,45 @@ impl<S: Store> Store for SharedSnapshot<S> {
     }
 
     fn begin_write(&self) -> Result<Box<dyn Write>, StoreError> {
+        self.begin_write_in(&[])
+    }
+
+    fn begin_write_in(&self, scope: &[u8]) -> Result<Box<dyn Write>, StoreError> {
         self.snapshot.borrow_mut().take();
         Ok(Box::new(ForgetOnCommit {
-            inner: self.inner.begin_write()?,
+            inner: self.inner.begin_write_in(scope)?,
             snapshot: self.snapshot.clone(),
         }))
+    }
+}
+
+/// The store of one account's request: its write transactions are scoped to the account
+/// (`Store::begin_write_in`), so that writers of one account take turns instead of
+/// colliding.
+pub struct Scoped<'a> {
+    pub inner: &'a dyn Store,
+    pub scope: Vec<u8>,
+}
+
+impl Store for Scoped<'_> {
+    fn begin_read(&self) -> Result<Box<dyn Read>, StoreError> {
+        self.inner.begin_read()
+    }
+
+    fn begin_write(&self) -> Result<Box<dyn Write>, StoreError> {
+        self.inner.begin_write_in(&self.scope)
+    }
+
+    fn begin_write_in(&self, scope: &[u8]) -> Result<Box<dyn Write>, StoreError> {
+        self.inner.begin_write_in(scope)
+    }
+
+    fn whole_request(&self) -> bool {
+        self.inner.whole_request()
+    }
+
+    fn hand_over_after_commit(&self, id: u64) -> bool {
+        self.inner.hand_over_after_commit(id)
     }
 }
 

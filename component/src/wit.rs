@@ -110,7 +110,12 @@ impl caps::Store for WitStore {
         Ok(Box::new(WitRead(kv::begin_read().map_err(store_error)?)))
     }
     fn begin_write(&self) -> Result<Box<dyn caps::Write>, StoreError> {
-        Ok(Box::new(WitWrite(kv::begin_write().map_err(store_error)?)))
+        self.begin_write_in(&[])
+    }
+    fn begin_write_in(&self, scope: &[u8]) -> Result<Box<dyn caps::Write>, StoreError> {
+        Ok(Box::new(WitWrite(
+            kv::begin_write(scope).map_err(store_error)?,
+        )))
     }
 }
 

@@ -189,7 +189,9 @@ impl wstore::Guest for Plug {
         Ok(wstore::ReadTxn::new(ReadTxn(Some(txn))))
     }
 
-    fn begin_write() -> Result<wstore::WriteTxn, Error> {
+    /// The scope orders writers only where they run side by side; the plug's writers
+    /// take turns on the whole store already.
+    fn begin_write(_scope: Vec<u8>) -> Result<wstore::WriteTxn, Error> {
         let txn = store::begin_write(&Config::get().store).map_err(error)?;
         Ok(wstore::WriteTxn::new(WriteTxn(RefCell::new(Some(txn)))))
     }

@@ -387,6 +387,14 @@ fn serve(
             window.reset,
         ));
     }
+    let scoped = crate::caps::Scoped {
+        inner: caps.store,
+        scope: principal.account_id.to_be_bytes().to_vec(),
+    };
+    let caps = &Caps {
+        store: &scoped,
+        ..*caps
+    };
     let ctx = Ctx {
         account_id: principal.account_id,
         user_id: principal.user_id,
@@ -716,6 +724,74 @@ mod tests {
             settings_status(&store, &later, "a-later-key-0123456789"),
             401
         );
+    }
+
+    /// A store that records the scope of every write transaction begun.
+    #[derive(Default)]
+    struct ScopeRecording {
+        inner: MemStore,
+        scopes: std::cell::RefCell<Vec<Vec<u8>>>,
+    }
+
+    impl crate::caps::Store for ScopeRecording {
+        fn begin_read(&self) -> Result<Box<dyn crate::caps::Read>, StoreError> {
+            self.inner.begin_read()
+        }
+        fn begin_write(&self) -> Result<Box<dyn Write>, StoreError> {
+            self.begin_write_in(&[])
+        }
+        fn begin_write_in(&self, scope: &[u8]) -> Result<Box<dyn Write>, StoreError> {
+            self.scopes.borrow_mut().push(scope.to_vec());
+            self.inner.begin_write()
+        }
+    }
+
+    #[test]
+    fn a_request_writes_in_the_scope_of_its_account_with_or_without_a_key() {
+        let store = ScopeRecording::default();
+        let env = [(BOOTSTRAP_KEY_VAR, KEY)];
+        assert_eq!(settings_status(&store.inner, &env, KEY), 200);
+        let caps = Caps {
+            store: &store,
+            clock: &FixedClock(Cell::new(1_795_000_000)),
+            random: &CountingRandom::default(),
+            pdf: &TextPdf,
+            mail: &NoMail,
+            rate: &Unlimited,
+            env: &Vars(Default::default()),
+        };
+        let account = {
+            let txn = store.inner.begin_read().unwrap();
+            match crate::domain::accounts::authenticate(txn.as_ref(), KEY).unwrap() {
+                crate::domain::accounts::Found::Principal(p) => p.account_id,
+                _ => panic!("the bootstrapped key is known"),
+            }
+        };
+        for idempotency_key in [None, Some("create-once-1")] {
+            store.scopes.borrow_mut().clear();
+            let mut headers = vec![
+                ("x-serviceapikey".to_string(), KEY.to_string()),
+                ("content-type".into(), "application/xml".into()),
+            ];
+            if let Some(k) = idempotency_key {
+                headers.push(("idempotency-key".into(), k.into()));
+            }
+            let req = Request {
+                method: Method::Post,
+                path: "/api/clients".into(),
+                query: String::new(),
+                headers,
+                body: Body::Bytes(b"<client><name>Scoped</name></client>".to_vec()),
+            };
+            let answer = handle(&caps, &req);
+            assert_eq!(answer.status, 201, "{idempotency_key:?}");
+            let scopes = store.scopes.borrow();
+            assert!(!scopes.is_empty(), "{idempotency_key:?}: a write began");
+            assert!(
+                scopes.iter().all(|s| *s == account.to_be_bytes()),
+                "{idempotency_key:?}: {scopes:?}"
+            );
+        }
     }
 
     #[test]

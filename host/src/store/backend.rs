@@ -71,6 +71,13 @@ pub(crate) trait Backend: Send + Sync + 'static {
     /// (redb) returns when it is this one's turn.
     fn begin_write(&self) -> BoxFuture<'_, Result<Box<dyn WriteTxn>, DbError>>;
 
+    /// A write transaction for `scope` (the WIT's `begin-write`): an engine whose writers
+    /// run side by side lets writers of one scope take turns, so that they wait for each
+    /// other instead of colliding. An engine with one writer at a time ignores it.
+    fn begin_write_in(&self, _scope: Vec<u8>) -> BoxFuture<'_, Result<Box<dyn WriteTxn>, DbError>> {
+        self.begin_write()
+    }
+
     /// Group commit: the number of the last commit a read begun now may see. A backend
     /// whose commits are durable when they become visible answers 0.
     ///

@@ -8,7 +8,7 @@
 //! transaction ends (commit, rollback, drop; on a pooled engine also that the next
 //! transaction never runs inside one that was dropped), writers that overlap (side by
 //! side: one gets `Conflict` and keeps nothing; one at a time: the second waits its turn),
-//! the snapshots of readers, and the key size limit.
+//! writers of one scope (they take turns on every engine), the snapshots of readers, and the key size limit.
 //!
 //! Each check writes under a space of its own (`\xfeconformance/{check}/`; the scans also
 //! under `\xff\xff`, the top of the key space, where a prefix has no end) and removes what
@@ -66,6 +66,10 @@ pub(crate) async fn run(db: &dyn Backend, writers: Writers) -> anyhow::Result<()
         (
             "overlapping writers",
             Box::pin(overlapping_writers(db, writers)),
+        ),
+        (
+            "writers of one scope",
+            Box::pin(scoped_writers(db, writers)),
         ),
         ("snapshots of readers", Box::pin(snapshots(db))),
         ("too-large keys", Box::pin(too_large_keys(db))),
@@ -634,8 +638,39 @@ async fn overlapping_writers(db: &dyn Backend, writers: Writers) -> anyhow::Resu
             // serializable engine sees the collision.
             collide(db, &sp, "write skew", [&x, &y], [&y, &x]).await?;
         }
-        Writers::TakeTurns => take_turns(db, &sp).await?,
+        Writers::TakeTurns => take_turns(db, &sp, Vec::new()).await?,
     }
+    clear(db, &sp).await
+}
+
+/// Writers of one scope take turns on every engine, whether it lets writers run side by
+/// side or not, and a turn ends with every way its transaction ends (here a drop). On an
+/// engine whose writers run side by side, a writer of another scope begins beside them.
+async fn scoped_writers(db: &dyn Backend, writers: Writers) -> anyhow::Result<()> {
+    let sp = space("scoped_writers");
+    clear(db, &sp).await?;
+    let scope = b"account 7".to_vec();
+    take_turns(db, &sp, scope.clone()).await?;
+    let mut dropped = db.begin_write_in(scope.clone()).await?;
+    dropped.put(key(&sp, b"dropped"), b"x".to_vec()).await?;
+    drop(dropped);
+    let Ok(next) = tokio::time::timeout(BESIDE_WAIT, db.begin_write_in(scope.clone())).await else {
+        bail!("a writer of the scope still waits after the one before was dropped");
+    };
+    let next = next?;
+    if writers == Writers::SideBySide {
+        let other = tokio::time::timeout(BESIDE_WAIT, db.begin_write_in(b"account 8".to_vec()));
+        let Ok(other) = other.await else {
+            bail!("a writer of another scope waited for an open one of scope {scope:?}");
+        };
+        other?.rollback().await?;
+        let unscoped = tokio::time::timeout(BESIDE_WAIT, db.begin_write());
+        let Ok(unscoped) = unscoped.await else {
+            bail!("an unscoped writer waited for an open scoped one");
+        };
+        unscoped?.rollback().await?;
+    }
+    next.rollback().await?;
     clear(db, &sp).await
 }
 
@@ -714,14 +749,15 @@ async fn collide(
     Ok(())
 }
 
-/// Writers one at a time: a second `begin_write` waits while the first is open, and once
-/// the first commits it begins and sees the first's writes.
-async fn take_turns(db: &dyn Backend, sp: &[u8]) -> anyhow::Result<()> {
+/// Writers one at a time (all of them, or those of one `scope` when it is not empty): a
+/// second `begin_write` waits while the first is open, and once the first commits it
+/// begins and sees the first's writes.
+async fn take_turns(db: &dyn Backend, sp: &[u8], scope: Vec<u8>) -> anyhow::Result<()> {
     let counter = key(sp, b"counter");
     store(db, &[(counter.clone(), b"0")]).await?;
-    let mut a = db.begin_write().await?;
+    let mut a = db.begin_write_in(scope.clone()).await?;
     a.get(counter.clone()).await?;
-    let mut b_begin = db.begin_write();
+    let mut b_begin = db.begin_write_in(scope);
     ensure!(
         tokio::time::timeout(TURN_WAIT, &mut b_begin).await.is_err(),
         "a second writer began while the first was open"

@@ -65,8 +65,11 @@ impl wit::Host for State {
         }
     }
 
-    async fn begin_write(&mut self) -> wasmtime::Result<Result<Resource<WriteTxn>, Error>> {
-        match self.shared.db.begin_write().await {
+    async fn begin_write(
+        &mut self,
+        scope: Vec<u8>,
+    ) -> wasmtime::Result<Result<Resource<WriteTxn>, Error>> {
+        match self.shared.db.begin_write_in(scope).await {
             Ok(txn) => Ok(Ok(self.table.push(WriteTxn(txn))?)),
             Err(e) => Ok(Err(e.into())),
         }

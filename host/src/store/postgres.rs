@@ -7,7 +7,10 @@
 //! waits). A serialization failure or a deadlock is `DbError::Conflict`: nothing was kept
 //! and the whole transaction may run again. A statement that failed leaves the transaction
 //! unable to commit, and `commit` says so instead of letting PostgreSQL turn the COMMIT
-//! into a silent rollback. A transaction dropped without commit or rollback (the guest
+//! into a silent rollback. A write transaction of a scope (the account of a request) waits
+//! for a session advisory lock on it before it begins, so that writers of one account,
+//! whose writes meet on the same keys (number claims, counts), take turns instead of
+//! colliding and running again. A transaction dropped without commit or rollback (the guest
 //! trapped) is rolled back on a task before its connection goes back to the pool; a
 //! connection whose rollback fails is discarded, so no later transaction runs inside it.
 //!
@@ -117,6 +120,59 @@ impl Postgres {
             sequences: self.sequences.clone(),
         })
     }
+
+    /// A write transaction that begins once no other transaction of `scope` runs on any
+    /// host: a session advisory lock on the scope, taken before BEGIN. Taken inside the
+    /// transaction it would come too late, because a SERIALIZABLE transaction's snapshot
+    /// is the one of its first statement, and the writer would then read from before the
+    /// commit it waited for and collide with it anyway.
+    async fn begin_scoped(&self, scope: &[u8]) -> Result<Txn, DbError> {
+        let conn = self.connection().await?;
+        let lock = scope_lock(scope);
+        let locked = tokio::time::timeout(
+            SCOPE_WAIT,
+            conn.execute("SELECT pg_advisory_lock($1)", &[&lock]),
+        )
+        .await;
+        match locked {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(to_db(e)),
+            Err(_) => {
+                // The lock may still be granted to this session: the connection goes.
+                drop(Object::take(conn));
+                return Err(DbError::Unavailable(format!(
+                    "writers of one account waited over {} s for their turn",
+                    SCOPE_WAIT.as_secs()
+                )));
+            }
+        }
+        let txn = Txn {
+            conn: Some(conn),
+            failed: None,
+            sequences: self.sequences.clone(),
+        };
+        // From here on every end of the transaction (commit, rollback, drop) releases the
+        // lock with it.
+        let began = txn.conn()?.batch_execute(WRITE_BEGIN).await;
+        if let Err(e) = began {
+            return Err(to_db(e));
+        }
+        Ok(txn)
+    }
+}
+
+const WRITE_BEGIN: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE";
+
+/// How long a writer waits for the writers of its account before the request is answered
+/// 503: the guest's deadline does not run while the host waits on its behalf.
+const SCOPE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The advisory lock key of a scope: the first eight bytes of its SHA-256. Two scopes
+/// sharing a key only take turns needlessly.
+fn scope_lock(scope: &[u8]) -> i64 {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(scope);
+    i64::from_be_bytes(digest[..8].try_into().expect("eight bytes"))
 }
 
 /// The sequence of the id counter stored under `counter`: a name derived from the key
@@ -217,7 +273,20 @@ impl Backend for Postgres {
 
     fn begin_write(&self) -> BoxFuture<'_, Result<Box<dyn backend::WriteTxn>, DbError>> {
         Box::pin(async move {
-            let txn = self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE").await?;
+            let txn = self.begin(WRITE_BEGIN).await?;
+            Ok(Box::new(txn) as Box<dyn backend::WriteTxn>)
+        })
+    }
+
+    fn begin_write_in(
+        &self,
+        scope: Vec<u8>,
+    ) -> BoxFuture<'_, Result<Box<dyn backend::WriteTxn>, DbError>> {
+        Box::pin(async move {
+            if scope.is_empty() {
+                return self.begin_write().await;
+            }
+            let txn = self.begin_scoped(&scope).await?;
             Ok(Box::new(txn) as Box<dyn backend::WriteTxn>)
         })
     }
@@ -484,7 +553,10 @@ impl Txn {
             rollback_in_background(conn);
             return Err(e);
         }
-        match conn.batch_execute(statement).await {
+        // The scope's lock (`begin_scoped`) goes with the transaction; releasing none
+        // is harmless.
+        let statement = format!("{statement}; SELECT pg_advisory_unlock_all()");
+        match conn.batch_execute(&statement).await {
             Ok(()) => Ok(()),
             Err(e) if e.code().is_some() => {
                 let e = to_db(e);
@@ -532,7 +604,11 @@ fn rollback_in_background(conn: Object) {
         return;
     };
     runtime.spawn(async move {
-        if conn.batch_execute("ROLLBACK").await.is_err() {
+        if conn
+            .batch_execute("ROLLBACK; SELECT pg_advisory_unlock_all()")
+            .await
+            .is_err()
+        {
             drop(Object::take(conn));
         }
     });
