@@ -386,6 +386,13 @@ impl Runtime {
         result.map_err(anyhow::Error::msg)
     }
 
+    /// Waits for this host's turn to start on its store (hosts started at once on one
+    /// PostgreSQL store migrate and bootstrap it one after the other); the turn lasts
+    /// until the guard is dropped.
+    pub async fn start_up_turn(&self) -> anyhow::Result<crate::StartUpTurn> {
+        Ok(self.shared.db.start_up_turn().await?)
+    }
+
     /// Brings the store to the component's data version before anything is served; the
     /// component knows the layouts, the host only asks.
     pub async fn migrate(&self) -> anyhow::Result<Migration> {

@@ -4,6 +4,7 @@
 //! lives in the component. One fresh component instance serves each request.
 
 pub mod admin;
+pub use store::backend::StartUpTurn;
 mod bindings;
 mod engine;
 mod mail;

@@ -175,6 +175,7 @@ async fn run() -> anyhow::Result<()> {
             options.smtp = smtp;
             options.rate_limit = rate_limit;
             let runtime = Runtime::new(&options)?;
+            let turn = runtime.start_up_turn().await?;
             let migration = runtime.migrate().await?;
             if migration.from_version != migration.to_version {
                 println!(
@@ -199,6 +200,7 @@ async fn run() -> anyhow::Result<()> {
                     println!("API key (shown once, keep it safe): {}", key.api_key);
                 }
             }
+            drop(turn);
             let listener = tokio::net::TcpListener::bind(listen)
                 .await
                 .with_context(|| format!("listening on {listen}"))?;

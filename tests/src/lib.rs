@@ -327,12 +327,15 @@ impl App {
             options.store = Some(pg.url());
         }
         let runtime = Runtime::new(&options).expect("the runtime starts");
-        // As `faktura serve` does: the store at the component's data version first.
+        // As `faktura serve` does: in the host's turn to start, the store at the
+        // component's data version first.
+        let turn = runtime.start_up_turn().await.expect("a turn to start");
         runtime.migrate().await.expect("the store migrates");
         runtime
             .bootstrap(Some(ADMIN_KEY.into()))
             .await
             .expect("bootstrap");
+        drop(turn);
         let server = Server::start(runtime.clone(), "127.0.0.1:0".parse().unwrap())
             .await
             .unwrap();

@@ -19,6 +19,29 @@ async fn app_configured(
     Arc::new(App::spawn_on_store(pg.url(), configure).await)
 }
 
+/// Hosts started at once on a new store take turns to make its schema, migrate it and
+/// create its first account: every host comes up, and there is one account. Without the
+/// turns one of them failed on a collision in most runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosts_started_at_once_on_a_new_store_all_start_with_one_account() {
+    for _ in 0..3 {
+        let pg = PostgresServer::start();
+        let (a, b, c) = tokio::join!(
+            App::spawn_on_store(pg.url(), |_| {}),
+            App::spawn_on_store(pg.url(), |_| {}),
+            App::spawn_on_store(pg.url(), |_| {}),
+        );
+        for app in [&a, &b, &c] {
+            assert_eq!(app.get("/api/clients").await.status, 200);
+        }
+        let accounts = pg.query(
+            "SELECT count(*) FROM faktura_kv \
+             WHERE substring(key from 1 for 9) = 'Gaccount/'::bytea",
+        );
+        assert_eq!(accounts, "1");
+    }
+}
+
 #[tokio::test]
 async fn a_store_on_postgres_serves_an_invoice_life_and_outlives_its_host() {
     let pg = PostgresServer::start();

@@ -105,6 +105,21 @@ pub(crate) trait Backend: Send + Sync + 'static {
     fn reset_counters(&self) -> BoxFuture<'_, Result<(), DbError>> {
         Box::pin(async { Ok(()) })
     }
+
+    /// Waits until no other host starts on this store, and holds its turn until the
+    /// returned guard is dropped: hosts started at once on a new store make its schema,
+    /// migrate it and create its first account one after the other, not over each other.
+    /// An engine only one process opens (redb's file lock) has nothing to wait for.
+    fn start_up_turn(&self) -> BoxFuture<'_, Result<StartUpTurn, DbError>> {
+        Box::pin(async { Ok(StartUpTurn { _held: None }) })
+    }
+}
+
+/// A host's turn to start on a shared store (`Backend::start_up_turn`): it ends when
+/// this is dropped.
+pub struct StartUpTurn {
+    /// What holds the turn (a connection holding a lock), if anything does.
+    pub(crate) _held: Option<Box<dyn Send>>,
 }
 
 /// A snapshot. Dropping it ends it; it never wrote, so nothing is lost.

@@ -161,6 +161,10 @@ impl Postgres {
     }
 }
 
+/// The advisory lock of a host's start-up (`Backend::start_up_turn`); scope locks are
+/// hashes of account scopes and meet it only by chance, which costs a wait, no more.
+const START_UP_LOCK: i64 = 0x6661_6b74_7572_6101;
+
 const WRITE_BEGIN: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE";
 
 /// How long a writer waits for the writers of its account before the request is answered
@@ -288,6 +292,25 @@ impl Backend for Postgres {
             }
             let txn = self.begin_scoped(&scope).await?;
             Ok(Box::new(txn) as Box<dyn backend::WriteTxn>)
+        })
+    }
+
+    fn start_up_turn(&self) -> BoxFuture<'_, Result<backend::StartUpTurn, DbError>> {
+        Box::pin(async move {
+            // Taken on a connection of its own, before the schema is made: making it is
+            // part of the turn.
+            let conn = self
+                .pool
+                .get()
+                .await
+                .map_err(|e| DbError::Unavailable(format!("no PostgreSQL connection: {e}")))?;
+            conn.execute("SELECT pg_advisory_lock($1)", &[&START_UP_LOCK])
+                .await
+                .map_err(to_db)?;
+            // The turn ends with the connection's session: it never goes back to the pool.
+            Ok(backend::StartUpTurn {
+                _held: Some(Box::new(Object::take(conn))),
+            })
         })
     }
 
