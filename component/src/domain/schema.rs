@@ -237,6 +237,9 @@ pub struct Field {
     pub mandatory: bool,
     /// Left out of list responses (large files).
     pub single_only: bool,
+    /// What the field means, for the API description (`http::openapi`): one or two
+    /// sentences, its defaults and rules; every field has one.
+    pub doc: &'static str,
 }
 
 impl Field {
@@ -247,7 +250,13 @@ impl Field {
             access: Access::Write,
             mandatory: false,
             single_only: false,
+            doc: "",
         }
+    }
+
+    pub const fn doc(mut self, doc: &'static str) -> Field {
+        self.doc = doc;
+        self
     }
 
     pub const fn read_only(mut self) -> Field {
