@@ -6,6 +6,7 @@
 #[macro_use]
 mod support;
 
+mod api_reference;
 mod both_kinds;
 mod concurrency;
 mod corpus;

@@ -321,3 +321,70 @@ pub(super) fn file(c: &Call<'_>) -> Result<Response, ApiError> {
         payload: Payload::Bytes(bytes),
     })
 }
+
+use super::openapi::{Param, Shape};
+
+/// The query of `list` (`filtered` and `group_by`), for the API description.
+pub(super) const LIST_PARAMS: &[Param] = &[
+    Param::new(
+        "supplier_id",
+        Shape::Ids,
+        "Only incomings of these suppliers.",
+    ),
+    Param::new(
+        "status",
+        Shape::Text,
+        "Only incomings of these statuses (comma-separated), as shown today.",
+    ),
+    Param::new(
+        "number",
+        Shape::Text,
+        "Only incomings whose number contains this.",
+    ),
+    Param::new(
+        "from",
+        Shape::Date,
+        "Only incomings dated on or after this day.",
+    ),
+    Param::new(
+        "to",
+        Shape::Date,
+        "Only incomings dated on or before this day.",
+    ),
+    Param::new(
+        "due_from",
+        Shape::Date,
+        "Only incomings due on or after this day.",
+    ),
+    Param::new(
+        "due_to",
+        Shape::Date,
+        "Only incomings due on or before this day.",
+    ),
+    Param::new(
+        "group_by",
+        Shape::AnyOf(&["supplier", "status", "day", "week", "month", "year"]),
+        "Instead of the list, its sums grouped by these keys.",
+    ),
+    Param::new("page", Shape::Id, "The page to answer, from 1. Default: 1."),
+    Param::new(
+        "per_page",
+        Shape::Id,
+        "Records per page. Default: 100; more than 1000 is taken as 1000.",
+    ),
+    Param::new(
+        "order_by",
+        Shape::Text,
+        "Order of the list: a field name, then ASC or DESC, several comma-separated.",
+    ),
+];
+
+/// The incoming record for the API description.
+pub(super) fn schema() -> super::openapi::Schema {
+    super::openapi::Schema {
+        singular: INCOMING_WIRE.singular,
+        plural: INCOMING_WIRE.plural,
+        fields: INCOMINGS.fields,
+        filters: Vec::new(),
+    }
+}

@@ -14,6 +14,7 @@ mod golden;
 mod grouping_tests;
 mod idempotency;
 mod incomings;
+mod openapi;
 mod query;
 mod records;
 mod router;
@@ -374,6 +375,14 @@ fn serve(
         .filter(|r| r.is_empty() || r.starts_with('/'))
         .ok_or_else(|| ApiError::NotFound(format!("no resource at {}", req.path)))?;
     let query = query::Query::parse(&req.query)?;
+    if rest == "/openapi.json" && matches!(req.method, Method::Get | Method::Head) {
+        // The API description is public: a client generator reads it before it has a key.
+        return Ok(Response {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            payload: Payload::Bytes(openapi::document().into_bytes()),
+        });
+    }
     let principal = authenticate(caps, req, &query)?;
     let window = caps.rate.hit(&principal.account_id.to_string());
     rate_headers.push((

@@ -39,6 +39,28 @@ impl Wire {
         }
     }
 
+    /// The record shape of the API description: fields, and the list filters (an owner's
+    /// field among them).
+    pub(super) fn schema(&self) -> super::openapi::Schema {
+        let mut filters: Vec<_> = self
+            .res
+            .filters
+            .iter()
+            .map(|f| (f.param, f.field))
+            .collect();
+        if let Some(owner) = &self.owner
+            && !filters.iter().any(|(p, _)| *p == owner.field)
+        {
+            filters.push((owner.field, owner.field));
+        }
+        super::openapi::Schema {
+            singular: self.singular,
+            plural: self.plural,
+            fields: self.res.fields,
+            filters,
+        }
+    }
+
     /// The resource's records belong to an `owner`.
     const fn owned_by(mut self, owner: Owner) -> Wire {
         self.owner = Some(owner);

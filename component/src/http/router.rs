@@ -4,6 +4,7 @@
 
 use super::documents::{self, Comments, Items, Payments, Tags, parts};
 use super::error::ApiError;
+use super::openapi::{About, Input, Op, Output};
 use super::query::Query;
 use super::records::{
     self, CLIENT_PROPERTIES, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES, INCOMING_PROPERTIES,
@@ -23,10 +24,12 @@ pub const ID: &str = "{id}";
 pub struct Route {
     pub path: &'static [&'static str],
     handlers: &'static [(Verb, Handler)],
+    /// What the route is about, for the API description (`openapi`).
+    pub about: About,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Verb {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
     Get,
     Head,
     Post,
@@ -46,7 +49,7 @@ impl Verb {
         })
     }
 
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Verb::Get => "GET",
             Verb::Head => "HEAD",
@@ -78,6 +81,21 @@ impl Route {
             }
         }
         out
+    }
+
+    /// The methods of this route, HEAD included where GET serves it.
+    pub fn verbs(&self) -> impl Iterator<Item = Verb> + '_ {
+        let head_of_get = self.handlers.iter().any(|(v, _)| *v == Verb::Get)
+            && !self.handlers.iter().any(|(v, _)| *v == Verb::Head);
+        self.handlers
+            .iter()
+            .map(|(v, _)| *v)
+            .chain(head_of_get.then_some(Verb::Head))
+    }
+
+    /// A route of the test build, not part of the API.
+    pub fn is_internal(&self) -> bool {
+        self.path.first() == Some(&"_test")
     }
 
     /// The collection whose record id the path takes, if it takes one.
@@ -157,6 +175,7 @@ macro_rules! records {
                     (Verb::Get, Handler::Records(records::list, $wire)),
                     (Verb::Post, Handler::Records(records::create, $wire)),
                 ],
+                about: About::Records(|| ($wire).schema()),
             },
             Route {
                 path: &[$plural, ID],
@@ -165,6 +184,7 @@ macro_rules! records {
                     $($update)*
                     (Verb::Delete, Handler::Records(records::delete, $wire)),
                 ],
+                about: About::Records(|| ($wire).schema()),
             },
         ]
     };
@@ -187,39 +207,82 @@ macro_rules! documents {
                     ),
                     (Verb::Post, Handler::Doc(documents::create, $kind)),
                 ],
+                about: About::Documents(|| documents::schema($kind), documents::list_params($kind)),
             },
             member!($plural, $kind, get, delete, update),
-            action!($plural, $kind, "complete", Action::Complete),
-            action!($plural, $kind, "cancel", Action::Cancel),
-            action!($plural, $kind, "uncancel", Action::Uncancel),
+            action!($plural, $kind, "complete", Action::Complete, Op {
+                summary: "Complete a draft: its number is fixed, its PDF and e-invoices made; \
+                          OPEN, or OVERDUE when its due date has passed",
+                params: &[],
+                input: Input::Record(documents::complete_schema, true),
+                output: Output::Empty,
+            }),
+            action!($plural, $kind, "cancel", Action::Cancel, Op {
+                summary: "Cancel a completed document",
+                params: &[],
+                input: Input::Nothing,
+                output: Output::Empty,
+            }),
+            action!($plural, $kind, "uncancel", Action::Uncancel, Op {
+                summary: "Take a cancellation back: the status its payments and due date give",
+                params: &[],
+                input: Input::Nothing,
+                output: Output::Empty,
+            }),
             Route {
                 path: &[$plural, ID, "upload-signature"],
                 handlers: &[(Verb::Put, Handler::Doc(documents::upload_signature, $kind))],
+                about: About::Ops(&[(Verb::Put, Op {
+                    summary: "Upload the signed PDF of a completed document",
+                    params: &[],
+                    input: Input::Record(documents::signature_schema, false),
+                    output: Output::Empty,
+                })]),
             },
             Route {
                 path: &[$plural, ID, "pdf"],
                 handlers: &[(Verb::Get, Handler::Doc(documents::pdf, $kind))],
+                about: About::Ops(&[(Verb::Get, Op {
+                    summary: "The PDF of a completed document: a pdf record with the file in \
+                              base64, or the bytes with format=pdf or Accept: application/pdf",
+                    params: documents::PDF_PARAMS,
+                    input: Input::Nothing,
+                    output: Output::Bytes(&["application/xml", "application/json", "application/pdf"]),
+                })]),
             },
             Route {
                 path: &[$plural, ID, "e-invoice"],
                 handlers: &[(Verb::Get, Handler::Doc(documents::einvoice, $kind))],
+                about: About::Ops(&[(Verb::Get, Op {
+                    summary: "The e-invoice (EN 16931 XML) issued when the document was completed",
+                    params: documents::EINVOICE_PARAMS,
+                    input: Input::Nothing,
+                    output: Output::Bytes(&["application/xml"]),
+                })]),
             },
             Route {
                 path: &[$plural, ID, "email"],
                 handlers: &[(Verb::Post, Handler::Doc(documents::email, $kind))],
+                about: About::Ops(&[(Verb::Post, Op {
+                    summary: "Send a completed document by e-mail, its PDF (and e-invoice) attached",
+                    params: &[],
+                    input: Input::Record(documents::email_schema, false),
+                    output: Output::Empty,
+                })]),
             },
         ]
     };
 }
 
 macro_rules! action {
-    ($plural:literal, $kind:expr, $path:literal, $action:expr) => {
+    ($plural:literal, $kind:expr, $path:literal, $action:expr, $op:expr) => {
         Route {
             path: &[$plural, ID, $path],
             handlers: &[(
                 Verb::Put,
                 Handler::Doc(|c, k| documents::action(c, k, $action), $kind),
             )],
+            about: About::Ops(&[(Verb::Put, $op)]),
         }
     };
 }
@@ -235,6 +298,7 @@ macro_rules! part {
                     (Verb::Get, Handler::Doc(parts::list::<$part>, $kind)),
                     (Verb::Post, Handler::Doc(parts::create::<$part>, $kind)),
                 ],
+                about: About::Records(|| parts::schema::<$part>($kind)),
             },
             Route {
                 path: &[$path, ID],
@@ -243,6 +307,7 @@ macro_rules! part {
                     $((Verb::Put, Handler::Doc(|c, k| parts::$changeable::<$part>(c, k), $kind)),)?
                     (Verb::Delete, Handler::Doc(parts::delete::<$part>, $kind)),
                 ],
+                about: About::Records(|| parts::schema::<$part>($kind)),
             },
         ]
     };
@@ -259,6 +324,7 @@ macro_rules! member {
                 $((Verb::Put, Handler::Doc(|c, k| documents::$update(c, k), $kind)),)?
                 (Verb::Delete, Handler::Doc(|c, k| documents::$delete(c, k), $kind)),
             ],
+            about: About::Documents(|| documents::schema($kind), &[]),
         }
     };
 }
@@ -272,6 +338,15 @@ static TABLE: &[&[Route]] = &[
     &[Route {
         path: &["credit-notes", ID, "mail"],
         handlers: &[(Verb::Post, Handler::Doc(documents::post, CREDIT_NOTE))],
+        about: About::Ops(&[(
+            Verb::Post,
+            Op {
+                summary: "Send a completed credit note as a letter through the postal add-on",
+                params: &[],
+                input: Input::Record(documents::letter_schema, true),
+                output: Output::Empty,
+            },
+        )]),
     }],
     part!("invoice-items", INVOICE, Items, update),
     part!("invoice-payments", INVOICE, Payments),
@@ -290,6 +365,36 @@ static TABLE: &[&[Route]] = &[
                 (Verb::Get, Handler::Plain(incomings::list)),
                 (Verb::Post, Handler::Plain(incomings::create)),
             ],
+            about: About::Ops(&[
+                (
+                    Verb::Get,
+                    Op {
+                        summary: "List the incoming invoices",
+                        params: incomings::LIST_PARAMS,
+                        input: Input::Nothing,
+                        output: Output::List(incomings::schema),
+                    },
+                ),
+                (
+                    Verb::Head,
+                    Op {
+                        summary: "Count the incoming invoices",
+                        params: incomings::LIST_PARAMS,
+                        input: Input::Nothing,
+                        output: Output::List(incomings::schema),
+                    },
+                ),
+                (
+                    Verb::Post,
+                    Op {
+                        summary: "Import an e-invoice (XRechnung or Factur-X in base64file), or \
+                                  enter an incoming invoice by hand",
+                        params: &[],
+                        input: Input::Record(incomings::schema, false),
+                        output: Output::Record(201, incomings::schema),
+                    },
+                ),
+            ]),
         },
         Route {
             path: &["incomings", ID],
@@ -304,14 +409,34 @@ static TABLE: &[&[Route]] = &[
                     Handler::Records(records::delete, &records::INCOMINGS),
                 ),
             ],
+            about: About::Records(incomings::schema),
         },
         Route {
             path: &["incomings", ID, "file"],
             handlers: &[(Verb::Get, Handler::Plain(incomings::file))],
+            about: About::Ops(&[(
+                Verb::Get,
+                Op {
+                    summary: "The file an incoming invoice was imported from, as received",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Bytes(&["application/xml", "application/pdf"]),
+                },
+            )]),
         },
         Route {
             path: &["incomings", ID, "pdf"],
             handlers: &[(Verb::Get, Handler::Plain(incomings::pdf))],
+            about: About::Ops(&[(
+                Verb::Get,
+                Op {
+                    summary: "A PDF of an incoming invoice: the one it came in, or one laid out \
+                              from its XML",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Bytes(&["application/pdf"]),
+                },
+            )]),
         },
         Route {
             path: &["incoming-items"],
@@ -319,6 +444,7 @@ static TABLE: &[&[Route]] = &[
                 Verb::Get,
                 Handler::Records(records::list, &records::INCOMING_ITEMS),
             )],
+            about: About::Records(|| records::INCOMING_ITEMS.schema()),
         },
         Route {
             path: &["incoming-items", ID],
@@ -326,6 +452,7 @@ static TABLE: &[&[Route]] = &[
                 Verb::Get,
                 Handler::Records(records::get, &records::INCOMING_ITEMS),
             )],
+            about: About::Records(|| records::INCOMING_ITEMS.schema()),
         },
     ],
     records!(
@@ -357,11 +484,21 @@ static TABLE: &[&[Route]] = &[
         Route {
             path: &["templates", ID, "thumb"],
             handlers: &[(Verb::Get, Handler::Plain(templates::thumbnail))],
+            about: About::Ops(&[(
+                Verb::Get,
+                Op {
+                    summary: "An image of a template's first page",
+                    params: templates::THUMB_PARAMS,
+                    input: Input::Nothing,
+                    output: Output::Bytes(&["image/png", "image/gif", "image/jpeg"]),
+                },
+            )]),
         },
         // The singular path only filters: /api/template?type=INVOICE.
         Route {
             path: &["template"],
             handlers: &[(Verb::Get, Handler::Plain(|c| records::list(c, &TEMPLATES)))],
+            about: About::Records(|| TEMPLATES.schema()),
         },
         Route {
             path: &["settings"],
@@ -369,6 +506,35 @@ static TABLE: &[&[Route]] = &[
                 (Verb::Get, Handler::Plain(settings::get)),
                 (Verb::Put, Handler::Plain(settings::update)),
             ],
+            about: About::Ops(&[
+                (
+                    Verb::Get,
+                    Op {
+                        summary: "The account's settings",
+                        params: &[],
+                        input: Input::Nothing,
+                        output: Output::Record(200, settings::schema),
+                    },
+                ),
+                (
+                    Verb::Head,
+                    Op {
+                        summary: "The headers of the account's settings",
+                        params: &[],
+                        input: Input::Nothing,
+                        output: Output::Record(200, settings::schema),
+                    },
+                ),
+                (
+                    Verb::Put,
+                    Op {
+                        summary: "Change the account's settings: only the fields sent",
+                        params: &[],
+                        input: Input::Record(settings::schema, false),
+                        output: Output::Record(200, settings::schema),
+                    },
+                ),
+            ]),
         },
     ],
     TEST_ROUTES,
@@ -394,6 +560,7 @@ const TEST_ROUTES: &[Route] = &[
                 panic!("test route: panic inside a write transaction")
             }),
         )],
+        about: About::Ops(&[]),
     },
     Route {
         path: &["_test", "slow-client"],
@@ -408,6 +575,7 @@ const TEST_ROUTES: &[Route] = &[
                 records::create(c, &CLIENTS)
             }),
         )],
+        about: About::Ops(&[]),
     },
     Route {
         path: &["_test", "panic"],
@@ -415,6 +583,7 @@ const TEST_ROUTES: &[Route] = &[
             Verb::Get,
             Handler::Plain(|_| panic!("test route: deliberate panic")),
         )],
+        about: About::Ops(&[]),
     },
     Route {
         path: &["_test", "loop"],
@@ -427,6 +596,7 @@ const TEST_ROUTES: &[Route] = &[
                 }
             }),
         )],
+        about: About::Ops(&[]),
     },
     Route {
         path: &["_test", "alloc"],
@@ -441,6 +611,7 @@ const TEST_ROUTES: &[Route] = &[
                 }
             }),
         )],
+        about: About::Ops(&[]),
     },
 ];
 #[cfg(not(feature = "test-routes"))]

@@ -25,3 +25,13 @@ pub(super) fn update(c: &Call<'_>) -> Result<Response, ApiError> {
         encode_record(settings::FIELDS, "settings", &record, None),
     ))
 }
+
+/// The settings record for the API description.
+pub(super) fn schema() -> super::openapi::Schema {
+    super::openapi::Schema {
+        singular: "settings",
+        plural: "settings",
+        fields: settings::FIELDS,
+        filters: Vec::new(),
+    }
+}

@@ -37,3 +37,10 @@ pub(super) fn thumbnail(c: &Call<'_>) -> Result<Response, ApiError> {
         payload: Payload::Bytes(image),
     })
 }
+
+/// The query of `thumbnail`, for the API description.
+pub(super) const THUMB_PARAMS: &[super::openapi::Param] = &[super::openapi::Param::new(
+    "format",
+    super::openapi::Shape::OneOf(&["png", "gif", "jpg"]),
+    "The image format. Default: png.",
+)];

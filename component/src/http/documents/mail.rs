@@ -193,3 +193,47 @@ pub(crate) fn post(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
     })?;
     sent(c, recorded, &d)
 }
+
+/// The elements `decode_email` reads, for the API description (`recipients` holds `to`,
+/// `cc` and `bcc` elements, each one address).
+static EMAIL_FIELDS: &[Field] = &[
+    Field::new("from", Kind::Text)
+        .doc("Sender address. Default: the settings' default_email_sender."),
+    Field::new("recipients", Kind::Text).mandatory().doc(
+        "The addresses, as `to`, `cc` and `bcc` child elements (JSON: arrays of strings); at \
+         least one.",
+    ),
+    Field::new("subject", Kind::Text)
+        .doc("Subject, placeholders resolved. Default: the settings' e-mail subject of the kind."),
+    Field::new("body", Kind::Text).doc(
+        "Message text, placeholders resolved. Default: the settings' e-mail body of the kind.",
+    ),
+    Field::new("filename", Kind::Text)
+        .doc("File name of the attached PDF without `.pdf`. Default: the settings' filename."),
+    Field::new("email_template_id", Kind::Integer)
+        .doc("An e-mail template whose subject and body apply where none are sent."),
+    Field::new("einvoice", Kind::Text).doc(
+        "Attach the e-invoice of this profile (xrechnung-cii, xrechnung-ubl, factur-x); empty: \
+         the client's profile.",
+    ),
+];
+
+/// The body of `email`, for the API description.
+pub(crate) fn email_schema() -> crate::http::openapi::Schema {
+    crate::http::openapi::Schema {
+        singular: "email",
+        plural: "emails",
+        fields: EMAIL_FIELDS,
+        filters: Vec::new(),
+    }
+}
+
+/// The body of `post`, for the API description.
+pub(crate) fn letter_schema() -> crate::http::openapi::Schema {
+    crate::http::openapi::Schema {
+        singular: "mail",
+        plural: "mails",
+        fields: MAIL_FIELDS,
+        filters: Vec::new(),
+    }
+}

@@ -326,3 +326,126 @@ pub(super) fn action(c: &Call<'_>, kind: DocKind, action: Action) -> Result<Resp
     })?;
     Ok(Response::empty())
 }
+
+use crate::http::openapi::{Param, Schema, Shape};
+
+/// The record shape of a kind for the API description.
+pub(crate) fn schema(kind: DocKind) -> Schema {
+    let n = names(kind);
+    Schema {
+        singular: n.singular,
+        plural: n.plural,
+        fields: fields(kind),
+        filters: Vec::new(),
+    }
+}
+
+/// The body of `complete`, for the API description.
+pub(crate) fn complete_schema() -> Schema {
+    Schema {
+        singular: "complete",
+        plural: "completes",
+        fields: COMPLETE_FIELDS,
+        filters: Vec::new(),
+    }
+}
+
+pub(crate) use files::signature_schema;
+pub(crate) use mail::{email_schema, letter_schema};
+
+/// The list parameters `filter` and `list` read, for the API description.
+pub(crate) const fn list_params(kind: DocKind) -> &'static [Param] {
+    match kind {
+        DocKind::Invoice => INVOICE_PARAMS,
+        DocKind::CreditNote => CREDIT_NOTE_PARAMS,
+    }
+}
+
+macro_rules! params {
+    ($number:literal) => {
+        &[
+            Param::new("client_id", Shape::Id, "Only documents of this client."),
+            Param::new("contact_id", Shape::Id, "Only documents of this contact."),
+            Param::new(
+                "article_id",
+                Shape::Id,
+                "Only documents with an item of this article.",
+            ),
+            Param::new(
+                $number,
+                Shape::Text,
+                "Only documents whose formatted number contains this (case-insensitive).",
+            ),
+            Param::new(
+                "status",
+                Shape::AnyOf(&["DRAFT", "OPEN", "OVERDUE", "PAID", "CANCELED"]),
+                "Only documents of these statuses, as shown today.",
+            ),
+            Param::new(
+                "payment_type",
+                Shape::AnyOf(PAYMENT_TYPES),
+                "Only documents with a payment of these types.",
+            ),
+            Param::new(
+                "from",
+                Shape::Date,
+                "Only documents dated on or after this day.",
+            ),
+            Param::new(
+                "to",
+                Shape::Date,
+                "Only documents dated on or before this day.",
+            ),
+            Param::new(
+                "label",
+                Shape::Text,
+                "Only documents whose label contains this.",
+            ),
+            Param::new(
+                "intro",
+                Shape::Text,
+                "Only documents whose intro contains this.",
+            ),
+            Param::new(
+                "note",
+                Shape::Text,
+                "Only documents whose note contains this.",
+            ),
+            Param::new(
+                "tags",
+                Shape::Text,
+                "Only documents carrying all these tags (comma-separated).",
+            ),
+            Param::new(
+                "group_by",
+                Shape::AnyOf(&["client", "status", "day", "week", "month", "year"]),
+                "Instead of the list, its sums grouped by these keys, per currency.",
+            ),
+        ]
+    };
+}
+const INVOICE_PARAMS: &[Param] = params!("invoice_number");
+const CREDIT_NOTE_PARAMS: &[Param] = params!("credit_note_number");
+
+/// The query of `pdf`, for the API description.
+pub(crate) const PDF_PARAMS: &[Param] = &[
+    Param::new(
+        "type",
+        Shape::OneOf(&["original", "print", "signed"]),
+        "Which PDF: the one made at completion (default), the print version without \
+         background (settings.print_version), or the signed one uploaded.",
+    ),
+    Param::new(
+        "format",
+        Shape::OneOf(&["xml", "json", "pdf"]),
+        "`pdf` answers the file's bytes; `xml` (default) and `json` a pdf record with the \
+         file in base64.",
+    ),
+];
+
+/// The query of `einvoice`, for the API description.
+pub(crate) const EINVOICE_PARAMS: &[Param] = &[Param::new(
+    "profile",
+    Shape::OneOf(&["xrechnung-cii", "xrechnung-ubl", "factur-x"]),
+    "The profile. Default: the client's einvoice_profile, else xrechnung-cii.",
+)];

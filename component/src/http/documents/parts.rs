@@ -235,3 +235,14 @@ pub(crate) fn delete<P: Part>(c: &Call<'_>, kind: DocKind) -> Result<Response, A
     in_write(caps, |txn| Ok(P::delete(ctx, txn, kind, id)?))?;
     Ok(Response::empty())
 }
+
+/// The record shape of a part for the API description; its list names the document.
+pub(crate) fn schema<P: Part>(kind: DocKind) -> crate::http::openapi::Schema {
+    let document = kind.parent_field();
+    crate::http::openapi::Schema {
+        singular: P::singular(kind),
+        plural: P::plural(kind),
+        fields: P::fields(kind),
+        filters: vec![(document, document)],
+    }
+}
