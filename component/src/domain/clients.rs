@@ -15,53 +15,136 @@ use crate::store;
 const TERM_TYPES: &[&str] = &["SETTINGS", "ABSOLUTE", "RELATIVE"];
 
 static FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("updated", Kind::DateTime).read_only(),
-    Field::new("archived", Kind::Bool),
-    Field::new("client_number", Kind::Text).read_only(),
-    Field::new("number", Kind::Integer),
-    Field::new("number_pre", Kind::Text),
-    Field::new("number_length", Kind::Integer),
-    Field::new("name", Kind::Text),
-    Field::new("salutation", Kind::Text),
-    Field::new("first_name", Kind::Text),
-    Field::new("last_name", Kind::Text),
-    Field::new("street", Kind::Text),
-    Field::new("zip", Kind::Text),
-    Field::new("city", Kind::Text),
-    Field::new("state", Kind::Text),
-    Field::new("country_code", Kind::Country),
-    Field::new("address", Kind::Text).read_only(),
-    Field::new("phone", Kind::Text),
-    Field::new("fax", Kind::Text),
-    Field::new("mobile", Kind::Text),
-    Field::new("email", Kind::Text),
-    Field::new("www", Kind::Text),
-    Field::new("tax_number", Kind::Text),
-    Field::new("vat_number", Kind::Text),
-    Field::new("bank_account_owner", Kind::Text),
-    Field::new("bank_number", Kind::Text),
-    Field::new("bank_name", Kind::Text),
-    Field::new("bank_account_number", Kind::Text),
-    Field::new("bank_swift", Kind::Text),
-    Field::new("bank_iban", Kind::Text),
-    Field::new("currency_code", Kind::Currency),
-    Field::new("locale", Kind::Text),
-    Field::new("tax_rule", Kind::Enum(&["TAX", "NO_TAX", "COUNTRY"])),
-    Field::new("net_gross", Kind::Enum(&["NET", "GROSS", "SETTINGS"])),
-    Field::new("reduction", Kind::Text),
-    Field::new("discount_rate", Kind::Decimal),
-    Field::new("discount_rate_type", Kind::Enum(TERM_TYPES)),
-    Field::new("discount_days", Kind::Integer),
-    Field::new("discount_days_type", Kind::Enum(TERM_TYPES)),
-    Field::new("due_days", Kind::Integer),
-    Field::new("due_days_type", Kind::Enum(TERM_TYPES)),
-    Field::new("note", Kind::Text),
-    Field::new("buyer_reference", Kind::Text),
-    Field::new("electronic_address", Kind::Text),
-    Field::new("einvoice_profile", Kind::Enum(EINVOICE_PROFILES)),
-    Field::new("debit_mandate_reference", Kind::Text),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the client (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the client was created (read only)."),
+    Field::new("updated", Kind::DateTime)
+        .read_only()
+        .doc("When the client was last changed (read only)."),
+    Field::new("archived", Kind::Bool).doc(
+        "1 marks the client as archived: the way to retire a client that has documents, which \
+         cannot be deleted. Default: 0.",
+    ),
+    Field::new("client_number", Kind::Text).read_only().doc(
+        "The client number: number_pre followed by number, zero-padded to number_length digits \
+         (read only; computed).",
+    ),
+    Field::new("number", Kind::Integer).doc(
+        "Serial number of the client, at least 1 and unique per prefix. Default: one past the \
+         highest number held with the same prefix.",
+    ),
+    Field::new("number_pre", Kind::Text)
+        .doc("Prefix of the client number. Default: the settings' client_number_pre."),
+    Field::new("number_length", Kind::Integer).doc(
+        "Minimum number of digits of the serial number, padded with leading zeros (0 to 20). \
+         Default: the settings' client_number_length.",
+    ),
+    Field::new("name", Kind::Text).doc(
+        "Company name, the first line of the address. At least one of name, first_name and \
+         last_name must be set.",
+    ),
+    Field::new("salutation", Kind::Text).doc(
+        "Salutation of the contact person (e.g. Mr or Ms), written before first_name in the \
+         address.",
+    ),
+    Field::new("first_name", Kind::Text).doc("First name of the contact person."),
+    Field::new("last_name", Kind::Text).doc("Last name of the contact person."),
+    Field::new("street", Kind::Text).doc("Street and house number."),
+    Field::new("zip", Kind::Text).doc("Postal code."),
+    Field::new("city", Kind::Text).doc("City."),
+    Field::new("state", Kind::Text)
+        .doc("State or region; the buyer's country subdivision (BT-54) in e-invoices."),
+    Field::new("country_code", Kind::Country).doc(
+        "Country of the address. With tax_rule COUNTRY, a country listed in country-taxes makes \
+         the client's documents tax-free. Empty in e-invoices: the seller's country.",
+    ),
+    Field::new("address", Kind::Text).read_only().doc(
+        "The postal address block, one line each: name, contact person, street, zip and city, \
+         country code (read only; computed). New documents copy it.",
+    ),
+    Field::new("phone", Kind::Text)
+        .doc("Phone number; the buyer's contact telephone (BT-57) in e-invoices."),
+    Field::new("fax", Kind::Text).doc("Fax number."),
+    Field::new("mobile", Kind::Text).doc("Mobile phone number."),
+    Field::new("email", Kind::Text).doc(
+        "E-mail address; the buyer's contact e-mail (BT-58) in e-invoices and the default of \
+         electronic_address.",
+    ),
+    Field::new("www", Kind::Text).doc("Website address."),
+    Field::new("tax_number", Kind::Text).doc("Tax number of the client."),
+    Field::new("vat_number", Kind::Text)
+        .doc("VAT identification number; the buyer's VAT identifier (BT-48) in e-invoices."),
+    Field::new("bank_account_owner", Kind::Text).doc("Holder of the client's bank account."),
+    Field::new("bank_number", Kind::Text)
+        .doc("National bank code (e.g. the German BLZ) of the client's bank account."),
+    Field::new("bank_name", Kind::Text).doc("Name of the client's bank."),
+    Field::new("bank_account_number", Kind::Text)
+        .doc("National account number of the client's bank account."),
+    Field::new("bank_swift", Kind::Text).doc("BIC (SWIFT code) of the client's bank."),
+    Field::new("bank_iban", Kind::Text).doc(
+        "IBAN of the client's bank account; the debited account (BT-91) of direct debits. Must be \
+         a valid IBAN when debit_mandate_reference is set.",
+    ),
+    Field::new("currency_code", Kind::Currency)
+        .doc("Currency of the client's new documents. Empty: the settings' currency_code."),
+    Field::new("locale", Kind::Text).doc(
+        "Locale of the client, e.g. de_DE. Kept only: documents and e-mails follow the settings' \
+         locale.",
+    ),
+    Field::new("tax_rule", Kind::Enum(&["TAX", "NO_TAX", "COUNTRY"])).doc(
+        "How the client's documents are taxed: TAX with the items' rates, NO_TAX never (exempt), \
+         COUNTRY tax-free when country_code is listed in country-taxes. Default: COUNTRY.",
+    ),
+    Field::new("net_gross", Kind::Enum(&["NET", "GROSS", "SETTINGS"])).doc(
+        "Price basis of the client's new documents; SETTINGS takes the settings' net_gross. \
+         Default: SETTINGS.",
+    ),
+    Field::new("reduction", Kind::Text).doc(
+        "Reduction the client's new documents start with: an amount (10) or a percentage (10%) off \
+         the total.",
+    ),
+    Field::new("discount_rate", Kind::Decimal).doc(
+        "Cash discount in percent for the client's new documents, used when discount_rate_type is \
+         ABSOLUTE or RELATIVE.",
+    ),
+    Field::new("discount_rate_type", Kind::Enum(TERM_TYPES)).doc(
+        "Where new documents take the cash discount rate from: SETTINGS from the settings, \
+         ABSOLUTE and RELATIVE (alike) from the client's discount_rate. Default: SETTINGS.",
+    ),
+    Field::new("discount_days", Kind::Integer).doc(
+        "Days from the document date to the cash discount date (0 to 3650), used when \
+         discount_days_type is ABSOLUTE or RELATIVE.",
+    ),
+    Field::new("discount_days_type", Kind::Enum(TERM_TYPES)).doc(
+        "Where new documents take the cash discount days from: SETTINGS from the settings, \
+         ABSOLUTE and RELATIVE (alike) from the client's discount_days. Default: SETTINGS.",
+    ),
+    Field::new("due_days", Kind::Integer).doc(
+        "Days from the document date to the due date (0 to 3650), used when due_days_type is \
+         ABSOLUTE or RELATIVE.",
+    ),
+    Field::new("due_days_type", Kind::Enum(TERM_TYPES)).doc(
+        "Where new documents take the due days from: SETTINGS from the settings, ABSOLUTE and \
+         RELATIVE (alike) from the client's due_days. Default: SETTINGS.",
+    ),
+    Field::new("note", Kind::Text).doc("Internal note on the client."),
+    Field::new("buyer_reference", Kind::Text).doc(
+        "Buyer reference (BT-10), e.g. a Leitweg-ID: new documents start with it, and e-invoices \
+         of documents without one use it.",
+    ),
+    Field::new("electronic_address", Kind::Text)
+        .doc("Buyer electronic address (BT-49), an e-mail address. Empty: email."),
+    Field::new("einvoice_profile", Kind::Enum(EINVOICE_PROFILES)).doc(
+        "E-invoice profile the client receives: completion checks its rules, GET …/e-invoice \
+         defaults to it and e-mails attach its XML. Empty: none.",
+    ),
+    Field::new("debit_mandate_reference", Kind::Text).doc(
+        "SEPA direct debit mandate reference (BT-89) for documents paid by DEBIT; needs a valid \
+         bank_iban.",
+    ),
 ];
 
 /// The e-invoice formats a client may receive (`einvoice::model::Profile` names).

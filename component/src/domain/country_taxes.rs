@@ -6,9 +6,16 @@ use super::records::{self, Draft, Filter, Resource, Rules};
 use super::schema::{Field, Kind, Record};
 
 static FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("country_code", Kind::Country).mandatory(),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the country tax entry (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the entry was created (read only)."),
+    Field::new("country_code", Kind::Country).mandatory().doc(
+        "A tax-free country: documents of clients in it with tax_rule COUNTRY carry no tax. Each \
+         country is listed once.",
+    ),
 ];
 
 // The parameter table names the filter `country`, the usage example `country_code`.

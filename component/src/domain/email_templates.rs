@@ -7,13 +7,29 @@ use super::schema::{Field, Kind, Record};
 use crate::caps::Read;
 
 static FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("updated", Kind::DateTime).read_only(),
-    Field::new("name", Kind::Text).mandatory(),
-    Field::new("subject", Kind::Text).mandatory(),
-    Field::new("body", Kind::Text),
-    Field::new("is_default", Kind::Bool),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the e-mail template (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the e-mail template was created (read only)."),
+    Field::new("updated", Kind::DateTime)
+        .read_only()
+        .doc("When the e-mail template was last changed (read only)."),
+    Field::new("name", Kind::Text)
+        .mandatory()
+        .doc("Name of the e-mail template."),
+    Field::new("subject", Kind::Text).mandatory().doc(
+        "Subject of the e-mail, one line; placeholders such as [Invoice.invoice_number] are \
+         resolved when it is sent.",
+    ),
+    Field::new("body", Kind::Text).doc(
+        "Text of the e-mail; placeholders such as [Client.name] are resolved when it is sent.",
+    ),
+    Field::new("is_default", Kind::Bool).doc(
+        "1 makes this the template of e-mails that name no email_template_id (for what the request \
+         does not give); setting it clears it on the others.",
+    ),
 ];
 
 pub static EMAIL_TEMPLATES: Resource = Resource::new(

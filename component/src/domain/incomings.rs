@@ -19,33 +19,91 @@ use crate::caps::{Read, Write};
 use crate::store::{self, keys};
 
 static FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("updated", Kind::DateTime).read_only(),
-    Field::new("supplier_id", Kind::Integer).mandatory(),
-    Field::new("number", Kind::Text).mandatory(),
-    Field::new("type", Kind::Enum(&["INVOICE", "CREDIT_NOTE"])),
-    Field::new("date", Kind::Date).mandatory(),
-    Field::new("due_date", Kind::Date),
-    Field::new("supply_date", Kind::Date),
-    Field::new("currency_code", Kind::Currency),
-    Field::new("total_net", Kind::Decimal),
-    Field::new("total_tax", Kind::Decimal),
-    Field::new("total_gross", Kind::Decimal),
-    Field::new("prepaid_amount", Kind::Decimal),
-    Field::new("payable_amount", Kind::Decimal),
-    Field::new("paid_amount", Kind::Decimal).read_only(),
-    Field::new("open_amount", Kind::Decimal).read_only(),
-    Field::new("status", Kind::Text).read_only(),
-    Field::new("label", Kind::Text),
-    Field::new("note", Kind::Text),
-    Field::new("buyer_reference", Kind::Text),
-    Field::new("order_reference", Kind::Text),
-    Field::new("payment_iban", Kind::Text),
-    Field::new("format", Kind::Text).read_only(),
-    Field::new("profile", Kind::Text).read_only(),
-    Field::new("filename", Kind::Text).read_only(),
-    Field::new("filesize", Kind::Integer).read_only(),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the incoming invoice (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the incoming was imported or entered (read only)."),
+    Field::new("updated", Kind::DateTime)
+        .read_only()
+        .doc("When the incoming last changed, also by a payment (read only)."),
+    Field::new("supplier_id", Kind::Integer).mandatory().doc(
+        "Id of the supplier that issued the invoice; an import matches or creates it. Changeable \
+         also on imported incomings.",
+    ),
+    Field::new("number", Kind::Text).mandatory().doc(
+        "The supplier's invoice number (BT-1), unique per supplier: a second incoming with it is \
+         refused (409); changes only on incomings entered by hand.",
+    ),
+    Field::new("type", Kind::Enum(&["INVOICE", "CREDIT_NOTE"])).doc(
+        "INVOICE or CREDIT_NOTE; an import takes it from the document type code (BT-3), and it \
+         changes only on incomings entered by hand. Default: INVOICE.",
+    ),
+    Field::new("date", Kind::Date)
+        .mandatory()
+        .doc("Issue date (BT-2); changes only on incomings entered by hand."),
+    Field::new("due_date", Kind::Date).doc(
+        "Payment due date (BT-9); an unpaid incoming past it is OVERDUE. Changeable also on \
+         imported incomings.",
+    ),
+    Field::new("supply_date", Kind::Date)
+        .doc("Actual delivery date (BT-72); changes only on incomings entered by hand."),
+    Field::new("currency_code", Kind::Currency).doc(
+        "Invoice currency (BT-5); an import leaves it empty when the file names a currency the \
+         service does not know. Changes only on incomings entered by hand.",
+    ),
+    Field::new("total_net", Kind::Decimal)
+        .doc("Sum of the invoice without VAT (BT-109); changes only on incomings entered by hand."),
+    Field::new("total_tax", Kind::Decimal)
+        .doc("Total VAT amount (BT-110); changes only on incomings entered by hand."),
+    Field::new("total_gross", Kind::Decimal)
+        .doc("Total with VAT (BT-112); changes only on incomings entered by hand."),
+    Field::new("prepaid_amount", Kind::Decimal)
+        .doc("Amount paid in advance (BT-113); changes only on incomings entered by hand."),
+    Field::new("payable_amount", Kind::Decimal).doc(
+        "Amount due for payment (BT-115); open_amount and status are measured against it; changes \
+         only on incomings entered by hand.",
+    ),
+    Field::new("paid_amount", Kind::Decimal).read_only().doc(
+        "Sum of the incoming's payments, or at least payable_amount while a payment marks it as \
+         paid (read only; computed).",
+    ),
+    Field::new("open_amount", Kind::Decimal)
+        .read_only()
+        .doc("payable_amount minus paid_amount, never below 0 (read only; computed)."),
+    Field::new("status", Kind::Text).read_only().doc(
+        "PAID once open_amount is 0 with a payable_amount above 0, else OVERDUE past due_date, \
+         else OPEN; evaluated when read (read only; computed).",
+    ),
+    Field::new("label", Kind::Text)
+        .doc("The account's own label for the incoming. Changeable also on imported incomings."),
+    Field::new("note", Kind::Text).doc(
+        "Notes; an import takes the request's note, else the invoice's notes (BT-22). Changeable \
+         also on imported incomings.",
+    ),
+    Field::new("buyer_reference", Kind::Text).doc(
+        "Buyer reference (BT-10) the supplier wrote, e.g. the account's Leitweg-ID; changes only \
+         on incomings entered by hand.",
+    ),
+    Field::new("order_reference", Kind::Text)
+        .doc("Purchase order reference (BT-13); changes only on incomings entered by hand."),
+    Field::new("payment_iban", Kind::Text).doc(
+        "IBAN the supplier asks to be paid to (BT-84); changes only on incomings entered by hand.",
+    ),
+    Field::new("format", Kind::Text).read_only().doc(
+        "How the incoming came: cii or ubl (an XML file), pdf-cii (a Factur-X / ZUGFeRD PDF) or \
+         manual (entered by hand) (read only).",
+    ),
+    Field::new("profile", Kind::Text)
+        .read_only()
+        .doc("Specification identifier (BT-24) as the file gives it (read only)."),
+    Field::new("filename", Kind::Text)
+        .read_only()
+        .doc("Name of the uploaded file, as the import request gave it (read only)."),
+    Field::new("filesize", Kind::Integer)
+        .read_only()
+        .doc("Size of the uploaded file in bytes (read only)."),
 ];
 
 /// Its list filters are `http::incomings::filtered`'s: the status depends on the day.
@@ -53,17 +111,40 @@ pub static INCOMINGS: Resource =
     Resource::new("incomings", "incoming", FIELDS, &IncomingRules).indexed(&["number"]);
 
 static ITEM_FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("incoming_id", Kind::Integer).read_only(),
-    Field::new("line_id", Kind::Text).read_only(),
-    Field::new("name", Kind::Text).read_only(),
-    Field::new("description", Kind::Text).read_only(),
-    Field::new("quantity", Kind::Decimal).read_only(),
-    Field::new("unit_code", Kind::Text).read_only(),
-    Field::new("net_price", Kind::Decimal).read_only(),
-    Field::new("net_amount", Kind::Decimal).read_only(),
-    Field::new("tax_category", Kind::Text).read_only(),
-    Field::new("tax_rate", Kind::Decimal).read_only(),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the line (read only)."),
+    Field::new("incoming_id", Kind::Integer)
+        .read_only()
+        .doc("Id of the incoming the line belongs to (read only)."),
+    Field::new("line_id", Kind::Text)
+        .read_only()
+        .doc("Invoice line identifier (BT-126) (read only; from the file)."),
+    Field::new("name", Kind::Text)
+        .read_only()
+        .doc("Item name (BT-153) (read only; from the file)."),
+    Field::new("description", Kind::Text)
+        .read_only()
+        .doc("Item description (BT-154) (read only; from the file)."),
+    Field::new("quantity", Kind::Decimal)
+        .read_only()
+        .doc("Invoiced quantity (BT-129) (read only; from the file)."),
+    Field::new("unit_code", Kind::Text)
+        .read_only()
+        .doc("Unit of measure code (BT-130) (read only; from the file)."),
+    Field::new("net_price", Kind::Decimal)
+        .read_only()
+        .doc("Item net price (BT-146) (read only; from the file)."),
+    Field::new("net_amount", Kind::Decimal)
+        .read_only()
+        .doc("Line net amount (BT-131) (read only; from the file)."),
+    Field::new("tax_category", Kind::Text)
+        .read_only()
+        .doc("VAT category code of the line (BT-151) (read only; from the file)."),
+    Field::new("tax_rate", Kind::Decimal).read_only().doc(
+        "VAT rate of the line in percent (BT-152); absent for category O (read only; from the \
+         file).",
+    ),
 ];
 
 /// The lines of imported e-invoices; made by the import only.
@@ -464,14 +545,26 @@ pub fn import(
 }
 
 static PAYMENT_FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("incoming_id", Kind::Integer).mandatory(),
-    Field::new("date", Kind::Date),
-    Field::new("amount", Kind::Decimal).mandatory(),
-    Field::new("comment", Kind::Text),
-    Field::new("payment_type", Kind::Text),
-    Field::new("mark_incoming_as_paid", Kind::Bool),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the payment (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the payment was booked (read only)."),
+    Field::new("incoming_id", Kind::Integer)
+        .mandatory()
+        .doc("Id of the incoming paid."),
+    Field::new("date", Kind::Date).doc("Date of the payment. Default: today."),
+    Field::new("amount", Kind::Decimal)
+        .mandatory()
+        .doc("Amount paid; greater than 0. It adds to the incoming's paid_amount."),
+    Field::new("comment", Kind::Text).doc("Note on the payment."),
+    Field::new("payment_type", Kind::Text)
+        .doc("How the payment was made, as free text (e.g. BANK_TRANSFER)."),
+    Field::new("mark_incoming_as_paid", Kind::Bool).doc(
+        "1 counts the incoming as paid in full (paid_amount at least payable_amount) while this \
+         payment exists. Default: 0.",
+    ),
 ];
 
 /// Payments of incoming invoices; each one sets the incoming's paid amount (and so its
@@ -596,12 +689,25 @@ fn settle(
 }
 
 static COMMENT_FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("incoming_id", Kind::Integer).mandatory(),
-    Field::new("user_id", Kind::Integer).read_only(),
-    Field::new("comment", Kind::Text).mandatory(),
-    Field::new("actionkey", Kind::Text).read_only(),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the comment (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the comment was written (read only)."),
+    Field::new("incoming_id", Kind::Integer)
+        .mandatory()
+        .doc("Id of the incoming the comment belongs to."),
+    Field::new("user_id", Kind::Integer)
+        .read_only()
+        .doc("Id of the user who wrote the comment or whose request wrote it (read only)."),
+    Field::new("comment", Kind::Text)
+        .mandatory()
+        .doc("Text of the comment; not empty."),
+    Field::new("actionkey", Kind::Text).read_only().doc(
+        "IMPORT, PAYMENT, DELETE_PAYMENT or STATUS on the comments the service writes; empty on a \
+         user's comment (read only).",
+    ),
 ];
 
 /// Comments on incoming invoices: the users', and the service's own on imports, payments

@@ -10,12 +10,25 @@ use crate::caps::Write;
 pub const TYPES: &[&str] = &["TEXTFIELD", "TEXTAREA", "CHECKBOX"];
 
 static FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("account_id", Kind::Integer).read_only(),
-    Field::new("name", Kind::Text).mandatory(),
-    Field::new("type", Kind::Enum(TYPES)).mandatory(),
-    Field::new("default_value", Kind::Text),
-    Field::new("is_nvl", Kind::Bool),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the property (read only; assigned on create)."),
+    Field::new("account_id", Kind::Integer)
+        .read_only()
+        .doc("Id of the account the property belongs to (read only)."),
+    Field::new("name", Kind::Text)
+        .mandatory()
+        .doc("Name of the property, one line."),
+    Field::new("type", Kind::Enum(TYPES)).mandatory().doc(
+        "Kind of value: TEXTFIELD a single line of text, TEXTAREA text of several lines, CHECKBOX \
+         1 or 0.",
+    ),
+    Field::new("default_value", Kind::Text).doc(
+        "Value a property value takes when it is created or updated without one and is_nvl is 1; 1 \
+         or 0 for a CHECKBOX.",
+    ),
+    Field::new("is_nvl", Kind::Bool)
+        .doc("1: a value created or updated without value takes default_value. Default: 0."),
 ];
 
 pub static USER_PROPERTIES: Resource = Resource::new(

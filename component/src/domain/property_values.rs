@@ -30,14 +30,27 @@ struct Owner {
 }
 
 macro_rules! fields {
-    ($owner:literal, $property:literal) => {
+    ($owner:literal, $owner_doc:literal, $property:literal, $property_doc:literal) => {
         &[
-            Field::new("id", Kind::Integer).read_only(),
-            Field::new("created", Kind::DateTime).read_only(),
-            Field::new("updated", Kind::DateTime).read_only(),
-            Field::new($owner, Kind::Integer).mandatory(),
-            Field::new($property, Kind::Integer).mandatory(),
-            Field::new("value", Kind::Text),
+            Field::new("id", Kind::Integer)
+                .read_only()
+                .doc("Id of the value (read only; assigned on create)."),
+            Field::new("created", Kind::DateTime)
+                .read_only()
+                .doc("When the value was created (read only)."),
+            Field::new("updated", Kind::DateTime)
+                .read_only()
+                .doc("When the value was last changed (read only)."),
+            Field::new($owner, Kind::Integer)
+                .mandatory()
+                .doc($owner_doc),
+            Field::new($property, Kind::Integer)
+                .mandatory()
+                .doc($property_doc),
+            Field::new("value", Kind::Text).doc(
+                "The value: one line for a TEXTFIELD, any text for a TEXTAREA, 1 or 0 for a \
+                 CHECKBOX. Empty: the property's default_value when its is_nvl is 1.",
+            ),
         ]
     };
 }
@@ -85,7 +98,13 @@ static USER: Owner = Owner {
 pub static INCOMING_PROPERTY_VALUES: Resource = Resource::new(
     "incoming-property-values",
     "incoming property value",
-    fields!("incoming_id", "incoming_property_id"),
+    fields!(
+        "incoming_id",
+        "Id of the incoming invoice that holds the value; it does not change.",
+        "incoming_property_id",
+        "Id of the incoming property the value is for; an incoming holds one value per property. \
+         It does not change."
+    ),
     &ValueRules(&INCOMING),
 )
 .filtered(filters!("incoming_id", "incoming_property_id"))
@@ -94,7 +113,13 @@ pub static INCOMING_PROPERTY_VALUES: Resource = Resource::new(
 pub static CLIENT_PROPERTY_VALUES: Resource = Resource::new(
     "client-property-values",
     "client property value",
-    fields!("client_id", "client_property_id"),
+    fields!(
+        "client_id",
+        "Id of the client that holds the value; it does not change.",
+        "client_property_id",
+        "Id of the client property the value is for; a client holds one value per property. It \
+         does not change."
+    ),
     &ValueRules(&CLIENT),
 )
 .filtered(filters!("client_id", "client_property_id"))
@@ -103,7 +128,13 @@ pub static CLIENT_PROPERTY_VALUES: Resource = Resource::new(
 pub static USER_PROPERTY_VALUES: Resource = Resource::new(
     "user-property-values",
     "user property value",
-    fields!("user_id", "user_property_id"),
+    fields!(
+        "user_id",
+        "Id of the user (of the account) who holds the value; it does not change.",
+        "user_property_id",
+        "Id of the user property the value is for; a user holds one value per property. It does \
+         not change."
+    ),
     &ValueRules(&USER),
 )
 .filtered(filters!("user_id", "user_property_id"))

@@ -580,9 +580,11 @@ mod tests {
     use super::*;
 
     static INDEXED_FIELDS: &[Field] = &[
-        Field::new("id", Kind::Integer).read_only(),
-        Field::new("name", Kind::Text),
-        Field::new("parent_id", Kind::Integer),
+        Field::new("id", Kind::Integer)
+            .read_only()
+            .doc("Id of the test record."),
+        Field::new("name", Kind::Text).doc("Name of the test record."),
+        Field::new("parent_id", Kind::Integer).doc("Id of the test record's parent."),
     ];
     static INDEXED_RES: Resource = Resource::new("things", "thing", INDEXED_FIELDS, &Plain)
         .filtered(&[Filter::exact("parent_id", "parent_id")])

@@ -27,57 +27,151 @@ pub const PAYMENT_TYPES: &[&str] = &[
 ];
 
 pub static FIELDS: &[Field] = &[
-    Field::new("currency_code", Kind::Currency).mandatory(),
-    Field::new("locale", Kind::Text).mandatory(),
-    Field::new("net_gross", Kind::Enum(&["NET", "GROSS"])).mandatory(),
-    Field::new("invoice_number_pre", Kind::Text),
-    Field::new("invoice_number_length", Kind::Integer),
-    Field::new("invoice_number_next", Kind::Integer).read_only(),
-    Field::new("credit_note_number_pre", Kind::Text),
-    Field::new("credit_note_number_length", Kind::Integer),
-    Field::new("credit_note_number_next", Kind::Integer).read_only(),
-    Field::new("client_number_pre", Kind::Text),
-    Field::new("client_number_length", Kind::Integer),
-    Field::new("client_number_next", Kind::Integer).read_only(),
-    Field::new("invoice_intro", Kind::Text),
-    Field::new("invoice_note", Kind::Text),
-    Field::new("invoice_label", Kind::Text),
-    Field::new("invoice_filename", Kind::Text),
-    Field::new("invoice_email_subject", Kind::Text),
-    Field::new("invoice_email_body", Kind::Text),
-    Field::new("credit_note_intro", Kind::Text),
-    Field::new("credit_note_note", Kind::Text),
-    Field::new("credit_note_label", Kind::Text),
-    Field::new("credit_note_filename", Kind::Text),
-    Field::new("credit_note_email_subject", Kind::Text),
-    Field::new("credit_note_email_body", Kind::Text),
-    Field::new("due_days", Kind::Integer),
-    Field::new("discount_rate", Kind::Decimal),
-    Field::new("discount_days", Kind::Integer),
-    Field::new("payment_types", Kind::Text),
-    Field::new("print_version", Kind::Bool),
-    Field::new("default_email_sender", Kind::Text),
-    Field::new("bcc_addresses", Kind::Text),
-    Field::new("company_name", Kind::Text),
-    Field::new("company_street", Kind::Text),
-    Field::new("company_zip", Kind::Text),
-    Field::new("company_city", Kind::Text),
-    Field::new("company_country_code", Kind::Country),
-    Field::new("company_vat_number", Kind::Text),
+    Field::new("currency_code", Kind::Currency).mandatory().doc(
+        "The account's currency: documents of clients without a currency_code are in it. Default: \
+         EUR.",
+    ),
+    Field::new("locale", Kind::Text).mandatory().doc(
+        "Locale of PDFs, e-mails and e-invoice texts: de_* writes dates as DD.MM.YYYY and German \
+         standard texts; it sets the decimal mark. Default: de_DE.",
+    ),
+    Field::new("net_gross", Kind::Enum(&["NET", "GROSS"]))
+        .mandatory()
+        .doc(
+            "Price basis of new documents whose client says SETTINGS: NET prices get tax added, \
+             GROSS prices include it. Default: NET.",
+        ),
+    Field::new("invoice_number_pre", Kind::Text).doc(
+        "Number prefix of new invoices; may hold [YYYY], [YY], [MM] and [DD], resolved from the \
+         invoice date. Default: INV-.",
+    ),
+    Field::new("invoice_number_length", Kind::Integer).doc(
+        "Minimum digits of new invoice numbers, padded with leading zeros (0 to 20). Default: 5.",
+    ),
+    Field::new("invoice_number_next", Kind::Integer)
+        .read_only()
+        .doc("The number the next invoice with invoice_number_pre gets (read only; computed)."),
+    Field::new("credit_note_number_pre", Kind::Text).doc(
+        "Number prefix of new credit notes; may hold [YYYY], [YY], [MM] and [DD], resolved from \
+         the credit note date. Default: CN-.",
+    ),
+    Field::new("credit_note_number_length", Kind::Integer).doc(
+        "Minimum digits of new credit note numbers, padded with leading zeros (0 to 20). Default: \
+         5.",
+    ),
+    Field::new("credit_note_number_next", Kind::Integer)
+        .read_only()
+        .doc(
+            "The number the next credit note with credit_note_number_pre gets (read only; \
+             computed).",
+        ),
+    Field::new("client_number_pre", Kind::Text)
+        .doc("Number prefix of new clients. Default: empty."),
+    Field::new("client_number_length", Kind::Integer).doc(
+        "Minimum digits of new client numbers, padded with leading zeros (0 to 20). Default: 0.",
+    ),
+    Field::new("client_number_next", Kind::Integer)
+        .read_only()
+        .doc("The number the next client with client_number_pre gets (read only; computed)."),
+    Field::new("invoice_intro", Kind::Text)
+        .doc("Introductory text of new invoices; placeholders are resolved in the PDF."),
+    Field::new("invoice_note", Kind::Text)
+        .doc("Closing note of new invoices; placeholders are resolved in the PDF."),
+    Field::new("invoice_label", Kind::Text).doc("Label of new invoices."),
+    Field::new("invoice_filename", Kind::Text).doc(
+        "Name of invoice PDFs without .pdf; placeholders such as [Invoice.invoice_number] are \
+         resolved at completion. Empty: invoice_<id>.",
+    ),
+    Field::new("invoice_email_subject", Kind::Text).doc(
+        "Subject of invoice e-mails that give none and use no e-mail template; placeholders are \
+         resolved. Default: Invoice [Invoice.invoice_number].",
+    ),
+    Field::new("invoice_email_body", Kind::Text).doc(
+        "Body of invoice e-mails that give none and use no e-mail template; placeholders are \
+         resolved. Default: a short covering letter.",
+    ),
+    Field::new("credit_note_intro", Kind::Text)
+        .doc("Introductory text of new credit notes; placeholders are resolved in the PDF."),
+    Field::new("credit_note_note", Kind::Text)
+        .doc("Closing note of new credit notes; placeholders are resolved in the PDF."),
+    Field::new("credit_note_label", Kind::Text).doc("Label of new credit notes."),
+    Field::new("credit_note_filename", Kind::Text).doc(
+        "Name of credit note PDFs without .pdf; placeholders are resolved at completion. Empty: \
+         credit_note_<id>.",
+    ),
+    Field::new("credit_note_email_subject", Kind::Text).doc(
+        "Subject of credit note e-mails that give none and use no e-mail template; placeholders \
+         are resolved. Default: Credit note [CreditNote.credit_note_number].",
+    ),
+    Field::new("credit_note_email_body", Kind::Text).doc(
+        "Body of credit note e-mails that give none and use no e-mail template; placeholders are \
+         resolved. Default: a short covering letter.",
+    ),
+    Field::new("due_days", Kind::Integer).doc(
+        "Days from the document date to the due date (0 to 3650) for clients whose due_days_type \
+         is SETTINGS. Default: 14.",
+    ),
+    Field::new("discount_rate", Kind::Decimal).doc(
+        "Cash discount in percent (0 to 100) for clients whose discount_rate_type is SETTINGS. \
+         Default: 0.",
+    ),
+    Field::new("discount_days", Kind::Integer).doc(
+        "Days from the document date to the cash discount date (0 to 3650) for clients whose \
+         discount_days_type is SETTINGS. Default: 0.",
+    ),
+    Field::new("payment_types", Kind::Text).doc(
+        "Payment types new documents accept, comma-separated (values of a payment's type); the \
+         first one sets the e-invoice's payment means (BT-81).",
+    ),
+    Field::new("print_version", Kind::Bool).doc(
+        "1 serves GET …/pdf?type=print, the version without background that completion renders. \
+         Default: 0.",
+    ),
+    Field::new("default_email_sender", Kind::Text).doc(
+        "Sender address of e-mails that give no from. Empty: the e-mail address of the user who \
+         sends.",
+    ),
+    Field::new("bcc_addresses", Kind::Text)
+        .doc("E-mail addresses, comma-separated, that get a blind copy of every e-mail sent."),
+    Field::new("company_name", Kind::Text).doc(
+        "Seller name (BT-27), printed in the sender line and footer; [Company.name] in \
+         placeholders.",
+    ),
+    Field::new("company_street", Kind::Text).doc("Seller street (BT-35)."),
+    Field::new("company_zip", Kind::Text).doc("Seller post code (BT-38)."),
+    Field::new("company_city", Kind::Text).doc("Seller city (BT-37)."),
+    Field::new("company_country_code", Kind::Country)
+        .doc("Seller country (BT-40); e-invoices also take it for clients without a country_code."),
+    Field::new("company_vat_number", Kind::Text)
+        .doc("Seller VAT identifier (BT-31), printed in the footer."),
     // E-invoicing (EN 16931 business terms in README, "E-invoices").
-    Field::new("company_tax_number", Kind::Text),
-    Field::new("company_registration_id", Kind::Text),
-    Field::new("company_contact_name", Kind::Text),
-    Field::new("company_phone", Kind::Text),
-    Field::new("company_email", Kind::Text),
-    Field::new("company_electronic_address", Kind::Text),
-    Field::new("company_bank_account_owner", Kind::Text),
-    Field::new("company_bank_iban", Kind::Text),
-    Field::new("company_bank_bic", Kind::Text),
-    Field::new("company_bank_name", Kind::Text),
-    Field::new("company_creditor_id", Kind::Text),
-    Field::new("tax_exemption_reason", Kind::Text),
-    Field::new("einvoice_pdf", Kind::Bool),
+    Field::new("company_tax_number", Kind::Text).doc("Seller tax registration number (BT-32)."),
+    Field::new("company_registration_id", Kind::Text)
+        .doc("Seller legal registration identifier (BT-30), e.g. the commercial register number."),
+    Field::new("company_contact_name", Kind::Text).doc("Seller contact point (BT-41)."),
+    Field::new("company_phone", Kind::Text).doc("Seller contact telephone number (BT-42)."),
+    Field::new("company_email", Kind::Text)
+        .doc("Seller contact e-mail address (BT-43); the default of company_electronic_address."),
+    Field::new("company_electronic_address", Kind::Text)
+        .doc("Seller electronic address (BT-34), an e-mail address. Empty: company_email."),
+    Field::new("company_bank_account_owner", Kind::Text)
+        .doc("Name of the payment account (BT-85). Empty: company_name."),
+    Field::new("company_bank_iban", Kind::Text).doc(
+        "IBAN of the payment account (BT-84) that credit transfers go to; its check digits must be \
+         valid.",
+    ),
+    Field::new("company_bank_bic", Kind::Text)
+        .doc("BIC of the payment account's bank (BT-86), 8 or 11 characters."),
+    Field::new("company_bank_name", Kind::Text).doc("Name of the payment account's bank."),
+    Field::new("company_creditor_id", Kind::Text)
+        .doc("SEPA creditor identifier (BT-90) for documents paid by DEBIT."),
+    Field::new("tax_exemption_reason", Kind::Text).doc(
+        "VAT exemption reason (BT-120) of documents for clients with tax_rule NO_TAX (category E).",
+    ),
+    Field::new("einvoice_pdf", Kind::Bool).doc(
+        "1 makes completed PDFs Factur-X hybrids (PDF/A-3 carrying the factur-x XML); completion \
+         then checks the Factur-X rules. Default: 0.",
+    ),
 ];
 
 /// The value of each setting nobody has changed.

@@ -12,26 +12,43 @@ use super::{Ctx, Error};
 use crate::caps::Write;
 
 static FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("updated", Kind::DateTime).read_only(),
-    Field::new("supplier_number", Kind::Text),
-    Field::new("name", Kind::Text).mandatory(),
-    Field::new("street", Kind::Text),
-    Field::new("zip", Kind::Text),
-    Field::new("city", Kind::Text),
-    Field::new("country_code", Kind::Country),
-    Field::new("address", Kind::Text).read_only(),
-    Field::new("vat_number", Kind::Text),
-    Field::new("tax_number", Kind::Text),
-    Field::new("email", Kind::Text),
-    Field::new("phone", Kind::Text),
-    Field::new("electronic_address", Kind::Text),
-    Field::new("bank_account_owner", Kind::Text),
-    Field::new("bank_iban", Kind::Text),
-    Field::new("bank_bic", Kind::Text),
-    Field::new("bank_name", Kind::Text),
-    Field::new("note", Kind::Text),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the supplier (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the supplier was created (read only)."),
+    Field::new("updated", Kind::DateTime)
+        .read_only()
+        .doc("When the supplier was last changed (read only)."),
+    Field::new("supplier_number", Kind::Text).doc("The account's own number for the supplier."),
+    Field::new("name", Kind::Text).mandatory().doc(
+        "Name of the supplier (the seller, BT-27); an import matches a supplier by name and zip \
+         when no VAT identifier matches.",
+    ),
+    Field::new("street", Kind::Text).doc("Street and house number."),
+    Field::new("zip", Kind::Text).doc("Postal code."),
+    Field::new("city", Kind::Text).doc("City."),
+    Field::new("country_code", Kind::Country).doc("Country of the address."),
+    Field::new("address", Kind::Text).read_only().doc(
+        "The postal address block, one line each: name, street, zip and city, country code (read \
+         only; computed).",
+    ),
+    Field::new("vat_number", Kind::Text).doc(
+        "VAT identifier (BT-31); an import matches the seller to the supplier with it first \
+         (spaces and case ignored).",
+    ),
+    Field::new("tax_number", Kind::Text).doc("Tax registration number (BT-32)."),
+    Field::new("email", Kind::Text).doc("Contact e-mail address (BT-43)."),
+    Field::new("phone", Kind::Text).doc("Contact telephone number (BT-42)."),
+    Field::new("electronic_address", Kind::Text)
+        .doc("Electronic address (BT-34), an e-mail address."),
+    Field::new("bank_account_owner", Kind::Text).doc("Holder of the supplier's bank account."),
+    Field::new("bank_iban", Kind::Text)
+        .doc("IBAN of the supplier's bank account; its check digits must be valid."),
+    Field::new("bank_bic", Kind::Text).doc("BIC of the supplier's bank."),
+    Field::new("bank_name", Kind::Text).doc("Name of the supplier's bank."),
+    Field::new("note", Kind::Text).doc("Internal note on the supplier."),
 ];
 
 pub static SUPPLIERS: Resource = Resource::new("suppliers", "supplier", FIELDS, &SupplierRules)

@@ -8,12 +8,25 @@ use super::records::{self, Draft, Resource, Rules, Saved};
 use super::schema::{Field, Kind, Scalar};
 
 static FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("updated", Kind::DateTime).read_only(),
-    Field::new("name", Kind::Text).mandatory(),
-    Field::new("rate", Kind::Decimal).mandatory(),
-    Field::new("is_default", Kind::Bool),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the tax (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the tax was created (read only)."),
+    Field::new("updated", Kind::DateTime)
+        .read_only()
+        .doc("When the tax was last changed (read only)."),
+    Field::new("name", Kind::Text)
+        .mandatory()
+        .doc("Name of the tax, e.g. VAT; items that take this tax carry it as tax_name."),
+    Field::new("rate", Kind::Decimal)
+        .mandatory()
+        .doc("Tax rate in percent (0 to 100)."),
+    Field::new("is_default", Kind::Bool).doc(
+        "1 makes this the tax of new items that give neither tax_name nor tax_rate; setting it \
+         clears it on the others. Default: 1 for the account's first tax, else 0.",
+    ),
 ];
 
 pub static TAXES: Resource = Resource::new("taxes", "tax", FIELDS, &TaxRules);

@@ -15,16 +15,37 @@ pub const TYPES: &[&str] = &[
 pub const FORMATS: &[&str] = &["doc", "docx", "rtf"];
 
 static FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("created", Kind::DateTime).read_only(),
-    Field::new("updated", Kind::DateTime).read_only(),
-    Field::new("type", Kind::Enum(TYPES)).mandatory(),
-    Field::new("name", Kind::Text).mandatory(),
-    Field::new("format", Kind::Enum(FORMATS)).mandatory(),
-    Field::new("is_default", Kind::Bool),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the template (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the template was created (read only)."),
+    Field::new("updated", Kind::DateTime)
+        .read_only()
+        .doc("When the template was last changed (read only)."),
+    Field::new("type", Kind::Enum(TYPES)).mandatory().doc(
+        "Kind of document the template is for; completion uses INVOICE and CREDIT_NOTE templates, \
+         the other types are kept only.",
+    ),
+    Field::new("name", Kind::Text)
+        .mandatory()
+        .doc("Name of the template."),
+    Field::new("format", Kind::Enum(FORMATS)).mandatory().doc(
+        "File format of base64file: doc (Word 97-2003), docx or rtf; the file must start the way \
+         its format does.",
+    ),
+    Field::new("is_default", Kind::Bool).doc(
+        "1 makes the template the default of its type, clearing the flag on the others of that \
+         type. Default: 1 for the first template of a type, else 0.",
+    ),
     Field::new("base64file", Kind::File)
         .mandatory()
-        .single_only(),
+        .single_only()
+        .doc(
+            "The template file, base64-encoded and kept byte-exact; its text, placeholders \
+             resolved, is laid out above the items. In single responses only.",
+        ),
 ];
 
 pub static TEMPLATES: Resource = Resource::new("templates", "template", FIELDS, &TemplateRules)

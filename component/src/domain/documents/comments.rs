@@ -23,20 +23,38 @@ pub struct Comment {
     pub actionkey: String,
 }
 
-/// Wire fields; `parent_field` names the document id (`invoice_id`).
-const fn comment_fields(parent_field: &'static str) -> [Field; 6] {
+/// Wire fields; `parent_field` names the document id (`invoice_id`), `parent_doc`
+/// describes it.
+const fn comment_fields(parent_field: &'static str, parent_doc: &'static str) -> [Field; 6] {
     [
-        Field::new("id", Kind::Integer).read_only(),
-        Field::new("created", Kind::DateTime).read_only(),
-        Field::new(parent_field, Kind::Integer).mandatory(),
-        Field::new("user_id", Kind::Integer).read_only(),
-        Field::new("comment", Kind::Text).mandatory(),
-        Field::new("actionkey", Kind::Text).read_only(),
+        Field::new("id", Kind::Integer)
+            .read_only()
+            .doc("Id of the comment (read only; assigned on create)."),
+        Field::new("created", Kind::DateTime)
+            .read_only()
+            .doc("When the comment was written (read only)."),
+        Field::new(parent_field, Kind::Integer)
+            .mandatory()
+            .doc(parent_doc),
+        Field::new("user_id", Kind::Integer)
+            .read_only()
+            .doc("Id of the user who wrote the comment or whose request wrote it (read only)."),
+        Field::new("comment", Kind::Text)
+            .mandatory()
+            .doc("Text of the comment."),
+        Field::new("actionkey", Kind::Text).read_only().doc(
+            "COMMENT for a user's comment, else the action the service wrote it for: CREATE, \
+             STATUS, PAYMENT, DELETE_PAYMENT, CANCEL, UNCANCEL, SIGN, MAIL or LETTER (read only).",
+        ),
     ]
 }
 
-static INVOICE_FIELDS: [Field; 6] = comment_fields("invoice_id");
-static CREDIT_NOTE_FIELDS: [Field; 6] = comment_fields("credit_note_id");
+static INVOICE_FIELDS: [Field; 6] =
+    comment_fields("invoice_id", "Id of the invoice the comment belongs to.");
+static CREDIT_NOTE_FIELDS: [Field; 6] = comment_fields(
+    "credit_note_id",
+    "Id of the credit note the comment belongs to.",
+);
 
 pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {

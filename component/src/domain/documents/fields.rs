@@ -145,6 +145,11 @@ impl DocField {
         self.field = self.field.mandatory();
         self
     }
+
+    const fn doc(mut self, doc: &'static str) -> DocField {
+        self.field = self.field.doc(doc);
+        self
+    }
 }
 
 const SUPPLY_DATE_TYPES: &[&str] = &[
@@ -157,68 +162,195 @@ const PRICE_BASES: &[&str] = &["NET", "GROSS"];
 
 /// Every wire field of documents, once; each kind's table lists those it has, in its
 /// response order.
-const ID: DocField = DocField::new("id", Kind::Integer, Get::Id).read_only();
-const CLIENT_ID: DocField = DocField::new("client_id", Kind::Integer, Get::ClientId).mandatory();
-const CONTACT_ID: DocField = DocField::new("contact_id", Kind::Integer, Get::ContactId);
-const CREATED: DocField = DocField::new("created", Kind::DateTime, Get::Created).read_only();
-const UPDATED: DocField = DocField::new("updated", Kind::DateTime, Get::Updated).read_only();
-const INVOICE_NUMBER: DocField =
-    DocField::new("invoice_number", Kind::Text, Get::FormattedNumber).read_only();
-const NUMBER: DocField = DocField::new("number", Kind::Integer, Get::Number);
-const NUMBER_PRE: DocField = DocField::new("number_pre", Kind::Text, Get::NumberPre);
-const NUMBER_LENGTH: DocField = DocField::new("number_length", Kind::Integer, Get::NumberLength);
-const STATUS: DocField = DocField::new("status", Kind::Text, Get::Status).read_only();
-const DATE: DocField = DocField::new("date", Kind::Date, Get::Date);
-const SUPPLY_DATE: DocField = DocField::new("supply_date", Kind::Text, Get::SupplyDate);
+const ID: DocField = DocField::new("id", Kind::Integer, Get::Id)
+    .read_only()
+    .doc("Id of the document (read only; assigned on create).");
+const CLIENT_ID: DocField = DocField::new("client_id", Kind::Integer, Get::ClientId)
+    .mandatory()
+    .doc(
+        "Id of the client the document is made out to. Mandatory on create, except for a credit \
+         note made from an invoice, which takes the invoice's client.",
+    );
+const CONTACT_ID: DocField = DocField::new("contact_id", Kind::Integer, Get::ContactId).doc(
+    "Id of a contact person at the client; kept as given (not checked) and matched by the \
+     contact_id filter.",
+);
+const CREATED: DocField = DocField::new("created", Kind::DateTime, Get::Created)
+    .read_only()
+    .doc("When the document was created (read only).");
+const UPDATED: DocField = DocField::new("updated", Kind::DateTime, Get::Updated)
+    .read_only()
+    .doc("When the document, its items, payments or status last changed (read only).");
+const INVOICE_NUMBER: DocField = DocField::new("invoice_number", Kind::Text, Get::FormattedNumber)
+    .read_only()
+    .doc(
+        "The invoice number: number_pre with its date placeholders resolved, then number \
+         zero-padded to number_length digits (read only; computed).",
+    );
+const NUMBER: DocField = DocField::new("number", Kind::Integer, Get::Number).doc(
+    "Serial number, at least 1 and unique per resolved prefix. Default: one past the highest \
+     number held with the same prefix.",
+);
+const NUMBER_PRE: DocField = DocField::new("number_pre", Kind::Text, Get::NumberPre).doc(
+    "Number prefix, one line of at most 40 characters; [YYYY], [YY], [MM] and [DD] are resolved \
+     from date. Default: the settings' prefix of the document kind.",
+);
+const NUMBER_LENGTH: DocField = DocField::new("number_length", Kind::Integer, Get::NumberLength)
+    .doc(
+        "Minimum digits of the serial number, padded with leading zeros (0 to 20). Default: the \
+         settings' number length of the document kind.",
+    );
+const STATUS: DocField = DocField::new("status", Kind::Text, Get::Status)
+    .read_only()
+    .doc(
+        "DRAFT, OPEN, OVERDUE (an OPEN document past its due date, evaluated when read), PAID or \
+         CANCELED; moved by complete, payments, cancel and uncancel (read only).",
+    );
+const DATE: DocField = DocField::new("date", Kind::Date, Get::Date).doc(
+    "Document date. Default: today. Changing it moves due_date and discount_date by the same days.",
+);
+const SUPPLY_DATE: DocField = DocField::new("supply_date", Kind::Text, Get::SupplyDate).doc(
+    "Supply or delivery date: YYYY-MM-DD for the types SUPPLY_DATE and DELIVERY_DATE (the delivery \
+     date BT-72 of e-invoices), free text for the text types.",
+);
 const SUPPLY_DATE_TYPE: DocField = DocField::new(
     "supply_date_type",
     Kind::Enum(SUPPLY_DATE_TYPES),
     Get::SupplyDateType,
+)
+.doc(
+    "How supply_date is given: as a date (SUPPLY_DATE, DELIVERY_DATE) or as free text such as a \
+     period (SUPPLY_TEXT, DELIVERY_TEXT); it labels the date on the PDF.",
 );
-const DUE_DATE: DocField = DocField::new("due_date", Kind::Date, Get::DueDate);
-const DUE_DAYS: DocField = DocField::new("due_days", Kind::Integer, Get::DueDays).read_only();
-const ADDRESS: DocField = DocField::new("address", Kind::Text, Get::Address);
-const DISCOUNT_RATE: DocField = DocField::new("discount_rate", Kind::Decimal, Get::DiscountRate);
-const DISCOUNT_DATE: DocField = DocField::new("discount_date", Kind::Date, Get::DiscountDate);
-const DISCOUNT_DAYS: DocField =
-    DocField::new("discount_days", Kind::Integer, Get::DiscountDays).read_only();
+const DUE_DATE: DocField = DocField::new("due_date", Kind::Date, Get::DueDate).doc(
+    "Date by which the document is to be paid, not before date. Default: date plus the client's \
+     due_days, or the settings' when the client defers to them.",
+);
+const DUE_DAYS: DocField = DocField::new("due_days", Kind::Integer, Get::DueDays)
+    .read_only()
+    .doc("Days from date to due_date (read only; computed).");
+const ADDRESS: DocField = DocField::new("address", Kind::Text, Get::Address).doc(
+    "Recipient address block printed on the document. Default: the client's address (for a credit \
+     note made from an invoice, the invoice's).",
+);
+const DISCOUNT_RATE: DocField = DocField::new("discount_rate", Kind::Decimal, Get::DiscountRate)
+    .doc(
+        "Cash discount in percent (0 to 100) for payment by discount_date. Default: the client's \
+         discount_rate, or the settings' when the client defers to them.",
+    );
+const DISCOUNT_DATE: DocField = DocField::new("discount_date", Kind::Date, Get::DiscountDate).doc(
+    "Last day the cash discount applies, not before date. Default: date plus the client's \
+     discount_days, or the settings' when the client defers to them.",
+);
+const DISCOUNT_DAYS: DocField = DocField::new("discount_days", Kind::Integer, Get::DiscountDays)
+    .read_only()
+    .doc("Days from date to discount_date (read only; computed).");
 const DISCOUNT_AMOUNT: DocField =
-    DocField::new("discount_amount", Kind::Decimal, Get::DiscountAmount).read_only();
-const LABEL: DocField = DocField::new("label", Kind::Text, Get::Label);
-const INTRO: DocField = DocField::new("intro", Kind::Text, Get::Intro);
-const NOTE: DocField = DocField::new("note", Kind::Text, Get::Note);
-const TOTAL_GROSS: DocField =
-    DocField::new("total_gross", Kind::Decimal, Get::TotalGross).read_only();
-const TOTAL_NET: DocField = DocField::new("total_net", Kind::Decimal, Get::TotalNet).read_only();
-const NET_GROSS: DocField = DocField::new("net_gross", Kind::Enum(PRICE_BASES), Get::NetGross);
-const REDUCTION: DocField = DocField::new("reduction", Kind::Text, Get::Reduction);
+    DocField::new("discount_amount", Kind::Decimal, Get::DiscountAmount)
+        .read_only()
+        .doc(
+            "Cash discount: total_gross × discount_rate / 100, rounded to cents (read only; \
+             computed).",
+        );
+const LABEL: DocField = DocField::new("label", Kind::Text, Get::Label).doc(
+    "Short text naming the project, matched by the label filter. Default: the settings' label of \
+     the document kind.",
+);
+const INTRO: DocField = DocField::new("intro", Kind::Text, Get::Intro).doc(
+    "Introductory text printed above the items; placeholders are resolved. Default: the settings' \
+     intro of the document kind.",
+);
+const NOTE: DocField = DocField::new("note", Kind::Text, Get::Note).doc(
+    "Closing text printed below the totals; placeholders are resolved. Default: the settings' note \
+     of the document kind.",
+);
+const TOTAL_GROSS: DocField = DocField::new("total_gross", Kind::Decimal, Get::TotalGross)
+    .read_only()
+    .doc(
+        "Total with tax after the document reduction: total_net plus the taxes (read only; \
+         computed from the items).",
+    );
+const TOTAL_NET: DocField = DocField::new("total_net", Kind::Decimal, Get::TotalNet)
+    .read_only()
+    .doc("Total without tax after the document reduction (read only; computed from the items).");
+const NET_GROSS: DocField = DocField::new("net_gross", Kind::Enum(PRICE_BASES), Get::NetGross).doc(
+    "Whether unit prices are NET (tax is added) or GROSS (tax is included). Default: the client's \
+     net_gross, else the settings'.",
+);
+const REDUCTION: DocField = DocField::new("reduction", Kind::Text, Get::Reduction).doc(
+    "Reduction of the whole document: an amount (10) or a percentage (10%), spread over the tax \
+     groups. Default: the client's reduction.",
+);
 const TOTAL_GROSS_UNREDUCED: DocField = DocField::new(
     "total_gross_unreduced",
     Kind::Decimal,
     Get::TotalGrossUnreduced,
 )
-.read_only();
+.read_only()
+.doc("Total with tax before the document reduction (read only; computed).");
 const TOTAL_NET_UNREDUCED: DocField =
-    DocField::new("total_net_unreduced", Kind::Decimal, Get::TotalNetUnreduced).read_only();
+    DocField::new("total_net_unreduced", Kind::Decimal, Get::TotalNetUnreduced)
+        .read_only()
+        .doc("Total without tax before the document reduction (read only; computed).");
 const TOTAL_REDUCTION: DocField =
-    DocField::new("total_reduction", Kind::Decimal, Get::TotalReduction).read_only();
-const CURRENCY_CODE: DocField = DocField::new("currency_code", Kind::Currency, Get::CurrencyCode);
-const QUOTE: DocField = DocField::new("quote", Kind::Decimal, Get::Quote);
-const PAYMENT_TYPES: DocField = DocField::new("payment_types", Kind::Text, Get::PaymentTypes);
-const PAID_AMOUNT: DocField =
-    DocField::new("paid_amount", Kind::Decimal, Get::PaidAmount).read_only();
-const OPEN_AMOUNT: DocField =
-    DocField::new("open_amount", Kind::Decimal, Get::OpenAmount).read_only();
-const TEMPLATE_ID: DocField = DocField::new("template_id", Kind::Integer, Get::TemplateId);
+    DocField::new("total_reduction", Kind::Decimal, Get::TotalReduction)
+        .read_only()
+        .doc(
+            "Amount the document reduction takes off, on the document's price basis (read only; \
+             computed).",
+        );
+const CURRENCY_CODE: DocField = DocField::new("currency_code", Kind::Currency, Get::CurrencyCode)
+    .doc("Currency of the document. Default: the client's currency_code, else the settings'.");
+const QUOTE: DocField = DocField::new("quote", Kind::Decimal, Get::Quote).doc(
+    "Exchange rate from currency_code into the account's currency, kept for reports (amounts are \
+     not converted); greater than 0. Default: 1.",
+);
+const PAYMENT_TYPES: DocField = DocField::new("payment_types", Kind::Text, Get::PaymentTypes).doc(
+    "Accepted payment types, comma-separated (values of a payment's type); the first one sets the \
+     e-invoice's payment means (BT-81). Default: the settings' payment_types.",
+);
+const PAID_AMOUNT: DocField = DocField::new("paid_amount", Kind::Decimal, Get::PaidAmount)
+    .read_only()
+    .doc("Sum of the booked payments (read only; computed).");
+const OPEN_AMOUNT: DocField = DocField::new("open_amount", Kind::Decimal, Get::OpenAmount)
+    .read_only()
+    .doc(
+        "total_gross minus paid_amount, never below 0; 0 once PAID or CANCELED (read only; \
+         computed).",
+    );
+const TEMPLATE_ID: DocField = DocField::new("template_id", Kind::Integer, Get::TemplateId).doc(
+    "Template the document is completed with; for an invoice, a template_id in the complete \
+     request comes first. Empty: the default template of its type.",
+);
 const CREDIT_NOTE_NUMBER: DocField =
-    DocField::new("credit_note_number", Kind::Text, Get::FormattedNumber).read_only();
-const TITLE: DocField = DocField::new("title", Kind::Text, Get::Title);
-const CUSTOMERPORTAL_URL: DocField =
-    DocField::new("customerportal_url", Kind::Text, Get::NotKept).read_only();
-const INVOICE_ID: DocField = DocField::new("invoice_id", Kind::Integer, Get::InvoiceId);
-const FREE_TEXT_ID: DocField = DocField::new("free_text_id", Kind::Integer, Get::FreeTextId);
-const BUYER_REFERENCE: DocField = DocField::new("buyer_reference", Kind::Text, Get::BuyerReference);
-const ORDER_REFERENCE: DocField = DocField::new("order_reference", Kind::Text, Get::OrderReference);
+    DocField::new("credit_note_number", Kind::Text, Get::FormattedNumber)
+        .read_only()
+        .doc(
+            "The credit note number: number_pre with its date placeholders resolved, then number \
+             zero-padded to number_length digits (read only; computed).",
+        );
+const TITLE: DocField = DocField::new("title", Kind::Text, Get::Title)
+    .doc("Title printed before the credit note's number. Empty: Credit note.");
+const CUSTOMERPORTAL_URL: DocField = DocField::new("customerportal_url", Kind::Text, Get::NotKept)
+    .read_only()
+    .doc(
+        "Link to the document in a customer portal; the service has none, so it is always empty \
+         (read only).",
+    );
+const INVOICE_ID: DocField = DocField::new("invoice_id", Kind::Integer, Get::InvoiceId).doc(
+    "Invoice the credit note is made from (create only); it takes the invoice's client, address, \
+     price basis, currency, quote, reduction and, without items of its own, its items.",
+);
+const FREE_TEXT_ID: DocField = DocField::new("free_text_id", Kind::Integer, Get::FreeTextId).doc(
+    "Id of a free text; kept as given (the service has no free texts, so it sets no other field).",
+);
+const BUYER_REFERENCE: DocField = DocField::new("buyer_reference", Kind::Text, Get::BuyerReference)
+    .doc(
+        "Buyer reference (BT-10), e.g. a Leitweg-ID; XRechnung needs one. Default: the client's \
+         buyer_reference.",
+    );
+const ORDER_REFERENCE: DocField = DocField::new("order_reference", Kind::Text, Get::OrderReference)
+    .doc("Purchase order reference (BT-13) of e-invoices.");
 
 /// Invoice fields in response order.
 pub static INVOICE: &[DocField] = &[

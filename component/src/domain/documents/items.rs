@@ -58,30 +58,89 @@ impl Item {
 }
 
 macro_rules! item_fields {
-    ($parent:literal) => {
+    ($parent:literal, $parent_doc:literal) => {
         &[
-            Field::new("id", Kind::Integer).read_only(),
-            Field::new("created", Kind::DateTime).read_only(),
-            Field::new("updated", Kind::DateTime).read_only(),
-            Field::new("article_id", Kind::Integer),
-            Field::new($parent, Kind::Integer).mandatory(),
-            Field::new("position", Kind::Integer),
-            Field::new("unit", Kind::Text),
-            Field::new("quantity", Kind::Decimal),
-            Field::new("unit_price", Kind::Decimal),
-            Field::new("tax_name", Kind::Text),
-            Field::new("tax_rate", Kind::Decimal),
-            Field::new("title", Kind::Text),
-            Field::new("description", Kind::Text),
-            Field::new("reduction", Kind::Text),
-            Field::new("type", Kind::Enum(&["PRODUCT", "SERVICE"])),
-            Field::new("unit_code", Kind::Text),
-            Field::new("tax_category", Kind::Enum(TAX_CATEGORIES)),
-            Field::new("tax_exemption_reason", Kind::Text),
-            Field::new("total_net", Kind::Decimal).read_only(),
-            Field::new("total_gross", Kind::Decimal).read_only(),
-            Field::new("total_net_unreduced", Kind::Decimal).read_only(),
-            Field::new("total_gross_unreduced", Kind::Decimal).read_only(),
+            Field::new("id", Kind::Integer)
+                .read_only()
+                .doc("Id of the item (read only; assigned on create)."),
+            Field::new("created", Kind::DateTime)
+                .read_only()
+                .doc("When the item was created (read only)."),
+            Field::new("updated", Kind::DateTime)
+                .read_only()
+                .doc("When the item was last changed (read only)."),
+            Field::new("article_id", Kind::Integer).doc(
+                "Id of the article the item sells; kept as given (not checked) and matched by the \
+                 documents' article_id filter.",
+            ),
+            Field::new($parent, Kind::Integer)
+                .mandatory()
+                .doc($parent_doc),
+            Field::new("position", Kind::Integer)
+                .doc("Position of the item in the document. Default: after the last item."),
+            Field::new("unit", Kind::Text).doc(
+                "Unit of the quantity as printed, e.g. Stück or h; the default of unit_code is \
+                 derived from it.",
+            ),
+            Field::new("quantity", Kind::Decimal)
+                .doc("Quantity of units, kept at its given precision. Default: 1."),
+            Field::new("unit_price", Kind::Decimal).doc(
+                "Price of one unit, net or gross as the document's net_gross says, kept at its \
+                 given precision. Default: 0.",
+            ),
+            Field::new("tax_name", Kind::Text).doc(
+                "Name of the item's tax; the document's taxes are grouped by name and rate. \
+                 Default: the default tax's name when neither tax_name nor tax_rate is given.",
+            ),
+            Field::new("tax_rate", Kind::Decimal).doc(
+                "Tax rate in percent (0 to 100); 0 on a tax-free document. Default: the default \
+                 tax's rate when neither tax_name nor tax_rate is given.",
+            ),
+            Field::new("title", Kind::Text).doc("Title of the item, printed in the item table."),
+            Field::new("description", Kind::Text)
+                .doc("Longer description, printed below the title."),
+            Field::new("reduction", Kind::Text).doc(
+                "Reduction of the item: an amount (10) or a percentage (10%) off quantity × \
+                 unit_price.",
+            ),
+            Field::new("type", Kind::Enum(&["PRODUCT", "SERVICE"])).doc(
+                "Whether the item is a product or a service; for tax-free foreign clients it \
+                 decides the derived VAT category (K or AE inside the EU, G or O outside).",
+            ),
+            Field::new("unit_code", Kind::Text).doc(
+                "Unit of measure (BT-130, UN/ECE Recommendation 20) for e-invoices. Empty: derived \
+                 from unit (e.g. Stück → H87, h → HUR), else C62; responses show the code that \
+                 applies.",
+            ),
+            Field::new("tax_category", Kind::Enum(TAX_CATEGORIES)).doc(
+                "VAT category (BT-151): S standard, Z zero rated, E exempt, AE reverse charge, K \
+                 intra-community supply, G export, O not subject to VAT. Empty: derived when the \
+                 e-invoice is made.",
+            ),
+            Field::new("tax_exemption_reason", Kind::Text).doc(
+                "VAT exemption reason (BT-120) for e-invoices. Empty: the settings' \
+                 tax_exemption_reason for category E, a standard text for AE, K, G and O.",
+            ),
+            Field::new("total_net", Kind::Decimal).read_only().doc(
+                "Net amount of the item after its reduction, before the document reduction (read \
+                 only; computed).",
+            ),
+            Field::new("total_gross", Kind::Decimal).read_only().doc(
+                "Gross amount of the item after its reduction, before the document reduction (read \
+                 only; computed).",
+            ),
+            Field::new("total_net_unreduced", Kind::Decimal)
+                .read_only()
+                .doc(
+                    "Net amount of quantity × unit_price before the item's reduction (read only; \
+                     computed).",
+                ),
+            Field::new("total_gross_unreduced", Kind::Decimal)
+                .read_only()
+                .doc(
+                    "Gross amount of quantity × unit_price before the item's reduction (read only; \
+                     computed).",
+                ),
         ]
     };
 }
@@ -89,8 +148,16 @@ macro_rules! item_fields {
 /// UNTDID 5305 VAT categories an item may name (`einvoice::model::Category`).
 const TAX_CATEGORIES: &[&str] = &["S", "Z", "E", "AE", "K", "G", "O"];
 
-static INVOICE_ITEM_FIELDS: &[Field] = item_fields!("invoice_id");
-static CREDIT_NOTE_ITEM_FIELDS: &[Field] = item_fields!("credit_note_id");
+static INVOICE_ITEM_FIELDS: &[Field] = item_fields!(
+    "invoice_id",
+    "Id of the invoice the item belongs to; its items change only while it is a DRAFT. Not sent \
+     in items nested in an invoice."
+);
+static CREDIT_NOTE_ITEM_FIELDS: &[Field] = item_fields!(
+    "credit_note_id",
+    "Id of the credit note the item belongs to; its items change only while it is a DRAFT. Not \
+     sent in items nested in a credit note."
+);
 
 pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {

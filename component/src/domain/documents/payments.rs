@@ -42,24 +42,49 @@ pub struct Payment {
 }
 
 macro_rules! payment_fields {
-    ($parent:literal, $mark:literal) => {
+    ($parent:literal, $parent_doc:literal, $mark:literal, $mark_doc:literal) => {
         &[
-            Field::new("id", Kind::Integer).read_only(),
-            Field::new("created", Kind::DateTime).read_only(),
-            Field::new($parent, Kind::Integer).mandatory(),
-            Field::new("user_id", Kind::Integer).read_only(),
-            Field::new("date", Kind::Date),
-            Field::new("amount", Kind::Decimal).mandatory(),
-            Field::new("comment", Kind::Text),
-            Field::new("type", Kind::Enum(PAYMENT_TYPES)),
-            Field::new($mark, Kind::Bool),
+            Field::new("id", Kind::Integer)
+                .read_only()
+                .doc("Id of the payment (read only; assigned on create)."),
+            Field::new("created", Kind::DateTime)
+                .read_only()
+                .doc("When the payment was booked (read only)."),
+            Field::new($parent, Kind::Integer)
+                .mandatory()
+                .doc($parent_doc),
+            Field::new("user_id", Kind::Integer)
+                .read_only()
+                .doc("Id of the user who booked the payment (read only)."),
+            Field::new("date", Kind::Date).doc("Date of the payment. Default: today."),
+            Field::new("amount", Kind::Decimal).mandatory().doc(
+                "Amount paid, in the document's currency; greater than 0. Once the payments reach \
+                 total_gross, the document is PAID.",
+            ),
+            Field::new("comment", Kind::Text).doc("Note on the payment."),
+            Field::new("type", Kind::Enum(PAYMENT_TYPES)).doc(
+                "How the payment was made (CREDIT_NOTE: settled by a credit note; MISC: any other \
+                 way); the documents' payment_type filter matches it.",
+            ),
+            Field::new($mark, Kind::Bool).doc($mark_doc),
         ]
     };
 }
 
-static INVOICE_PAYMENT_FIELDS: &[Field] = payment_fields!("invoice_id", "mark_invoice_as_paid");
-static CREDIT_NOTE_PAYMENT_FIELDS: &[Field] =
-    payment_fields!("credit_note_id", "mark_credit_note_as_paid");
+static INVOICE_PAYMENT_FIELDS: &[Field] = payment_fields!(
+    "invoice_id",
+    "Id of the invoice paid; payments are booked only for OPEN or OVERDUE invoices.",
+    "mark_invoice_as_paid",
+    "1 settles the invoice (PAID) even when the payments do not reach its total_gross; deleting \
+     the payment undoes that. Default: 0."
+);
+static CREDIT_NOTE_PAYMENT_FIELDS: &[Field] = payment_fields!(
+    "credit_note_id",
+    "Id of the credit note paid; payments are booked only for OPEN or OVERDUE credit notes.",
+    "mark_credit_note_as_paid",
+    "1 settles the credit note (PAID) even when the payments do not reach its total_gross; \
+     deleting the payment undoes that. Default: 0."
+);
 
 pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {

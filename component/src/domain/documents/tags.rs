@@ -22,15 +22,29 @@ pub struct Tag {
 }
 
 static INVOICE_TAG_FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("invoice_id", Kind::Integer).mandatory(),
-    Field::new("name", Kind::Text).mandatory(),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the tag (read only; assigned on create)."),
+    Field::new("invoice_id", Kind::Integer)
+        .mandatory()
+        .doc("Id of the invoice the tag is on."),
+    Field::new("name", Kind::Text).mandatory().doc(
+        "Name of the tag: one line without commas, at most 100 characters. A name the invoice \
+         already carries (in any case) answers that tag.",
+    ),
 ];
 
 static CREDIT_NOTE_TAG_FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer).read_only(),
-    Field::new("credit_note_id", Kind::Integer).mandatory(),
-    Field::new("name", Kind::Text).mandatory(),
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the tag (read only; assigned on create)."),
+    Field::new("credit_note_id", Kind::Integer)
+        .mandatory()
+        .doc("Id of the credit note the tag is on."),
+    Field::new("name", Kind::Text).mandatory().doc(
+        "Name of the tag: one line without commas, at most 100 characters. A name the credit note \
+         already carries (in any case) answers that tag.",
+    ),
 ];
 
 pub fn fields(kind: DocKind) -> &'static [Field] {

@@ -19,7 +19,9 @@ use crate::domain::{filenames, records};
 use crate::domain::{pdfs, settings};
 use crate::http::Call;
 
-static SIGNATURE_FIELDS: &[Field] = &[Field::new("base64file", Kind::File).mandatory()];
+static SIGNATURE_FIELDS: &[Field] = &[Field::new("base64file", Kind::File).mandatory().doc(
+    "The signed PDF, base64-encoded; kept beside the original and served by GET …/pdf?type=signed.",
+)];
 
 /// `GET .../{id}/pdf`: the `pdf` record, or the bytes with `format=pdf` or
 /// `Accept: application/pdf`; `type=print` and `type=signed` pick the other files.

@@ -123,9 +123,9 @@ fn sent(c: &Call<'_>, id: u64, d: &Dispatch) -> Result<Response, ApiError> {
 }
 
 static MAIL_FIELDS: &[Field] = &[
-    Field::new("color", Kind::Bool),
-    Field::new("duplex", Kind::Bool),
-    Field::new("paper_weight", Kind::Integer),
+    Field::new("color", Kind::Bool).doc("1 prints the letter in colour. Default: 0."),
+    Field::new("duplex", Kind::Bool).doc("1 prints on both sides of the paper. Default: 1."),
+    Field::new("paper_weight", Kind::Integer).doc("Paper weight in g/m², 80 or 90. Default: 90."),
 ];
 
 /// `POST /api/credit-notes/{id}/mail`: the PDF and PDF attachments as a letter.

@@ -298,7 +298,10 @@ pub(super) fn delete(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> 
     Ok(Response::empty())
 }
 
-static COMPLETE_FIELDS: &[Field] = &[Field::new("template_id", Kind::Integer)];
+static COMPLETE_FIELDS: &[Field] = &[Field::new("template_id", Kind::Integer).doc(
+    "Template to complete with; an invoice's own template_id comes after it, a credit note's \
+     before it. Default: the default template of the type.",
+)];
 
 /// `PUT .../{id}/complete|cancel|uncancel`; `complete` takes an optional
 /// `<complete><template_id>`.
