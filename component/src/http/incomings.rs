@@ -322,7 +322,7 @@ pub(super) fn file(c: &Call<'_>) -> Result<Response, ApiError> {
     })
 }
 
-use super::openapi::{Param, Shape};
+use super::described::{Param, Shape};
 
 /// The query of `list` (`filtered` and `group_by`), for the API description.
 pub(super) const LIST_PARAMS: &[Param] = &[
@@ -380,8 +380,8 @@ pub(super) const LIST_PARAMS: &[Param] = &[
 ];
 
 /// The incoming record for the API description.
-pub(super) fn schema() -> super::openapi::Schema {
-    super::openapi::Schema {
+pub(super) fn schema() -> super::described::Schema {
+    super::described::Schema {
         singular: INCOMING_WIRE.singular,
         plural: INCOMING_WIRE.plural,
         fields: INCOMINGS.fields,

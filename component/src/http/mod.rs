@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+mod described;
 pub mod dispatch;
 mod documents;
 mod error;

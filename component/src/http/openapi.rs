@@ -12,88 +12,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::router::{self, Route, Verb};
+use super::described::{About, Input, Op, Output, Param, Schema, Shape, Verb};
+use super::router::{self, Route};
 use crate::domain::schema::{Access, Field, Kind};
-
-/// A query parameter of an operation.
-#[derive(Debug, Clone, Copy)]
-pub struct Param {
-    pub name: &'static str,
-    pub shape: Shape,
-    pub doc: &'static str,
-}
-
-impl Param {
-    pub const fn new(name: &'static str, shape: Shape, doc: &'static str) -> Param {
-        Param { name, shape, doc }
-    }
-}
-
-/// What a query parameter takes.
-#[derive(Debug, Clone, Copy)]
-pub enum Shape {
-    Text,
-    /// A positive integer.
-    Id,
-    /// Positive integers, comma-separated (any of them).
-    Ids,
-    Date,
-    /// One of the words (case-insensitive).
-    OneOf(&'static [&'static str]),
-    /// Any of the words, comma-separated.
-    AnyOf(&'static [&'static str]),
-}
-
-/// The record shape of a resource: its root element names and fields, and the list
-/// filters its fields give.
-pub struct Schema {
-    pub singular: &'static str,
-    pub plural: &'static str,
-    pub fields: &'static [Field],
-    /// List filters, each naming the field it matches.
-    pub filters: Vec<(&'static str, &'static str)>,
-}
-
-/// What a route is about, from which its operations are described.
-#[derive(Clone, Copy)]
-pub enum About {
-    /// Records of one resource: list and create on the collection, get, update and delete
-    /// on a member.
-    Records(fn() -> Schema),
-    /// Documents (invoices, credit notes): as records, with their list parameters, a HEAD
-    /// count and `group_by`.
-    Documents(fn() -> Schema, &'static [Param]),
-    /// The operations listed.
-    Ops(&'static [(Verb, Op)]),
-}
-
-/// One operation described by hand, for routes that are not plain records.
-#[derive(Clone, Copy)]
-pub struct Op {
-    pub summary: &'static str,
-    pub params: &'static [Param],
-    pub input: Input,
-    pub output: Output,
-}
-
-#[derive(Clone, Copy)]
-pub enum Input {
-    Nothing,
-    /// A record of this shape; `true` when the body may be empty.
-    Record(fn() -> Schema, bool),
-}
-
-#[derive(Clone, Copy)]
-pub enum Output {
-    /// A record with this status.
-    Record(u16, fn() -> Schema),
-    /// A list of records.
-    List(fn() -> Schema),
-    /// An empty answer (XML: none; JSON: `{}`), 200.
-    Empty,
-    /// Bytes of one of these media types.
-    Bytes(&'static [&'static str]),
-}
 
 /// The list parameters of every list.
 const PAGING: &[Param] = &[

@@ -41,7 +41,7 @@ impl Wire {
 
     /// The record shape of the API description: fields, and the list filters (an owner's
     /// field among them).
-    pub(super) fn schema(&self) -> super::openapi::Schema {
+    pub(super) fn schema(&self) -> super::described::Schema {
         let mut filters: Vec<_> = self
             .res
             .filters
@@ -53,7 +53,7 @@ impl Wire {
         {
             filters.push((owner.field, owner.field));
         }
-        super::openapi::Schema {
+        super::described::Schema {
             singular: self.singular,
             plural: self.plural,
             fields: self.res.fields,

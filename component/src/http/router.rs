@@ -2,15 +2,15 @@
 //! router, by the `Allow` header of a 405, and by the isolation tests, which send another
 //! account's key to every route that takes an id.
 
+use super::described::{About, Input, Op, Output, Verb};
 use super::documents::{self, Comments, Items, Payments, Tags, parts};
 use super::error::ApiError;
-use super::openapi::{About, Input, Op, Output};
 use super::query::Query;
 use super::records::{
     self, CLIENT_PROPERTIES, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES, INCOMING_PROPERTIES,
     SUPPLIERS, TAXES, TEMPLATES, USER_PROPERTIES, Wire,
 };
-use super::{Call, Method, Request, Response, incomings, settings, templates};
+use super::{Call, Request, Response, incomings, settings, templates};
 use crate::caps::Caps;
 use crate::domain::Ctx;
 use crate::domain::documents::{Action, DocKind};
@@ -26,38 +26,6 @@ pub struct Route {
     handlers: &'static [(Verb, Handler)],
     /// What the route is about, for the API description (`openapi`).
     pub about: About,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    Get,
-    Head,
-    Post,
-    Put,
-    Delete,
-}
-
-impl Verb {
-    fn of(m: &Method) -> Option<Verb> {
-        Some(match m {
-            Method::Get => Verb::Get,
-            Method::Head => Verb::Head,
-            Method::Post => Verb::Post,
-            Method::Put => Verb::Put,
-            Method::Delete => Verb::Delete,
-            Method::Other(_) => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Verb::Get => "GET",
-            Verb::Head => "HEAD",
-            Verb::Post => "POST",
-            Verb::Put => "PUT",
-            Verb::Delete => "DELETE",
-        }
-    }
 }
 
 type Answer = Result<Response, ApiError>;

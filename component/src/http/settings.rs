@@ -27,8 +27,8 @@ pub(super) fn update(c: &Call<'_>) -> Result<Response, ApiError> {
 }
 
 /// The settings record for the API description.
-pub(super) fn schema() -> super::openapi::Schema {
-    super::openapi::Schema {
+pub(super) fn schema() -> super::described::Schema {
+    super::described::Schema {
         singular: "settings",
         plural: "settings",
         fields: settings::FIELDS,

@@ -39,8 +39,8 @@ pub(super) fn thumbnail(c: &Call<'_>) -> Result<Response, ApiError> {
 }
 
 /// The query of `thumbnail`, for the API description.
-pub(super) const THUMB_PARAMS: &[super::openapi::Param] = &[super::openapi::Param::new(
+pub(super) const THUMB_PARAMS: &[super::described::Param] = &[super::described::Param::new(
     "format",
-    super::openapi::Shape::OneOf(&["png", "gif", "jpg"]),
+    super::described::Shape::OneOf(&["png", "gif", "jpg"]),
     "The image format. Default: png.",
 )];

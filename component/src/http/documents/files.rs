@@ -196,8 +196,8 @@ pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError
 }
 
 /// The body of `upload_signature`, for the API description.
-pub(crate) fn signature_schema() -> crate::http::openapi::Schema {
-    crate::http::openapi::Schema {
+pub(crate) fn signature_schema() -> crate::http::described::Schema {
+    crate::http::described::Schema {
         singular: "signature",
         plural: "signatures",
         fields: SIGNATURE_FIELDS,

@@ -219,8 +219,8 @@ static EMAIL_FIELDS: &[Field] = &[
 ];
 
 /// The body of `email`, for the API description.
-pub(crate) fn email_schema() -> crate::http::openapi::Schema {
-    crate::http::openapi::Schema {
+pub(crate) fn email_schema() -> crate::http::described::Schema {
+    crate::http::described::Schema {
         singular: "email",
         plural: "emails",
         fields: EMAIL_FIELDS,
@@ -229,8 +229,8 @@ pub(crate) fn email_schema() -> crate::http::openapi::Schema {
 }
 
 /// The body of `post`, for the API description.
-pub(crate) fn letter_schema() -> crate::http::openapi::Schema {
-    crate::http::openapi::Schema {
+pub(crate) fn letter_schema() -> crate::http::described::Schema {
+    crate::http::described::Schema {
         singular: "mail",
         plural: "mails",
         fields: MAIL_FIELDS,

@@ -330,7 +330,7 @@ pub(super) fn action(c: &Call<'_>, kind: DocKind, action: Action) -> Result<Resp
     Ok(Response::empty())
 }
 
-use crate::http::openapi::{Param, Schema, Shape};
+use crate::http::described::{Param, Schema, Shape};
 
 /// The record shape of a kind for the API description.
 pub(crate) fn schema(kind: DocKind) -> Schema {

@@ -237,9 +237,9 @@ pub(crate) fn delete<P: Part>(c: &Call<'_>, kind: DocKind) -> Result<Response, A
 }
 
 /// The record shape of a part for the API description; its list names the document.
-pub(crate) fn schema<P: Part>(kind: DocKind) -> crate::http::openapi::Schema {
+pub(crate) fn schema<P: Part>(kind: DocKind) -> crate::http::described::Schema {
     let document = kind.parent_field();
-    crate::http::openapi::Schema {
+    crate::http::described::Schema {
         singular: P::singular(kind),
         plural: P::plural(kind),
         fields: P::fields(kind),
