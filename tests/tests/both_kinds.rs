@@ -231,7 +231,7 @@ async fn numbers_follow_prefixes_placeholders_and_stay_unique(kind: &Kind) {
         &kind.body(&format!("<client_id>{c}</client_id><number>42</number>")),
     )
     .await
-    .assert_error(400, "number 42 is already used");
+    .assert_error(409, "number 42 is already used");
     let next = create_for(&app, kind, c, "").await;
     next.assert_fields(&[(&kind.number(), &number("00043"))]);
 }

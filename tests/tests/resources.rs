@@ -195,7 +195,7 @@ async fn clients_get_numbers_and_addresses() {
     b.assert_fields(&[("client_number", "K-0007")]);
     let taken = client("<name>C</name><number>7</number>");
     let taken = app.post("/api/clients", &taken).await;
-    taken.assert_error(400, "number 7 is already used");
+    taken.assert_error(409, "number 7 is already used");
     // The next number is one past the highest in use.
     let c = app.post("/api/clients", &client("<name>C</name>")).await;
     c.assert_fields(&[("client_number", "K-0008")]);

@@ -4,6 +4,7 @@
 use sha2::{Digest, Sha256};
 
 use super::Error;
+pub use super::codes::is_email;
 use crate::caps::{Random, Read, Write};
 use crate::limits;
 use crate::store::forms::{StoredAccount, StoredPrincipal, StoredUser};
@@ -271,22 +272,6 @@ pub fn create_user(
         user_id: id,
         api_key,
     })
-}
-
-/// A plain shape check: one @, no spaces or line breaks, a dot in the domain.
-pub fn is_email(s: &str) -> bool {
-    let Some((local, domain)) = s.split_once('@') else {
-        return false;
-    };
-    !local.is_empty()
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && s.len() <= 254
-        && !domain.contains('@')
-        && !s
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || "<>,;\"".contains(c))
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! Clients: addresses, tax rule and payment terms of the parties documents are made out to.
 //! Client numbers come from the account's client range; the address is derived.
 
-use super::accounts::is_email;
 use super::einvoice::derive;
 use super::numbering;
 use super::records::{Draft, Resource, Rules};
@@ -69,7 +68,7 @@ static FIELDS: &[Field] = &[
         .doc("Phone number; the buyer's contact telephone (BT-57) in e-invoices."),
     Field::new("fax", Kind::Text).doc("Fax number."),
     Field::new("mobile", Kind::Text).doc("Mobile phone number."),
-    Field::new("email", Kind::Text).doc(
+    Field::new("email", Kind::Email).doc(
         "E-mail address; the buyer's contact e-mail (BT-58) in e-invoices and the default of \
          electronic_address.",
     ),
@@ -135,7 +134,7 @@ static FIELDS: &[Field] = &[
         "Buyer reference (BT-10), e.g. a Leitweg-ID: new documents start with it, and e-invoices \
          of documents without one use it.",
     ),
-    Field::new("electronic_address", Kind::Text)
+    Field::new("electronic_address", Kind::Email)
         .doc("Buyer electronic address (BT-49), an e-mail address. Empty: email."),
     Field::new("einvoice_profile", Kind::Enum(EINVOICE_PROFILES)).doc(
         "E-invoice profile the client receives: completion checks its rules, GET …/e-invoice \
@@ -164,17 +163,6 @@ impl Rules for ClientRules {
         {
             d.errors
                 .push("name is mandatory (or first_name and last_name)".into());
-        }
-        let email = d.record.text("email").trim().to_owned();
-        if !email.is_empty() && !is_email(&email) {
-            d.errors
-                .push(format!("email must be an e-mail address, got \"{email}\""));
-        }
-        let address = d.record.text("electronic_address").trim().to_owned();
-        if !address.is_empty() && !is_email(&address) {
-            d.errors.push(format!(
-                "electronic_address must be an e-mail address, got \"{address}\""
-            ));
         }
         let iban = d.record.text("bank_iban").to_owned();
         if !d.record.text("debit_mandate_reference").trim().is_empty() && !derive::is_iban(&iban) {
@@ -240,7 +228,7 @@ impl Rules for ClientRules {
         if !d.errors.is_empty() {
             return Ok(());
         }
-        self.number(d.ctx, d.txn, d.record, d.old, d.errors)?;
+        self.number(d.ctx, d.txn, d.record, d.old)?;
         d.record
             .set("address", Some(Scalar::Text(address_of(d.record))));
         Ok(())
@@ -279,7 +267,6 @@ impl ClientRules {
         txn: &mut dyn Write,
         record: &mut Record,
         old: Option<&Record>,
-        errors: &mut Vec<String>,
     ) -> Result<(), Error> {
         let pre = record.text("number_pre").to_owned();
         let id = record.id();
@@ -287,8 +274,9 @@ impl ClientRules {
         match record.int("number") {
             Some(n) if old_claim.as_ref() != Some(&(pre.clone(), n)) => {
                 if !numbering::claim(txn, ctx.account_id, RANGE, &pre, n, id)? {
-                    errors.push(format!("number {n} is already used by another client"));
-                    return Ok(());
+                    return Err(Error::Conflict(format!(
+                        "number {n} is already used by another client"
+                    )));
                 }
                 if let Some((old_pre, old_n)) = &old_claim {
                     numbering::release(txn, ctx.account_id, RANGE, old_pre, *old_n)?;

@@ -35,8 +35,9 @@ impl Rules for CountryTaxRules {
             .iter()
             .any(|r| Some(r.id()) != own_id && r.text("country_code") == code);
         if taken && !code.is_empty() {
-            d.errors
-                .push(format!("country_code {code} is already listed"));
+            return Err(Error::Conflict(format!(
+                "country_code {code} is already listed"
+            )));
         }
         Ok(())
     }

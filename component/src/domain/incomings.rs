@@ -557,6 +557,7 @@ static PAYMENT_FIELDS: &[Field] = &[
     Field::new("date", Kind::Date).doc("Date of the payment. Default: today."),
     Field::new("amount", Kind::Decimal)
         .mandatory()
+        .positive()
         .doc("Amount paid; greater than 0. It adds to the incoming's paid_amount."),
     Field::new("comment", Kind::Text).doc("Note on the payment."),
     Field::new("payment_type", Kind::Text)

@@ -217,6 +217,10 @@ pub enum Kind {
     Currency,
     /// A base64 file; kept outside the record, byte-exact (see `store::keys::file`).
     File,
+    /// An e-mail address (`codes::is_email`); empty allowed.
+    Email,
+    /// An IBAN with valid check digits (`codes::is_iban`, spaces allowed); empty allowed.
+    Iban,
 }
 
 /// Who may set a field.
@@ -237,6 +241,8 @@ pub struct Field {
     pub mandatory: bool,
     /// Left out of list responses (large files).
     pub single_only: bool,
+    /// A number that must be greater than 0 (an amount paid, an exchange rate).
+    pub positive: bool,
     /// What the field means, for the API description (`http::openapi`): one or two
     /// sentences, its defaults and rules; every field has one.
     pub doc: &'static str,
@@ -250,8 +256,14 @@ impl Field {
             access: Access::Write,
             mandatory: false,
             single_only: false,
+            positive: false,
             doc: "",
         }
+    }
+
+    pub const fn positive(mut self) -> Field {
+        self.positive = true;
+        self
     }
 
     pub const fn doc(mut self, doc: &'static str) -> Field {
@@ -347,7 +359,26 @@ impl Field {
                 Scalar::Text(code)
             }
             Kind::File => return Err(format!("{name} is a file and is read separately")),
+            Kind::Email => {
+                if !codes::is_email(trimmed) {
+                    return Err(format!(
+                        "{name} must be an e-mail address, got \"{trimmed}\""
+                    ));
+                }
+                Scalar::Text(trimmed.to_owned())
+            }
+            Kind::Iban => {
+                if !codes::is_iban(trimmed) {
+                    return Err(format!(
+                        "{name} must be an IBAN with valid check digits, got \"{trimmed}\""
+                    ));
+                }
+                Scalar::Text(trimmed.to_owned())
+            }
         };
+        if self.positive && value.as_dec().is_some_and(|v| v <= Decimal::ZERO) {
+            return Err(format!("{name} must be greater than 0, got {trimmed}"));
+        }
         Ok(Some(value))
     }
 }

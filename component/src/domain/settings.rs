@@ -127,7 +127,7 @@ pub static FIELDS: &[Field] = &[
         "1 serves GET …/pdf?type=print, the version without background that completion renders. \
          Default: 0.",
     ),
-    Field::new("default_email_sender", Kind::Text).doc(
+    Field::new("default_email_sender", Kind::Email).doc(
         "Sender address of e-mails that give no from. Empty: the e-mail address of the user who \
          sends.",
     ),
@@ -150,13 +150,13 @@ pub static FIELDS: &[Field] = &[
         .doc("Seller legal registration identifier (BT-30), e.g. the commercial register number."),
     Field::new("company_contact_name", Kind::Text).doc("Seller contact point (BT-41)."),
     Field::new("company_phone", Kind::Text).doc("Seller contact telephone number (BT-42)."),
-    Field::new("company_email", Kind::Text)
+    Field::new("company_email", Kind::Email)
         .doc("Seller contact e-mail address (BT-43); the default of company_electronic_address."),
-    Field::new("company_electronic_address", Kind::Text)
+    Field::new("company_electronic_address", Kind::Email)
         .doc("Seller electronic address (BT-34), an e-mail address. Empty: company_email."),
     Field::new("company_bank_account_owner", Kind::Text)
         .doc("Name of the payment account (BT-85). Empty: company_name."),
-    Field::new("company_bank_iban", Kind::Text).doc(
+    Field::new("company_bank_iban", Kind::Iban).doc(
         "IBAN of the payment account (BT-84) that credit transfers go to; its check digits must be \
          valid.",
     ),
@@ -281,24 +281,6 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
     }
     if let Err(e) = parse_payment_types(r.text("payment_types")) {
         errors.push(e);
-    }
-    let sender = r.text("default_email_sender").trim();
-    if !sender.is_empty() && !is_email(sender) {
-        errors.push(format!(
-            "default_email_sender must be an e-mail address, got \"{sender}\""
-        ));
-    }
-    for name in ["company_email", "company_electronic_address"] {
-        let value = r.text(name).trim();
-        if !value.is_empty() && !is_email(value) {
-            errors.push(format!("{name} must be an e-mail address, got \"{value}\""));
-        }
-    }
-    let iban = r.text("company_bank_iban");
-    if !iban.trim().is_empty() && !derive::is_iban(iban) {
-        errors.push(format!(
-            "company_bank_iban must be an IBAN with valid check digits, got \"{iban}\""
-        ));
     }
     let bic = r.text("company_bank_bic").trim();
     if !bic.is_empty() && !derive::is_bic(bic) {

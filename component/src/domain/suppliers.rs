@@ -4,7 +4,6 @@
 
 use super::accounts::is_email;
 use super::clients::address_of;
-use super::einvoice::derive;
 use super::einvoice::model::Party;
 use super::records::{self, Draft, Filter, Resource, Rules};
 use super::schema::{Changes, Field, Kind, Record, Scalar};
@@ -39,12 +38,12 @@ static FIELDS: &[Field] = &[
          (spaces and case ignored).",
     ),
     Field::new("tax_number", Kind::Text).doc("Tax registration number (BT-32)."),
-    Field::new("email", Kind::Text).doc("Contact e-mail address (BT-43)."),
+    Field::new("email", Kind::Email).doc("Contact e-mail address (BT-43)."),
     Field::new("phone", Kind::Text).doc("Contact telephone number (BT-42)."),
-    Field::new("electronic_address", Kind::Text)
+    Field::new("electronic_address", Kind::Email)
         .doc("Electronic address (BT-34), an e-mail address."),
     Field::new("bank_account_owner", Kind::Text).doc("Holder of the supplier's bank account."),
-    Field::new("bank_iban", Kind::Text)
+    Field::new("bank_iban", Kind::Iban)
         .doc("IBAN of the supplier's bank account; its check digits must be valid."),
     Field::new("bank_bic", Kind::Text).doc("BIC of the supplier's bank."),
     Field::new("bank_name", Kind::Text).doc("Name of the supplier's bank."),
@@ -65,20 +64,6 @@ impl Rules for SupplierRules {
     fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
         if d.record.text("name").trim().is_empty() {
             d.errors.push("name must not be empty".into());
-        }
-        for field in ["email", "electronic_address"] {
-            let value = d.record.text(field).trim().to_owned();
-            if !value.is_empty() && !is_email(&value) {
-                d.errors.push(format!(
-                    "{field} must be an e-mail address, got \"{value}\""
-                ));
-            }
-        }
-        let iban = d.record.text("bank_iban").to_owned();
-        if !iban.trim().is_empty() && !derive::is_iban(&iban) {
-            d.errors.push(format!(
-                "bank_iban must be an IBAN with valid check digits, got \"{iban}\""
-            ));
         }
         d.record
             .set("address", Some(Scalar::Text(address_of(d.record))));

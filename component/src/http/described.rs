@@ -40,7 +40,7 @@ impl Verb {
 }
 
 /// A query parameter of an operation.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Param {
     pub name: &'static str,
     pub shape: Shape,
@@ -54,13 +54,23 @@ impl Param {
 }
 
 /// What a query parameter takes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Shape {
     Text,
     /// A positive integer.
     Id,
+    /// A page number, up to `limits::PAGE_MAX`.
+    Page,
+    /// Records per page: any positive number, more than `limits::PER_PAGE_MAX` taken as it.
+    PerPage,
     /// Positive integers, comma-separated (any of them).
     Ids,
+    /// Like `Ids`, and the parameter must be given.
+    RequiredIds,
+    /// One positive integer, and the parameter must be given.
+    RequiredId,
+    /// Text matching this regular expression.
+    Pattern(String),
     Date,
     /// One of the words (case-insensitive).
     OneOf(&'static [&'static str]),
@@ -76,6 +86,9 @@ pub struct Schema {
     pub fields: &'static [Field],
     /// List filters, each naming the field it matches.
     pub filters: Vec<(&'static str, &'static str)>,
+    /// The field naming the record the records belong to, when a list must name one (and
+    /// whether it takes several, comma-separated).
+    pub owner: Option<(&'static str, bool)>,
 }
 
 /// What a route is about, from which its operations are described.
@@ -103,8 +116,10 @@ pub struct Op {
 #[derive(Clone, Copy)]
 pub enum Input {
     Nothing,
-    /// A record of this shape; `true` when the body may be empty.
+    /// A new record of this shape; `true` when the body may be empty.
     Record(fn() -> Schema, bool),
+    /// Changes to a record of this shape: only the fields sent.
+    Change(fn() -> Schema),
 }
 
 #[derive(Clone, Copy)]

@@ -82,6 +82,13 @@ fn filtered(c: &Call<'_>, txn: &dyn crate::caps::Read) -> Result<Vec<Record>, Ap
     let (due_from, due_to) = (date("due_from")?, date("due_to")?);
     let number = query.get("number").map(str::to_lowercase);
     let supplier = query.get("supplier_id").map(str::to_owned);
+    for id in query.list("supplier_id") {
+        if !id.parse::<u64>().is_ok_and(|n| n > 0) {
+            return Err(ApiError::bad(format!(
+                "supplier_id must list positive integers, got \"{id}\""
+            )));
+        }
+    }
     let status = query.get("status").map(str::to_ascii_uppercase);
     let supplier_of = |r: &Record| r.int("supplier_id").unwrap_or(0).to_string();
     Ok(domain_records::load_all(txn, &INCOMINGS, c.ctx.account_id)?
@@ -366,17 +373,6 @@ pub(super) const LIST_PARAMS: &[Param] = &[
         Shape::AnyOf(&["supplier", "status", "day", "week", "month", "year"]),
         "Instead of the list, its sums grouped by these keys.",
     ),
-    Param::new("page", Shape::Id, "The page to answer, from 1. Default: 1."),
-    Param::new(
-        "per_page",
-        Shape::Id,
-        "Records per page. Default: 100; more than 1000 is taken as 1000.",
-    ),
-    Param::new(
-        "order_by",
-        Shape::Text,
-        "Order of the list: a field name, then ASC or DESC, several comma-separated.",
-    ),
 ];
 
 /// The incoming record for the API description.
@@ -386,5 +382,6 @@ pub(super) fn schema() -> super::described::Schema {
         plural: INCOMING_WIRE.plural,
         fields: INCOMINGS.fields,
         filters: Vec::new(),
+        owner: None,
     }
 }

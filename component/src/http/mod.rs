@@ -385,6 +385,7 @@ fn serve(
         });
     }
     let principal = authenticate(caps, req, &query)?;
+    check_format(rest, &query)?;
     let window = caps.rate.hit(&principal.account_id.to_string());
     rate_headers.push((
         "x-rate-limit-remaining".into(),
@@ -418,6 +419,31 @@ fn serve(
         }),
         None => router::route(caps, &ctx, req, &query, &segments),
     }
+}
+
+/// `format` names the answer's media type: a value the path does not answer in is refused
+/// rather than ignored (a client asking for `format=csv` would otherwise read XML).
+fn check_format(rest: &str, query: &query::Query) -> Result<(), ApiError> {
+    let Some(asked) = query.get("format") else {
+        return Ok(());
+    };
+    let asked = asked.to_ascii_lowercase();
+    let also: &[&str] = if rest.ends_with("/pdf") {
+        &["pdf"]
+    } else if rest.ends_with("/thumb") {
+        &["png", "gif", "jpg", "jpeg"]
+    } else {
+        &[]
+    };
+    if ["xml", "json"].contains(&asked.as_str()) || also.contains(&asked.as_str()) {
+        return Ok(());
+    }
+    let mut known = vec!["xml", "json"];
+    known.extend(also);
+    Err(ApiError::bad(format!(
+        "format must be one of {}, got \"{asked}\"",
+        known.join(", ")
+    )))
 }
 
 fn authenticate(

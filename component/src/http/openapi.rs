@@ -18,17 +18,15 @@ use crate::domain::schema::{Access, Field, Kind};
 
 /// The list parameters of every list.
 const PAGING: &[Param] = &[
-    Param::new("page", Shape::Id, "The page to answer, from 1. Default: 1."),
     Param::new(
-        "per_page",
-        Shape::Id,
-        "Records per page. Default: 100; more than 1000 is taken as 1000.",
+        "page",
+        Shape::Page,
+        "The page to answer, from 1. Default: 1.",
     ),
     Param::new(
-        "order_by",
-        Shape::Text,
-        "Order of the list: a field name, then ASC or DESC (`+` or a space between), \
-         several comma-separated. Default: id ASC.",
+        "per_page",
+        Shape::PerPage,
+        "Records per page. Default: 100; more than 1000 is taken as 1000.",
     ),
 ];
 
@@ -41,6 +39,11 @@ const ERRORS: &[(u16, &str)] = &[
     (401, "The API key is missing or unknown."),
     (403, "The key's user may not do this."),
     (404, "No such record in the key's account."),
+    (
+        409,
+        "The request clashes with a record that exists (a number or code already used, or \
+         an incoming invoice already imported); the message names it.",
+    ),
     (405, "The path does not take this method."),
     (413, "The body is over the size limit."),
     (415, "The body's content type is neither XML nor JSON."),
@@ -150,7 +153,15 @@ pub(super) fn operations(route: &Route) -> Vec<(Verb, Described)> {
                 // A HEAD the GET handler serves is described by the GET.
                 find(verb)
                     .or_else(|| (verb == Verb::Head).then(|| find(Verb::Get)).flatten())
-                    .map(|(_, op)| Described::from(op))
+                    .map(|(_, op)| {
+                        let mut d = Described::from(op);
+                        if let Output::List(schema) = op.output {
+                            // Every list pages and orders alike.
+                            d.params.extend(PAGING.iter().map(owned));
+                            d.params.push(order_by(schema().fields));
+                        }
+                        d
+                    })
             }
         };
         if let Some(d) = described {
@@ -168,8 +179,6 @@ pub(super) struct Described {
     pub output: Output,
     /// A HEAD that answers only the list's count.
     pub count_only: bool,
-    /// A list that takes `group_by`.
-    pub groups: bool,
 }
 
 impl From<&Op> for Described {
@@ -180,7 +189,6 @@ impl From<&Op> for Described {
             input: op.input,
             output: op.output,
             count_only: false,
-            groups: false,
         }
     }
 }
@@ -193,31 +201,47 @@ fn records_op(
     params: &'static [Param],
 ) -> Option<Described> {
     let s = schema();
-    let is_documents = !params.is_empty();
     let described = |summary: String, input, output| Described {
         summary,
         params: Vec::new(),
         input,
         output,
         count_only: false,
-        groups: false,
     };
     Some(match (verb, member) {
         (Verb::Get | Verb::Head, false) => {
             let mut list_params: Vec<_> = params.iter().map(owned).collect();
-            for (param, field) in &s.filters {
-                let doc = s
-                    .fields
-                    .iter()
-                    .find(|f| f.name == *field)
-                    .map_or("", |f| f.doc);
+            let owner = s.owner.map(|(field, _)| field);
+            if let Some((field, several)) = s.owner {
+                list_params.push(if several {
+                    (
+                        field,
+                        Shape::RequiredIds,
+                        "The records of these (comma-separated); must be given.".to_owned(),
+                    )
+                } else {
+                    (
+                        field,
+                        Shape::RequiredId,
+                        "The records of this one; must be given.".to_owned(),
+                    )
+                });
+            }
+            for (param, name) in s.filters.iter().filter(|(p, _)| Some(*p) != owner) {
+                let field = s.fields.iter().find(|f| f.name == *name);
                 let doc = format!(
-                    "Only records whose {field} is this (several comma-separated: any of \
-                     them). {field}: {doc}"
+                    "Only records whose {name} is this (several comma-separated: any of \
+                     them). {name}: {}",
+                    field.map_or("", |f| f.doc)
                 );
-                list_params.push((param, Shape::Text, doc));
+                let shape = match field.map(|f| f.kind) {
+                    Some(Kind::Integer) => Shape::Ids,
+                    _ => Shape::Text,
+                };
+                list_params.push((param, shape, doc));
             }
             list_params.extend(PAGING.iter().map(owned));
+            list_params.push(order_by(s.fields));
             Described {
                 summary: if verb == Verb::Head {
                     format!("Count the {}", s.plural)
@@ -228,7 +252,6 @@ fn records_op(
                 input: Input::Nothing,
                 output: Output::List(schema),
                 count_only: verb == Verb::Head,
-                groups: is_documents && verb == Verb::Get,
             }
         }
         (Verb::Post, false) => described(
@@ -243,7 +266,7 @@ fn records_op(
         ),
         (Verb::Put, true) => described(
             format!("Change a {}: only the fields sent", s.singular),
-            Input::Record(schema, false),
+            Input::Change(schema),
             Output::Record(200, schema),
         ),
         (Verb::Delete, true) => described(
@@ -255,8 +278,31 @@ fn records_op(
     })
 }
 
+/// `order_by` over the fields a list can be ordered by, as `Query::order` reads it.
+pub(super) fn order_by(fields: &[Field]) -> (&'static str, Shape, String) {
+    let names: Vec<&str> = fields
+        .iter()
+        .filter(|f| !f.single_only)
+        .map(|f| f.name)
+        .collect();
+    let one = format!("({})([ +](ASC|DESC|asc|desc))?", names.join("|"));
+    let pattern = format!(
+        "^({one})(,{one}){{0,{}}}$",
+        crate::limits::ORDER_KEYS_MAX - 1
+    );
+    (
+        "order_by",
+        Shape::Pattern(pattern),
+        format!(
+            "Order of the list: a field name, then ASC or DESC (a space or `+` between), up \
+             to {} of them comma-separated. Default: id ASC.",
+            crate::limits::ORDER_KEYS_MAX
+        ),
+    )
+}
+
 fn owned(p: &Param) -> (&'static str, Shape, String) {
-    (p.name, p.shape, p.doc.to_owned())
+    (p.name, p.shape.clone(), p.doc.to_owned())
 }
 
 fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String, Value>) -> Value {
@@ -274,8 +320,9 @@ fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String
         parameters.push(json!({
             "name": name,
             "in": "query",
+            "required": matches!(shape, Shape::RequiredIds | Shape::RequiredId),
             "description": doc,
-            "schema": shape_schema(*shape),
+            "schema": shape_schema(shape),
         }));
     }
     let own_format = op.params.iter().any(|(name, _, _)| *name == "format");
@@ -283,8 +330,9 @@ fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String
         json!({
             "name": "format",
             "in": "query",
-            "description": "`json` answers JSON, `xml` XML (the default), whatever `Accept` says.",
-            "schema": {"type": "string", "enum": ["xml", "json"]},
+            "description": "`json` answers JSON, `xml` XML (the default), whatever `Accept` \
+                says (either case); another value is refused.",
+            "schema": {"type": "string", "pattern": "^([Xx][Mm][Ll]|[Jj][Ss][Oo][Nn])?$"},
         })
     }));
     if matches!(verb, Verb::Post | Verb::Put | Verb::Delete) {
@@ -293,8 +341,9 @@ fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String
             "in": "header",
             "description": "Makes the write once: the first answer is kept for 24 hours and \
                 sent again, with `Idempotent-Replayed: true`, for the same key and request; \
-                the same key with another request is 422. 1 to 255 printable characters.",
-            "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+                the same key with another request is 422. Up to 255 visible ASCII \
+                characters; empty is no key.",
+            "schema": {"type": "string", "pattern": "^[!-~]{0,255}$"},
         }));
     }
     let mut out = Map::new();
@@ -305,20 +354,26 @@ fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String
     out.insert("summary".into(), Value::String(op.summary.clone()));
     out.insert("tags".into(), json!([route.path[0]]));
     out.insert("parameters".into(), Value::Array(parameters));
-    if let Input::Record(schema, optional) = op.input {
+    let body = match op.input {
+        Input::Nothing => None,
+        Input::Record(schema, optional) => Some((schema, "input", !optional)),
+        Input::Change(schema) => Some((schema, "changes", true)),
+    };
+    if let Some((schema, variant, required)) = body {
         let s = schema();
         let name = register(&s, schemas);
-        let input = format!("{name}-input");
+        let input = format!("#/components/schemas/{name}-{variant}");
         out.insert(
             "requestBody".into(),
             json!({
-                "required": !optional,
+                "required": required,
                 "content": {
-                    "application/xml": {"schema": {"$ref": format!("#/components/schemas/{input}")}},
+                    "application/xml": {"schema": {"$ref": input}},
                     "application/json": {"schema": {
                         "type": "object",
-                        "properties": {s.singular: {"$ref": format!("#/components/schemas/{input}")}},
+                        "properties": {s.singular: {"$ref": input}},
                         "required": [s.singular],
+                        "additionalProperties": false,
                     }},
                 },
             }),
@@ -437,7 +492,17 @@ fn success(
                 }},
                 "required": [s.plural],
             });
-            let description = if op.groups {
+            let grouped = op.params.iter().any(|(name, _, _)| *name == "group_by");
+            let (xml_list, json_list) = if grouped {
+                let (xml_groups, json_groups) = groups_schemas(s.singular);
+                (
+                    json!({"anyOf": [xml_list, xml_groups]}),
+                    json!({"anyOf": [json_list, json_groups]}),
+                )
+            } else {
+                (xml_list, json_list)
+            };
+            let description = if grouped {
                 format!(
                     "A page of the {} (with `group_by`: their sums by group, per currency).",
                     s.plural
@@ -462,7 +527,10 @@ fn success(
             json!({
                 "description": "Done; the body is empty (JSON: `{}`).",
                 "headers": headers,
-                "content": {"application/json": {"schema": {"type": "object", "maxProperties": 0}}},
+                "content": {
+                    "application/xml": {"schema": {"type": "string", "maxLength": 0}},
+                    "application/json": {"schema": {"type": "object", "maxProperties": 0}},
+                },
             }),
         ),
         Output::Bytes(media) => {
@@ -483,6 +551,33 @@ fn success(
     }
 }
 
+/// The answer of a list with `group_by`: `{singular}-groups` (one currency) or
+/// `{singular}-group-lists` (several), each group its sums, count and keys.
+fn groups_schemas(singular: &str) -> (Value, Value) {
+    let groups = format!("{singular}-groups");
+    let lists = format!("{singular}-group-lists");
+    let group = json!({
+        "type": "object",
+        "description": "The group's sums (total_gross, total_net …), its count and the values \
+            of its keys.",
+    });
+    let xml = json!({
+        "anyOf": [
+            {"type": "object", "xml": {"name": groups}, "properties": {
+                "currency_code": {"type": "string", "xml": {"attribute": true}},
+            }},
+            {"type": "object", "xml": {"name": lists}},
+        ],
+    });
+    let json = json!({
+        "anyOf": [
+            {"type": "object", "properties": {groups.as_str(): group.clone()}, "required": [groups]},
+            {"type": "object", "properties": {lists.as_str(): group}, "required": [lists]},
+        ],
+    });
+    (xml, json)
+}
+
 /// Adds the record schema (and its input schema) of `s` once; its name.
 fn register(s: &Schema, schemas: &mut Map<String, Value>) -> String {
     let name = s.singular.to_owned();
@@ -490,52 +585,140 @@ fn register(s: &Schema, schemas: &mut Map<String, Value>) -> String {
         return name;
     }
     let mut all = Map::new();
-    let mut input = Map::new();
+    let mut create = Map::new();
+    let mut change = Map::new();
     let mut required = Vec::new();
     for f in s.fields {
-        all.insert(f.name.into(), field_schema(f));
+        all.insert(f.name.into(), answer_schema(f));
         if f.access == Access::Write {
-            input.insert(f.name.into(), field_schema(f));
-            if f.mandatory {
+            // A part made on its own names its document, which nested in one it does not.
+            let owner = s.owner.is_some_and(|(owner, _)| owner == f.name);
+            if f.mandatory || owner {
                 required.push(Value::String(f.name.into()));
             }
+            create.insert(f.name.into(), input_schema(f));
+            change.insert(f.name.into(), input_schema(f));
         }
     }
     schemas.insert(
         name.clone(),
         json!({"type": "object", "xml": {"name": s.singular}, "properties": all}),
     );
+    // Unknown fields are ignored; a value of one must still be a value.
+    let unknown = json!({"type": ["string", "number", "boolean", "null"]});
     schemas.insert(
         format!("{name}-input"),
         json!({
             "type": "object",
             "xml": {"name": s.singular},
-            "description": "On create, the fields marked required must be given; on change, \
-                only the fields sent change. Read-only and unknown fields are ignored.",
-            "properties": input,
+            "description": "The fields marked required must be given. Read-only and unknown \
+                fields are ignored.",
+            "properties": create,
             "required": required,
+            "additionalProperties": unknown,
+        }),
+    );
+    schemas.insert(
+        format!("{name}-changes"),
+        json!({
+            "type": "object",
+            "xml": {"name": s.singular},
+            "description": "Only the fields sent change; a required field cannot be emptied. \
+                Read-only and unknown fields are ignored.",
+            "properties": change,
+            "additionalProperties": unknown,
         }),
     );
     name
 }
 
+/// A field's schema in an answer: text, described. What the service writes is what it
+/// stored or computed, so the answer holds no input rules (a computed address is longer
+/// than any one field may be).
+fn answer_schema(f: &Field) -> Value {
+    let mut s = json!({"type": "string", "description": f.doc});
+    if f.access == Access::Read {
+        s["readOnly"] = true.into();
+    }
+    s
+}
+
+/// A writable field's schema in a request: its text, or in JSON also a number or boolean
+/// (read as their text, booleans as 1 and 0) and null (empty: the value is cleared) where
+/// the field takes them.
+fn input_schema(f: &Field) -> Value {
+    let mut text = field_schema(f);
+    let doc = text
+        .as_object_mut()
+        .and_then(|o| o.remove("description"))
+        .unwrap_or_default();
+    if f.mandatory {
+        text["minLength"] = 1.into();
+        let blank_allowed = text["pattern"]
+            .as_str()
+            .and_then(|p| p.strip_suffix(r")?\s*$"))
+            .map(|p| format!(r"{p})\s*$"));
+        if let Some(pattern) = blank_allowed {
+            text["pattern"] = pattern.into();
+        }
+    }
+    let mut alternatives = vec![text];
+    match f.kind {
+        Kind::Text => alternatives.push(json!({"type": ["number", "boolean"]})),
+        Kind::Integer => {
+            alternatives.push(json!({"type": "integer", "minimum": -1e17, "maximum": 1e17}));
+        }
+        Kind::Decimal if f.positive => {
+            alternatives.push(json!({"type": "integer", "minimum": 1, "maximum": 1e11}));
+        }
+        Kind::Decimal => {
+            alternatives.push(json!({"type": "integer", "minimum": -1e15, "maximum": 1e15}));
+        }
+        Kind::Bool => alternatives.push(json!({"type": "boolean"})),
+        _ => {}
+    }
+    if !f.mandatory {
+        alternatives.push(json!({"type": "null"}));
+    }
+    json!({"anyOf": alternatives, "description": doc})
+}
+
 /// A field's schema: text on the wire, with a format where the kind has one.
 fn field_schema(f: &Field) -> Value {
+    let blank_or =
+        |inner: &str| json!({"type": "string", "pattern": format!(r"^\s*({inner})?\s*$")});
     let mut s = match f.kind {
-        Kind::Text => json!({"type": "string"}),
-        Kind::Integer => json!({"type": "string", "pattern": "^(-?[0-9]+)?$"}),
-        Kind::Decimal => json!({"type": "string", "pattern": "^(-?[0-9]+([.][0-9]+)?)?$"}),
-        Kind::Date => json!({"type": "string", "description": "YYYY-MM-DD"}),
-        Kind::DateTime => json!({"type": "string", "description": "ISO 8601 with UTC offset"}),
-        Kind::Bool => json!({"type": "string", "enum": ["1", "0", ""]}),
-        Kind::Enum(values) => {
-            let mut v: Vec<Value> = values.iter().map(|w| Value::String((*w).into())).collect();
-            v.push(Value::String(String::new()));
-            json!({"type": "string", "enum": v})
+        Kind::Text => json!({"type": "string", "maxLength": crate::limits::TEXT_CHARS_MAX}),
+        // As `schema::parse_integer` and `parse_decimal` read them, around the text trimmed.
+        Kind::Integer => blank_or("[+-]?[0-9]{1,18}"),
+        // Positive amounts stay under `limits::AMOUNT_MAX` (12 digits).
+        Kind::Decimal if f.positive => {
+            blank_or(r"[+]?([1-9][0-9]{0,11}([.][0-9]{1,10})?|0?[.]0{0,4}[1-9][0-9]{0,4})")
         }
-        Kind::Country => json!({"type": "string", "pattern": "^([A-Za-z]{2})?$"}),
-        Kind::Currency => json!({"type": "string", "pattern": "^([A-Za-z]{3})?$"}),
+        Kind::Decimal => blank_or(r"[+-]?([0-9]{1,15}([.][0-9]{1,10})?|[.][0-9]{1,10})"),
+        Kind::Date => json!({
+            "type": "string",
+            "anyOf": [{"format": "date"}, {"pattern": r"^\s*$"}],
+            "description": "YYYY-MM-DD",
+        }),
+        Kind::DateTime => json!({"type": "string", "description": "ISO 8601 with UTC offset"}),
+        Kind::Bool => {
+            let mut v = blank_or(&format!("1|0|{}|{}", any_case("true"), any_case("false")));
+            v["description"] = "1 or 0; true and false (any case) are read too".into();
+            v
+        }
+        Kind::Enum(words) => blank_or(&alternatives(words)),
+        Kind::Country => blank_or(&alternatives(crate::domain::codes::COUNTRIES)),
+        Kind::Currency => blank_or(&alternatives(crate::domain::codes::CURRENCIES)),
         Kind::File => json!({"type": "string", "contentEncoding": "base64"}),
+        Kind::Email => {
+            json!({"type": "string", "anyOf": [{"format": "email"}, {"pattern": r"^\s*$"}]})
+        }
+        Kind::Iban => json!({
+            "type": "string",
+            "anyOf": [{"format": "iban"}, {"pattern": r"^\s*$"}],
+            "description": "ISO 13616, check digits verified; spaces allowed",
+        }),
     };
     let mut doc = f.doc.to_owned();
     if let Some(extra) = s.get("description").and_then(Value::as_str) {
@@ -548,17 +731,57 @@ fn field_schema(f: &Field) -> Value {
     s
 }
 
-fn shape_schema(shape: Shape) -> Value {
+/// A regular expression matching `word` in any case, as the service reads words.
+fn any_case(word: &str) -> String {
+    word.chars()
+        .map(|c| {
+            if c.is_ascii_alphabetic() {
+                format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase())
+            } else if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c.to_string()
+            } else {
+                format!("\\{c}")
+            }
+        })
+        .collect()
+}
+
+/// Any one of `words`, in any case.
+fn alternatives(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| any_case(w))
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+fn shape_schema(shape: &Shape) -> Value {
     match shape {
+        // An empty value is no value: the parameter is not given.
         Shape::Text => json!({"type": "string"}),
-        Shape::Id => json!({"type": "integer", "minimum": 1}),
-        Shape::Ids => json!({"type": "string", "pattern": "^[0-9]+(,[0-9]+)*$"}),
-        Shape::Date => json!({"type": "string", "format": "date"}),
-        Shape::OneOf(words) => json!({"type": "string", "enum": words}),
-        Shape::AnyOf(words) => json!({
+        Shape::Id => json!({"type": "string", "pattern": "^([1-9][0-9]{0,17})?$"}),
+        Shape::Page => json!({"type": "string", "pattern": "^(1000000|[1-9][0-9]{0,5})?$"}),
+        // Clamped to `limits::PER_PAGE_MAX`, not refused.
+        Shape::PerPage => json!({"type": "string", "pattern": "^([1-9][0-9]{0,17})?$"}),
+        Shape::Ids => json!({
             "type": "string",
-            "description": format!("Any of {}, comma-separated.", words.join(", ")),
+            "pattern": "^([1-9][0-9]{0,17}(,[1-9][0-9]{0,17})*)?$",
         }),
+        Shape::RequiredIds => {
+            json!({"type": "string", "pattern": "^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17})*$"})
+        }
+        Shape::RequiredId => json!({"type": "string", "pattern": "^[1-9][0-9]{0,17}$"}),
+        Shape::Date => json!({"type": "string", "anyOf": [{"format": "date"}, {"maxLength": 0}]}),
+        Shape::Pattern(p) => {
+            json!({"type": "string", "pattern": format!("^({})?$", p.trim_start_matches('^').trim_end_matches('$'))})
+        }
+        Shape::OneOf(words) => {
+            json!({"type": "string", "pattern": format!("^({})?$", alternatives(words))})
+        }
+        Shape::AnyOf(words) => {
+            let one = alternatives(words);
+            json!({"type": "string", "pattern": format!("^(({one})(,({one}))*)?$")})
+        }
     }
 }
 

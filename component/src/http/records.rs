@@ -58,6 +58,11 @@ impl Wire {
             plural: self.plural,
             fields: self.res.fields,
             filters,
+            owner: self
+                .owner
+                .as_ref()
+                .filter(|o| o.required)
+                .map(|o| (o.field, true)),
         }
     }
 
@@ -225,9 +230,14 @@ pub(super) const fn scalar_type(kind: Kind) -> Option<ScalarType> {
         Kind::Decimal => Some(ScalarType::Float),
         Kind::Date => Some(ScalarType::Date),
         Kind::DateTime => Some(ScalarType::DateTime),
-        Kind::Text | Kind::Bool | Kind::Enum(_) | Kind::Country | Kind::Currency | Kind::File => {
-            None
-        }
+        Kind::Text
+        | Kind::Bool
+        | Kind::Enum(_)
+        | Kind::Country
+        | Kind::Currency
+        | Kind::File
+        | Kind::Email
+        | Kind::Iban => None,
     }
 }
 

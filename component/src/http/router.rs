@@ -498,7 +498,7 @@ static TABLE: &[&[Route]] = &[
                     Op {
                         summary: "Change the account's settings: only the fields sent",
                         params: &[],
-                        input: Input::Record(settings::schema, false),
+                        input: Input::Change(settings::schema),
                         output: Output::Record(200, settings::schema),
                     },
                 ),

@@ -33,5 +33,6 @@ pub(super) fn schema() -> super::described::Schema {
         plural: "settings",
         fields: settings::FIELDS,
         filters: Vec::new(),
+        owner: None,
     }
 }

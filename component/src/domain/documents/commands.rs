@@ -1206,7 +1206,9 @@ mod tests {
                     | schema::Kind::DateTime
                     | schema::Kind::Bool
                     | schema::Kind::Country
-                    | schema::Kind::File => Scalar::Text("x7".into()),
+                    | schema::Kind::File
+                    | schema::Kind::Email
+                    | schema::Kind::Iban => Scalar::Text("x7".into()),
                 };
                 let changes = Changes {
                     values: vec![(f.field.name, Some(value.clone()))],

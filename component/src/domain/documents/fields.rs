@@ -136,6 +136,11 @@ impl DocField {
         }
     }
 
+    const fn positive(mut self) -> DocField {
+        self.field = self.field.positive();
+        self
+    }
+
     const fn read_only(mut self) -> DocField {
         self.field = self.field.read_only();
         self
@@ -301,7 +306,7 @@ const TOTAL_REDUCTION: DocField =
         );
 const CURRENCY_CODE: DocField = DocField::new("currency_code", Kind::Currency, Get::CurrencyCode)
     .doc("Currency of the document. Default: the client's currency_code, else the settings'.");
-const QUOTE: DocField = DocField::new("quote", Kind::Decimal, Get::Quote).doc(
+const QUOTE: DocField = DocField::new("quote", Kind::Decimal, Get::Quote).positive().doc(
     "Exchange rate from currency_code into the account's currency, kept for reports (amounts are \
      not converted); greater than 0. Default: 1.",
 );

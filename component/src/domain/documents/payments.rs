@@ -57,7 +57,7 @@ macro_rules! payment_fields {
                 .read_only()
                 .doc("Id of the user who booked the payment (read only)."),
             Field::new("date", Kind::Date).doc("Date of the payment. Default: today."),
-            Field::new("amount", Kind::Decimal).mandatory().doc(
+            Field::new("amount", Kind::Decimal).mandatory().positive().doc(
                 "Amount paid, in the document's currency; greater than 0. Once the payments reach \
                  total_gross, the document is PAID.",
             ),

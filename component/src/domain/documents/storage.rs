@@ -270,7 +270,7 @@ pub fn save(
     if old_claim.as_ref() != Some(&new_claim) {
         let range = new.kind.range();
         if !numbering::claim(txn, account, range, &new_claim.0, new_claim.1, new.id)? {
-            return Err(Error::invalid(format!(
+            return Err(Error::Conflict(format!(
                 "number {} is already used by another {} with prefix \"{}\"",
                 new_claim.1,
                 new.kind.label(),

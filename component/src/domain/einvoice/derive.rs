@@ -3,6 +3,7 @@
 //! reason of a category, the payment means of a payment type. Documented in README
 //! ("E-invoices").
 
+pub use crate::domain::codes::{is_bic, is_iban};
 use rust_decimal::Decimal;
 
 use super::model::Category;
@@ -194,48 +195,9 @@ pub fn means_code(payment_type: &str) -> &'static str {
     }
 }
 
-/// Whether an IBAN has the shape and the ISO 13616 check digits of one (spaces allowed).
-pub fn is_iban(iban: &str) -> bool {
-    let s: String = iban.chars().filter(|c| !c.is_whitespace()).collect();
-    if !(15..=34).contains(&s.len())
-        || !s
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-        || !s.as_bytes()[..2].iter().all(u8::is_ascii_uppercase)
-        || !s.as_bytes()[2..4].iter().all(u8::is_ascii_digit)
-    {
-        return false;
-    }
-    let rotated = s[4..].bytes().chain(s[..4].bytes());
-    let mut rest: u32 = 0;
-    for b in rotated {
-        let v = if b.is_ascii_digit() {
-            u32::from(b - b'0')
-        } else {
-            u32::from(b - b'A') + 10
-        };
-        rest = if v >= 10 {
-            (rest * 100 + v) % 97
-        } else {
-            (rest * 10 + v) % 97
-        };
-    }
-    rest == 1
-}
-
 /// An IBAN without spaces, as e-invoices write it.
 pub fn compact(iban: &str) -> String {
     iban.chars().filter(|c| !c.is_whitespace()).collect()
-}
-
-/// Whether a BIC has the ISO 9362 shape (8 or 11 characters).
-pub fn is_bic(bic: &str) -> bool {
-    let b = bic.as_bytes();
-    (b.len() == 8 || b.len() == 11)
-        && b[..6].iter().all(u8::is_ascii_uppercase)
-        && b[6..]
-            .iter()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
 #[cfg(test)]

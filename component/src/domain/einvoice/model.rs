@@ -33,8 +33,11 @@ impl Profile {
         }
     }
 
+    /// The profile `name` names, in any case.
     pub fn parse(name: &str) -> Option<Profile> {
-        Profile::ALL.into_iter().find(|p| p.name() == name)
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name.trim()))
     }
 
     pub fn is_xrechnung(self) -> bool {

@@ -202,5 +202,6 @@ pub(crate) fn signature_schema() -> crate::http::described::Schema {
         plural: "signatures",
         fields: SIGNATURE_FIELDS,
         filters: Vec::new(),
+        owner: None,
     }
 }

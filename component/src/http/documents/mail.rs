@@ -225,6 +225,7 @@ pub(crate) fn email_schema() -> crate::http::described::Schema {
         plural: "emails",
         fields: EMAIL_FIELDS,
         filters: Vec::new(),
+        owner: None,
     }
 }
 
@@ -235,5 +236,6 @@ pub(crate) fn letter_schema() -> crate::http::described::Schema {
         plural: "mails",
         fields: MAIL_FIELDS,
         filters: Vec::new(),
+        owner: None,
     }
 }

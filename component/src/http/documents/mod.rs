@@ -340,6 +340,7 @@ pub(crate) fn schema(kind: DocKind) -> Schema {
         plural: n.plural,
         fields: fields(kind),
         filters: Vec::new(),
+        owner: None,
     }
 }
 
@@ -350,6 +351,7 @@ pub(crate) fn complete_schema() -> Schema {
         plural: "completes",
         fields: COMPLETE_FIELDS,
         filters: Vec::new(),
+        owner: None,
     }
 }
 

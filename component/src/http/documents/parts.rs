@@ -243,6 +243,7 @@ pub(crate) fn schema<P: Part>(kind: DocKind) -> crate::http::described::Schema {
         singular: P::singular(kind),
         plural: P::plural(kind),
         fields: P::fields(kind),
-        filters: vec![(document, document)],
+        filters: Vec::new(),
+        owner: Some((document, false)),
     }
 }
