@@ -7,6 +7,7 @@ pub mod admin;
 pub use store::backend::StartUpTurn;
 mod bindings;
 mod engine;
+mod guest_log;
 mod mail;
 mod mail_pg;
 mod pdf;
@@ -153,8 +154,11 @@ impl WasiHttpView for State {
 impl State {
     fn new(shared: Arc<Shared>, limits: &Limits) -> State {
         // The guest gets stderr for its error log and nothing else: no files, no env,
-        // no network, no stdin.
-        let wasi = WasiCtx::builder().inherit_stderr().build();
+        // no network, no stdin. Its lines join the host's log in the span of the request
+        // being served.
+        let wasi = WasiCtx::builder()
+            .stderr(guest_log::GuestStderr::new(tracing::Span::current()))
+            .build();
         State {
             wasi,
             http: WasiHttpCtx::new(),

@@ -143,15 +143,28 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// The log on stderr: `FAKTURA_LOG` filters it (default `info`), `FAKTURA_LOG_FORMAT`
+/// chooses text (the default) or JSON, one object per line.
+fn init_log() -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FAKTURA_LOG")
+        .unwrap_or_else(|_| "info".into());
+    let log = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match std::env::var("FAKTURA_LOG_FORMAT").as_deref() {
+        Err(_) | Ok("" | "text") => log
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        // An event's fields at the top of its object, beside its spans (the request's
+        // holds `request_id`).
+        Ok("json") => log.json().flatten_event(true).init(),
+        Ok(other) => anyhow::bail!("FAKTURA_LOG_FORMAT is text or json, not {other:?}"),
+    }
+    Ok(())
+}
+
 async fn run() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FAKTURA_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    init_log()?;
     let cli = Cli::parse();
     let component = cli.component.unwrap_or_else(default_component);
     let mut options = Options::new(&cli.data, component.clone());
