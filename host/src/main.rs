@@ -44,6 +44,10 @@ enum Command {
         /// Requests allowed per account in each 15-minute window (default: unlimited).
         #[arg(long, env = "FAKTURA_RATE_LIMIT")]
         rate_limit: Option<u32>,
+        /// Serve Prometheus metrics (/metrics), /healthz and /readyz on this address, a
+        /// listener apart from the API's, e.g. 127.0.0.1:9090.
+        #[arg(long, env = "FAKTURA_METRICS")]
+        metrics: Option<SocketAddr>,
     },
     /// Write the whole store (the data directory's redb file, or PostgreSQL with --store)
     /// to a file in key order, from one snapshot; stop a server on a redb file first.
@@ -183,10 +187,12 @@ async fn run() -> anyhow::Result<()> {
             postal,
             smtp,
             rate_limit,
+            metrics,
         } => {
             options.postal = postal;
             options.smtp = smtp;
             options.rate_limit = rate_limit;
+            options.metrics = metrics;
             let runtime = Runtime::new(&options)?;
             let turn = runtime.start_up_turn().await?;
             let migration = runtime.migrate().await?;
@@ -225,6 +231,9 @@ async fn run() -> anyhow::Result<()> {
                 "Try: curl -H 'X-ServiceApiKey: KEY' http://{}/api/clients",
                 listener.local_addr()?
             );
+            if let Some(metrics) = metrics {
+                println!("Metrics on http://{metrics}/metrics, health on /healthz and /readyz");
+            }
             faktura_host::serve(runtime, listener, shutdown_signal()).await
         }
         Command::Export { to } => {

@@ -1,6 +1,6 @@
 //! The HTTP front: hyper on tokio, one fresh component instance per request, a log line per
 //! request in a span carrying its id (`X-Request-Id`), 500 for a trapped guest, graceful
-//! shutdown.
+//! shutdown; the metrics listener beside it when one is configured.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -99,6 +99,7 @@ impl Runtime {
         let seen = store.data().seen.clone();
         let pre = self.pre.instance_pre().clone();
         let http = self.http.clone();
+        let shared = self.shared.clone();
         let guest = async move {
             let result = async {
                 let instance = pre.instantiate_async(&mut store).await?;
@@ -108,6 +109,7 @@ impl Runtime {
             }
             .await;
             if let Err(e) = &result {
+                shared.metrics.guest_failed(e);
                 tracing::error!("guest failed: {e:?}");
             }
             if let Some(request) = profiled
@@ -198,7 +200,7 @@ impl Runtime {
         Ok(response)
     }
 
-    /// The answer to a request, logged.
+    /// The answer to a request, logged and counted.
     async fn respond(&self, req: hyper::Request<Incoming>) -> Response {
         let started = Instant::now();
         let method = req.method().clone();
@@ -212,6 +214,7 @@ impl Runtime {
         };
         let status = response.status().as_u16();
         let took = started.elapsed();
+        self.shared.metrics.request(&method, &path, status, took);
         tracing::info!(
             %method,
             path,
@@ -272,14 +275,28 @@ impl<F: Future> Future for CatchUnwind<F> {
     }
 }
 
-/// Accepts connections until `shutdown` resolves, then drains requests in flight.
+/// Accepts connections until `shutdown` resolves, then drains requests in flight; serves
+/// the metrics on the address the runtime's options name, if any.
 pub async fn serve(
     runtime: Runtime,
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    let metrics = listen_metrics(&runtime).await?;
     let admin = listen_admin(&runtime);
-    serve_with(runtime, listener, admin, shutdown).await
+    serve_with(runtime, listener, metrics, admin, shutdown).await
+}
+
+/// The listener of `/metrics`, `/healthz` and `/readyz` (`Options::metrics`), bound
+/// before the server answers anything, so that a taken address stops the start.
+async fn listen_metrics(runtime: &Runtime) -> anyhow::Result<Option<TcpListener>> {
+    let Some(addr) = runtime.metrics_addr else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow!("listening for metrics on {addr}: {e}"))?;
+    Ok(Some(listener))
 }
 
 /// The admin socket, bound before the server answers anything: a command run once the
@@ -297,12 +314,14 @@ fn listen_admin(runtime: &Runtime) -> Option<tokio::task::JoinHandle<()>> {
 async fn serve_with(
     runtime: Runtime,
     listener: TcpListener,
+    metrics: Option<TcpListener>,
     admin: Option<tokio::task::JoinHandle<()>>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let graceful = GracefulShutdown::new();
     let delivery = runtime.start_mail_delivery();
     let upkeep = runtime.start_upkeep(runtime.limits.upkeep_every);
+    let metrics = metrics.map(|m| tokio::spawn(crate::metrics::serve(runtime.clone(), m)));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -334,6 +353,9 @@ async fn serve_with(
     tracing::info!("shutting down: draining requests in flight");
     delivery.abort();
     upkeep.abort();
+    if let Some(metrics) = metrics {
+        metrics.abort();
+    }
     if let Some(admin) = admin {
         // Awaiting the aborted task waits until it is dropped, which removes the socket.
         admin.abort();
@@ -351,22 +373,27 @@ async fn serve_with(
 /// A server running in the background (tests, embedding).
 pub struct Server {
     addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
 impl Server {
-    /// Binds `addr` (port 0 picks a free one) and serves until `stop`.
+    /// Binds `addr` (port 0 picks a free one), and the metrics address of the runtime's
+    /// options if it has one, and serves until `stop`.
     pub async fn start(runtime: Runtime, addr: SocketAddr) -> anyhow::Result<Server> {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
+        let metrics = listen_metrics(&runtime).await?;
+        let metrics_addr = metrics.as_ref().map(TcpListener::local_addr).transpose()?;
         let (stop, stopped) = oneshot::channel::<()>();
         let admin = listen_admin(&runtime);
-        let task = tokio::spawn(serve_with(runtime, listener, admin, async move {
+        let task = tokio::spawn(serve_with(runtime, listener, metrics, admin, async move {
             let _ = stopped.await;
         }));
         Ok(Server {
             addr,
+            metrics_addr,
             stop: Some(stop),
             task,
         })
@@ -374,6 +401,11 @@ impl Server {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Where `/metrics`, `/healthz` and `/readyz` answer, when the options named a place.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     /// Stops accepting, drains requests in flight and waits for the end.
