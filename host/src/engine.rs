@@ -16,6 +16,7 @@ use crate::bindings::exports::faktura::service::admin::{
     AccountKey, Guest, Migration, UpkeepReport,
 };
 use crate::bindings::{Service, ServicePre};
+use crate::metrics::{Metrics, StoreMetrics};
 use crate::{EPOCH_TICK, MailConfig, Options, Shared, State, new_store, store};
 
 /// Bounds of every request's instance.
@@ -60,6 +61,8 @@ pub struct Runtime {
     /// Whether the engine counts fuel (`FAKTURA_PROFILE=fuel`): every store then needs
     /// some, and each request's count is logged.
     pub(crate) fuel: bool,
+    /// Where the metrics listener goes while serving (`Options::metrics`).
+    pub(crate) metrics_addr: Option<std::net::SocketAddr>,
 }
 
 /// What `FAKTURA_PROFILE` asks for, read once at start-up.
@@ -263,17 +266,22 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
 /// The store `options` name: PostgreSQL for a `postgres://` URL, else the redb file of
 /// the data directory.
 pub(crate) fn open_store(options: &Options) -> anyhow::Result<Box<dyn store::Backend>> {
-    Ok(open_store_shared(options)?.0)
+    Ok(open_store_shared(options, StoreMetrics::default())?.0)
 }
 
-/// The store, and the PostgreSQL pool the hosts on it share the rate limits through.
+/// The store, reporting its commits to `metrics`, and the PostgreSQL pool the hosts on it
+/// share the rate limits through.
 fn open_store_shared(
     options: &Options,
+    metrics: StoreMetrics,
 ) -> anyhow::Result<(Box<dyn store::Backend>, Option<deadpool_postgres::Pool>)> {
     match options.store.as_deref().map(str::trim) {
-        None | Some("") => Ok((Box::new(store::redb::Redb::open(&options.db_path())?), None)),
+        None | Some("") => Ok((
+            Box::new(store::redb::Redb::open(&options.db_path(), metrics)?),
+            None,
+        )),
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let pg = store::postgres::Postgres::new(url)?;
+            let pg = store::postgres::Postgres::new(url, metrics)?;
             let pool = pg.pool();
             Ok((Box::new(pg), Some(pool)))
         }
@@ -307,7 +315,8 @@ impl Runtime {
         let http = crate::bindings::exports::wasi::http::incoming_handler::GuestIndices::new(
             pre.instance_pre(),
         )?;
-        let (db, pool) = open_store_shared(options)?;
+        let metrics = Metrics::new();
+        let (db, pool) = open_store_shared(options, metrics.store.clone())?;
         let queue = match &pool {
             Some(pool) => {
                 crate::mail::Queue::Postgres(crate::mail_pg::MailTable::new(pool.clone()))
@@ -327,6 +336,7 @@ impl Runtime {
             },
             outbox: Arc::new(crate::mail::Outbox::new(queue)),
             rate,
+            metrics,
         });
         let weak = engine.weak();
         std::thread::Builder::new()
@@ -347,6 +357,7 @@ impl Runtime {
             limits: options.limits.clone(),
             data_dir: options.data_dir.clone(),
             fuel: profile == Profile::Fuel,
+            metrics_addr: options.metrics,
         })
     }
 

@@ -7,13 +7,16 @@ pub mod admin;
 pub use store::backend::StartUpTurn;
 mod bindings;
 mod engine;
+mod guest_log;
 mod mail;
 mod mail_pg;
+mod metrics;
 mod pdf;
 mod ratelimit;
 mod server;
 mod store;
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -82,6 +85,9 @@ pub struct Options {
     pub rate_limit: Option<u32>,
     /// A PostgreSQL URL (`postgres://…`) to store in instead of `data_dir/faktura.redb`.
     pub store: Option<String>,
+    /// Where `/metrics`, `/healthz` and `/readyz` are served (port 0 picks a free one);
+    /// nowhere without it.
+    pub metrics: Option<SocketAddr>,
     pub limits: Limits,
 }
 
@@ -95,6 +101,7 @@ impl Options {
             smtp: None,
             rate_limit: None,
             store: None,
+            metrics: None,
             limits: Limits::default(),
         }
     }
@@ -116,6 +123,7 @@ pub(crate) struct Shared {
     pub(crate) mail: MailConfig,
     pub(crate) outbox: Arc<mail::Outbox>,
     pub(crate) rate: ratelimit::Counter,
+    pub(crate) metrics: metrics::Metrics,
 }
 
 /// Per-request store data: WASI contexts, the resource table and the memory limiter.
@@ -153,8 +161,11 @@ impl WasiHttpView for State {
 impl State {
     fn new(shared: Arc<Shared>, limits: &Limits) -> State {
         // The guest gets stderr for its error log and nothing else: no files, no env,
-        // no network, no stdin.
-        let wasi = WasiCtx::builder().inherit_stderr().build();
+        // no network, no stdin. Its lines join the host's log in the span of the request
+        // being served.
+        let wasi = WasiCtx::builder()
+            .stderr(guest_log::GuestStderr::new(tracing::Span::current()))
+            .build();
         State {
             wasi,
             http: WasiHttpCtx::new(),
@@ -190,13 +201,26 @@ pub(crate) fn new_store(
     // Every epoch tick the guest yields to other tasks; past the deadline it traps.
     store.epoch_deadline_callback(move |_| {
         if std::time::Instant::now() >= deadline {
-            Err(wasmtime::Error::msg("request deadline exceeded"))
+            Err(wasmtime::Error::new(DeadlineExceeded))
         } else {
             Ok(wasmtime::UpdateDeadline::Yield(1))
         }
     });
     store
 }
+
+/// Why the guest was stopped when it ran past the request deadline: a type of its own, so
+/// that the metrics tell a stop from a trap of the guest.
+#[derive(Debug)]
+pub(crate) struct DeadlineExceeded;
+
+impl std::fmt::Display for DeadlineExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("request deadline exceeded")
+    }
+}
+
+impl std::error::Error for DeadlineExceeded {}
 
 /// The component makes no outgoing HTTP requests; any attempt is denied.
 pub(crate) struct NoOutgoingHttp;

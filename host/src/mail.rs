@@ -26,6 +26,7 @@ use crate::bindings::faktura::service::mail::{
     self as wit, Attachment, Letter, MailError, Message,
 };
 use crate::mail_pg::MailTable;
+use crate::metrics::StoreMetrics;
 use crate::{Options, State};
 
 /// Where mail goes.
@@ -60,6 +61,30 @@ impl Outbox {
             queue,
         }
     }
+
+    /// Counts the queued and failed messages; read at every scrape, so counted without
+    /// reading a message.
+    pub(crate) async fn backlog(&self, config: &MailConfig) -> Result<Backlog, String> {
+        match &self.queue {
+            Queue::Files => {
+                let outbox = config.outbox.clone();
+                tokio::task::spawn_blocking(move || Backlog {
+                    queued: outbox::count(&outbox, QUEUE) as u64,
+                    failed: outbox::count(&outbox, FAILED) as u64,
+                })
+                .await
+                .map_err(|e| e.to_string())
+            }
+            Queue::Postgres(table) => table.backlog().await,
+        }
+    }
+}
+
+/// Messages still to deliver and messages refused for good (the outbox gauges of
+/// `/metrics`).
+pub(crate) struct Backlog {
+    pub(crate) queued: u64,
+    pub(crate) failed: u64,
 }
 
 /// First retry delay; it doubles per attempt up to `RETRY_DELAY_MAX`.
@@ -185,7 +210,7 @@ fn store_table(options: &Options) -> anyhow::Result<Option<MailTable>> {
     match options.store.as_deref().map(str::trim) {
         None | Some("") => Ok(None),
         Some(url) => Ok(Some(MailTable::new(
-            crate::store::postgres::Postgres::new(url)?.pool(),
+            crate::store::postgres::Postgres::new(url, StoreMetrics::default())?.pool(),
         ))),
     }
 }

@@ -342,9 +342,8 @@ impl MailTable {
         }
     }
 
-    /// Every row, oldest first, as `faktura outbox list` shows them; nothing when the
-    /// table was never made (this lists without creating it).
-    pub(crate) async fn list(&self) -> Result<Vec<OutboxEntry>, String> {
+    /// A pooled connection when the table is there: what only reads it never makes it.
+    async fn connection_if_made(&self) -> Result<Option<Object>, String> {
         let conn = self
             .pool
             .get()
@@ -355,9 +354,38 @@ impl MailTable {
             .await
             .map_err(pg)?
             .get(0);
-        if !exists {
+        Ok(exists.then_some(conn))
+    }
+
+    /// The rows still to deliver and the rows refused for good, messages and letters;
+    /// none when the table was never made.
+    pub(crate) async fn backlog(&self) -> Result<crate::mail::Backlog, String> {
+        let Some(conn) = self.connection_if_made().await? else {
+            return Ok(crate::mail::Backlog {
+                queued: 0,
+                failed: 0,
+            });
+        };
+        let row = conn
+            .query_one(
+                "SELECT count(*) FILTER (WHERE status = 'queued'), \
+                 count(*) FILTER (WHERE status = 'failed') FROM faktura_mail",
+                &[],
+            )
+            .await
+            .map_err(pg)?;
+        Ok(crate::mail::Backlog {
+            queued: row.get::<_, i64>(0) as u64,
+            failed: row.get::<_, i64>(1) as u64,
+        })
+    }
+
+    /// Every row, oldest first, as `faktura outbox list` shows them; nothing when the
+    /// table was never made (this lists without creating it).
+    pub(crate) async fn list(&self) -> Result<Vec<OutboxEntry>, String> {
+        let Some(conn) = self.connection_if_made().await? else {
             return Ok(Vec::new());
-        }
+        };
         let rows = conn
             .query(
                 "SELECT receipt, kind, status, recipients, subject, address, \

@@ -44,6 +44,10 @@ enum Command {
         /// Requests allowed per account in each 15-minute window (default: unlimited).
         #[arg(long, env = "FAKTURA_RATE_LIMIT")]
         rate_limit: Option<u32>,
+        /// Serve Prometheus metrics (/metrics), /healthz and /readyz on this address, a
+        /// listener apart from the API's, e.g. 127.0.0.1:9090.
+        #[arg(long, env = "FAKTURA_METRICS")]
+        metrics: Option<SocketAddr>,
     },
     /// Write the whole store (the data directory's redb file, or PostgreSQL with --store)
     /// to a file in key order, from one snapshot; stop a server on a redb file first.
@@ -143,15 +147,28 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// The log on stderr: `FAKTURA_LOG` filters it (default `info`), `FAKTURA_LOG_FORMAT`
+/// chooses text (the default) or JSON, one object per line.
+fn init_log() -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FAKTURA_LOG")
+        .unwrap_or_else(|_| "info".into());
+    let log = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match std::env::var("FAKTURA_LOG_FORMAT").as_deref() {
+        Err(_) | Ok("" | "text") => log
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        // An event's fields at the top of its object, beside its spans (the request's
+        // holds `request_id`).
+        Ok("json") => log.json().flatten_event(true).init(),
+        Ok(other) => anyhow::bail!("FAKTURA_LOG_FORMAT is text or json, not {other:?}"),
+    }
+    Ok(())
+}
+
 async fn run() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FAKTURA_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    init_log()?;
     let cli = Cli::parse();
     let component = cli.component.unwrap_or_else(default_component);
     let mut options = Options::new(&cli.data, component.clone());
@@ -170,10 +187,12 @@ async fn run() -> anyhow::Result<()> {
             postal,
             smtp,
             rate_limit,
+            metrics,
         } => {
             options.postal = postal;
             options.smtp = smtp;
             options.rate_limit = rate_limit;
+            options.metrics = metrics;
             let runtime = Runtime::new(&options)?;
             let turn = runtime.start_up_turn().await?;
             let migration = runtime.migrate().await?;
@@ -212,6 +231,9 @@ async fn run() -> anyhow::Result<()> {
                 "Try: curl -H 'X-ServiceApiKey: KEY' http://{}/api/clients",
                 listener.local_addr()?
             );
+            if let Some(metrics) = metrics {
+                println!("Metrics on http://{metrics}/metrics, health on /healthz and /readyz");
+            }
             faktura_host::serve(runtime, listener, shutdown_signal()).await
         }
         Command::Export { to } => {

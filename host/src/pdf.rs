@@ -71,7 +71,10 @@ fn archive(
 impl wit::Host for State {
     async fn render(&mut self, doc: Document) -> wasmtime::Result<Result<Vec<u8>, String>> {
         let (doc, archive) = document(doc);
-        Ok(render::render_archival(&doc, &archive))
+        let started = std::time::Instant::now();
+        let pdf = render::render_archival(&doc, &archive);
+        self.shared.metrics.pdf_rendered(started.elapsed());
+        Ok(pdf)
     }
 
     async fn thumbnail(

@@ -1,11 +1,13 @@
 //! The HTTP front: hyper on tokio, one fresh component instance per request, a log line per
-//! request, 500 for a trapped guest, graceful shutdown.
+//! request in a span carrying its id (`X-Request-Id`), 500 for a trapped guest, graceful
+//! shutdown; the metrics listener beside it when one is configured.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -18,6 +20,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
+use tracing::Instrument as _;
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
@@ -27,7 +30,34 @@ use crate::{Runtime, new_store};
 /// How long shutdown waits for requests in flight.
 const DRAIN_TIME_MAX: Duration = Duration::from_secs(10);
 
+/// Longest `X-Request-Id` of a client that is taken as the request's id.
+const REQUEST_ID_BYTES_MAX: usize = 200;
+
+/// This process's part of the ids it makes: random, so that ids stay unique across
+/// restarts and hosts, where the counter beside it starts again.
+static REQUEST_ID_PREFIX: LazyLock<u64> =
+    LazyLock::new(|| getrandom::u64().expect("the operating system gives random bytes"));
 static REQUEST_IDS: AtomicU64 = AtomicU64::new(1);
+
+/// The id of a request in the log and in its `X-Request-Id` answer: the client's when it
+/// sent one of printable ASCII of at most `REQUEST_ID_BYTES_MAX` bytes, else a new one.
+fn request_id(headers: &hyper::HeaderMap) -> String {
+    let sent = headers
+        .get("x-request-id")
+        .map(|v| v.as_bytes())
+        .filter(|id| {
+            (1..=REQUEST_ID_BYTES_MAX).contains(&id.len())
+                && id.iter().all(|b| (b' '..=b'~').contains(b))
+        });
+    match sent {
+        Some(id) => String::from_utf8_lossy(id).into_owned(),
+        None => format!(
+            "{:016x}-{}",
+            *REQUEST_ID_PREFIX,
+            REQUEST_IDS.fetch_add(1, Ordering::Relaxed)
+        ),
+    }
+}
 
 type Response = hyper::Response<HyperOutgoingBody>;
 
@@ -49,7 +79,7 @@ fn internal_error() -> Response {
 
 impl Runtime {
     /// Serves one request in a fresh instance.
-    async fn call(&self, req: hyper::Request<Incoming>, id: u64) -> anyhow::Result<Response> {
+    async fn call(&self, req: hyper::Request<Incoming>) -> anyhow::Result<Response> {
         let slot = self.slots.clone().acquire_owned().await?;
         let mut store = new_store(&self.engine, self.shared.clone(), &self.limits, self.fuel);
         store.set_epoch_deadline(1);
@@ -69,6 +99,7 @@ impl Runtime {
         let seen = store.data().seen.clone();
         let pre = self.pre.instance_pre().clone();
         let http = self.http.clone();
+        let shared = self.shared.clone();
         let guest = async move {
             let result = async {
                 let instance = pre.instantiate_async(&mut store).await?;
@@ -78,17 +109,13 @@ impl Runtime {
             }
             .await;
             if let Err(e) = &result {
-                tracing::error!(request_id = id, "guest failed: {e:?}");
+                shared.metrics.guest_failed(e);
+                tracing::error!("guest failed: {e:?}");
             }
             if let Some(request) = profiled
                 && let Ok(left) = store.get_fuel()
             {
-                tracing::info!(
-                    request_id = id,
-                    request,
-                    wasm_ops = u64::MAX - left,
-                    "guest finished"
-                );
+                tracing::info!(request, wasm_ops = u64::MAX - left, "guest finished");
             }
             // The pooled instance is freed with its store; only then may the next request
             // take the slot, or the pool can be full while a permit is free.
@@ -96,6 +123,8 @@ impl Runtime {
             drop(slot);
             result
         };
+        // In the request's span wherever it runs on: its own task, or past the answer.
+        let guest = guest.instrument(tracing::Span::current());
         let guest = Box::pin(CatchUnwind(Box::pin(guest)));
         let mut receiver = receiver;
         if large_body {
@@ -159,29 +188,41 @@ impl Runtime {
     }
 
     async fn handle(&self, req: hyper::Request<Incoming>) -> Result<Response, Infallible> {
-        let id = REQUEST_IDS.fetch_add(1, Ordering::Relaxed);
+        let id = request_id(req.headers());
+        // At error level, so that the id is on every line a request logs whatever the
+        // filter lets through.
+        let span = tracing::error_span!("request", request_id = %id);
+        let mut response = self.respond(req).instrument(span).await;
+        response.headers_mut().insert(
+            "x-request-id",
+            hyper::header::HeaderValue::from_str(&id).expect("an id is printable ASCII"),
+        );
+        Ok(response)
+    }
+
+    /// The answer to a request, logged and counted.
+    async fn respond(&self, req: hyper::Request<Incoming>) -> Response {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        let mut response = match self.call(req, id).await {
+        let response = match self.call(req).await {
             Ok(r) => r,
             Err(e) => {
-                tracing::error!(request_id = id, %method, path, "{e:#}");
+                tracing::error!(%method, path, "{e:#}");
                 internal_error()
             }
         };
-        response
-            .headers_mut()
-            .insert("x-request-id", hyper::header::HeaderValue::from(id));
+        let status = response.status().as_u16();
+        let took = started.elapsed();
+        self.shared.metrics.request(&method, &path, status, took);
         tracing::info!(
-            request_id = id,
             %method,
             path,
-            status = response.status().as_u16(),
-            duration_us = started.elapsed().as_micros() as u64,
+            status,
+            duration_us = took.as_micros() as u64,
             "request"
         );
-        Ok(response)
+        response
     }
 }
 
@@ -234,14 +275,28 @@ impl<F: Future> Future for CatchUnwind<F> {
     }
 }
 
-/// Accepts connections until `shutdown` resolves, then drains requests in flight.
+/// Accepts connections until `shutdown` resolves, then drains requests in flight; serves
+/// the metrics on the address the runtime's options name, if any.
 pub async fn serve(
     runtime: Runtime,
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    let metrics = listen_metrics(&runtime).await?;
     let admin = listen_admin(&runtime);
-    serve_with(runtime, listener, admin, shutdown).await
+    serve_with(runtime, listener, metrics, admin, shutdown).await
+}
+
+/// The listener of `/metrics`, `/healthz` and `/readyz` (`Options::metrics`), bound
+/// before the server answers anything, so that a taken address stops the start.
+async fn listen_metrics(runtime: &Runtime) -> anyhow::Result<Option<TcpListener>> {
+    let Some(addr) = runtime.metrics_addr else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow!("listening for metrics on {addr}: {e}"))?;
+    Ok(Some(listener))
 }
 
 /// The admin socket, bound before the server answers anything: a command run once the
@@ -259,12 +314,14 @@ fn listen_admin(runtime: &Runtime) -> Option<tokio::task::JoinHandle<()>> {
 async fn serve_with(
     runtime: Runtime,
     listener: TcpListener,
+    metrics: Option<TcpListener>,
     admin: Option<tokio::task::JoinHandle<()>>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let graceful = GracefulShutdown::new();
     let delivery = runtime.start_mail_delivery();
     let upkeep = runtime.start_upkeep(runtime.limits.upkeep_every);
+    let metrics = metrics.map(|m| tokio::spawn(crate::metrics::serve(runtime.clone(), m)));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
@@ -296,6 +353,9 @@ async fn serve_with(
     tracing::info!("shutting down: draining requests in flight");
     delivery.abort();
     upkeep.abort();
+    if let Some(metrics) = metrics {
+        metrics.abort();
+    }
     if let Some(admin) = admin {
         // Awaiting the aborted task waits until it is dropped, which removes the socket.
         admin.abort();
@@ -313,22 +373,27 @@ async fn serve_with(
 /// A server running in the background (tests, embedding).
 pub struct Server {
     addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
 impl Server {
-    /// Binds `addr` (port 0 picks a free one) and serves until `stop`.
+    /// Binds `addr` (port 0 picks a free one), and the metrics address of the runtime's
+    /// options if it has one, and serves until `stop`.
     pub async fn start(runtime: Runtime, addr: SocketAddr) -> anyhow::Result<Server> {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
+        let metrics = listen_metrics(&runtime).await?;
+        let metrics_addr = metrics.as_ref().map(TcpListener::local_addr).transpose()?;
         let (stop, stopped) = oneshot::channel::<()>();
         let admin = listen_admin(&runtime);
-        let task = tokio::spawn(serve_with(runtime, listener, admin, async move {
+        let task = tokio::spawn(serve_with(runtime, listener, metrics, admin, async move {
             let _ = stopped.await;
         }));
         Ok(Server {
             addr,
+            metrics_addr,
             stop: Some(stop),
             task,
         })
@@ -336,6 +401,11 @@ impl Server {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Where `/metrics`, `/healthz` and `/readyz` answer, when the options named a place.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     /// Stops accepting, drains requests in flight and waits for the end.

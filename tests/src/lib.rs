@@ -270,6 +270,9 @@ pub struct App {
     /// long as the app, and a restart keeps it.
     postgres: Option<Arc<PostgresDatabase>>,
     pub base: String,
+    /// Where `/metrics`, `/healthz` and `/readyz` answer, when the options named a place
+    /// (`Options::metrics`).
+    pub metrics_base: Option<String>,
     pub key: String,
 }
 
@@ -342,6 +345,7 @@ impl App {
             .unwrap();
         App {
             base: format!("http://{}", server.addr()),
+            metrics_base: server.metrics_addr().map(|a| format!("http://{a}")),
             runtime,
             server: Some(server),
             data,

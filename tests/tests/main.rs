@@ -22,6 +22,7 @@ mod incomings;
 mod invoices;
 mod json;
 mod mail;
+mod operations;
 mod postgres;
 mod postgres_cluster;
 mod postgres_mail;

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use faktura_tests::{App, PostgresServer, check_pdf, test_component};
+use faktura_tests::{App, PostgresServer, check_pdf, send_raw, test_component};
 
 async fn app_on(pg: &PostgresServer) -> Arc<App> {
     app_configured(pg, |_| {}).await
@@ -193,6 +193,39 @@ async fn a_trap_inside_a_write_keeps_nothing_and_a_lost_server_is_a_clean_503() 
         Some("40"),
         "the refused write kept nothing"
     );
+}
+
+/// `/readyz` tells a host whose store is gone from one that can serve, with the reason;
+/// `/healthz` answers as long as the process does.
+#[tokio::test]
+async fn readiness_fails_with_the_reason_while_the_store_is_unreachable() {
+    let pg = PostgresServer::start();
+    let app = app_configured(&pg, |o| o.metrics = Some("127.0.0.1:0".parse().unwrap())).await;
+    let metrics = app.metrics_base.clone().expect("a metrics listener");
+    let probe = async |path: &str| send_raw(&metrics, "GET", path, None, &[]).await;
+    let ready = probe("/readyz").await;
+    assert_eq!((ready.status, ready.body.as_str()), (200, "ready\n"));
+
+    pg.kill();
+    let lost = probe("/readyz").await;
+    assert_eq!(lost.status, 503, "{}", lost.body);
+    assert!(
+        lost.body.starts_with("the store cannot be read: "),
+        "{}",
+        lost.body
+    );
+    assert_eq!(probe("/healthz").await.status, 200);
+
+    pg.start_again();
+    let mut back = 0;
+    for _ in 0..50 {
+        back = probe("/readyz").await.status;
+        if back == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(back, 200);
 }
 
 /// The answers that show a store's records: the lists, an invoice with its PDF and

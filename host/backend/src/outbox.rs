@@ -213,19 +213,7 @@ pub fn list(outbox: &Path) -> std::io::Result<Vec<OutboxEntry>> {
     let mut out = Vec::new();
     for (dir, status) in [(QUEUE, "queued"), (SENT, "sent"), (FAILED, "failed")] {
         let dir = outbox.join(dir);
-        let Ok(read) = fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut ids: Vec<String> = read
-            .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                e.file_name()
-                    .to_str()
-                    .and_then(|n| n.strip_suffix(".eml"))
-                    .filter(|n| !n.starts_with('.'))
-                    .map(str::to_owned)
-            })
-            .collect();
+        let mut ids = message_ids(&dir);
         ids.sort();
         for id in ids {
             let envelope =
@@ -251,6 +239,29 @@ pub fn list(outbox: &Path) -> std::io::Result<Vec<OutboxEntry>> {
     }
     out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)
+}
+
+/// How many messages the outbox holds in `dir` (`QUEUE`, `SENT` or `FAILED`), without
+/// reading them.
+pub fn count(outbox: &Path, dir: &str) -> usize {
+    message_ids(&outbox.join(dir)).len()
+}
+
+/// The ids of the messages in `dir`, in no order: each has its `.eml` (a message being
+/// written, `.tmp-…`, is not one yet). None when there is no `dir`.
+fn message_ids(dir: &Path) -> Vec<String> {
+    let Ok(read) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    read.filter_map(|e| e.ok())
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".eml"))
+                .filter(|n| !n.starts_with('.'))
+                .map(str::to_owned)
+        })
+        .collect()
 }
 
 /// Moves a message's files from the queue to `to`.

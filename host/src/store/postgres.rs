@@ -27,6 +27,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 use super::backend::{self, Backend, BoxFuture, DbError, Entry};
+use crate::metrics::StoreMetrics;
 
 /// Most pooled connections of one host.
 const POOL_SIZE: usize = 32;
@@ -50,6 +51,7 @@ pub(crate) struct Postgres {
     schema: OnceCell<()>,
     /// The id counters whose sequence a committed transaction made: asked for no more.
     sequences: Sequences,
+    metrics: StoreMetrics,
 }
 
 type Sequences = std::sync::Arc<std::sync::Mutex<std::collections::HashSet<Vec<u8>>>>;
@@ -62,8 +64,9 @@ impl Postgres {
 
     /// A pool for the server `url` names (`postgres://user:password@host:port/db`, also
     /// with several hosts and `target_session_attrs=read-write`). Nothing connects yet:
-    /// the first transaction does, and creates the table when there is none.
-    pub(crate) fn new(url: &str) -> anyhow::Result<Postgres> {
+    /// the first transaction does, and creates the table when there is none. Its commits
+    /// are reported to `metrics`.
+    pub(crate) fn new(url: &str, metrics: StoreMetrics) -> anyhow::Result<Postgres> {
         let config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| anyhow::anyhow!("the store URL is not a PostgreSQL URL: {e}"))?;
@@ -79,6 +82,7 @@ impl Postgres {
             pool,
             schema: OnceCell::new(),
             sequences: Sequences::default(),
+            metrics,
         })
     }
 
@@ -118,6 +122,7 @@ impl Postgres {
             conn: Some(conn),
             failed: None,
             sequences: self.sequences.clone(),
+            metrics: self.metrics.clone(),
         })
     }
 
@@ -150,6 +155,7 @@ impl Postgres {
             conn: Some(conn),
             failed: None,
             sequences: self.sequences.clone(),
+            metrics: self.metrics.clone(),
         };
         // From here on every end of the transaction (commit, rollback, drop) releases the
         // lock with it.
@@ -366,6 +372,7 @@ struct Txn {
     /// The first failure of a statement: the transaction can only be rolled back.
     failed: Option<DbError>,
     sequences: Sequences,
+    metrics: StoreMetrics,
 }
 
 impl Txn {
@@ -724,7 +731,14 @@ impl backend::WriteTxn for Txn {
     }
 
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), DbError>> {
-        Box::pin(self.end("COMMIT"))
+        let metrics = self.metrics.clone();
+        Box::pin(async move {
+            let started = std::time::Instant::now();
+            self.end("COMMIT").await?;
+            metrics.batch_committed();
+            metrics.durable_commit(started.elapsed());
+            Ok(())
+        })
     }
 
     fn rollback(self: Box<Self>) -> BoxFuture<'static, Result<(), DbError>> {

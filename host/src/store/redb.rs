@@ -40,6 +40,7 @@ use redb::{ReadableDatabase, ReadableTable};
 use tokio::sync::{Mutex, OwnedMutexGuard, watch};
 
 use super::backend::{self, Backend, BoxFuture, DbError, Entry};
+use crate::metrics::StoreMetrics;
 
 /// redb's own page cache (its default is 1 GiB); the kernel's page cache holds the rest of
 /// the file without counting against the process. 64 MiB served the benchmark's reads as
@@ -65,9 +66,12 @@ const UNDO_BYTES_MAX: usize = 64 << 20;
 pub(crate) struct Redb(Arc<Db>);
 
 impl Redb {
-    /// Opens (or creates) the database file at `path`.
-    pub(crate) fn open(path: &Path) -> anyhow::Result<Redb> {
-        Ok(Redb(Arc::new(Db::open(path)?)))
+    /// Opens (or creates) the database file at `path`, reporting its commits to `metrics`.
+    pub(crate) fn open(path: &Path, metrics: StoreMetrics) -> anyhow::Result<Redb> {
+        Ok(Redb(Arc::new(Db {
+            metrics,
+            ..Db::open(path)?
+        })))
     }
 }
 
@@ -121,6 +125,7 @@ struct Db {
     flusher: Mutex<()>,
     /// Flushes done.
     flushes: AtomicU64,
+    metrics: StoreMetrics,
 }
 
 /// What one writer's writes replaced, oldest first, to put back if it does not commit.
@@ -151,6 +156,7 @@ impl Db {
             durable: watch::Sender::new(0),
             flusher: Mutex::new(()),
             flushes: AtomicU64::new(0),
+            metrics: StoreMetrics::default(),
         })
     }
 
@@ -368,6 +374,9 @@ impl Db {
                 txn.commit().map_err(to_backend).map(|()| seq)
             });
         drop(turn);
+        if result.is_ok() {
+            self.metrics.batch_committed();
+        }
         tell(&outcome, &result);
         result
     }
@@ -411,9 +420,10 @@ impl Db {
             };
             txn.set_durability(redb::Durability::Immediate)
                 .map_err(to_backend)?;
+            let started = Instant::now();
             let result = txn.commit().map_err(to_backend);
             drop(turn);
-            result
+            result.map(|()| started.elapsed())
         })
         .await
         .map_err(to_backend)
@@ -421,10 +431,13 @@ impl Db {
         if let (Some(outcome), Some(batch_seq)) = (outcome, batch_seq) {
             tell(
                 &outcome,
-                &flushed.as_ref().map(|()| batch_seq).map_err(Clone::clone),
+                &flushed.as_ref().map(|_| batch_seq).map_err(Clone::clone),
             );
+            if flushed.is_ok() {
+                self.metrics.batch_committed();
+            }
         }
-        flushed?;
+        self.metrics.durable_commit(flushed?);
         self.flushes.fetch_add(1, Ordering::Relaxed);
         self.durable.send_modify(|d| *d = (*d).max(upto));
         Ok(())
@@ -831,7 +844,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_write_transaction_dropped_or_whose_commit_is_never_polled_keeps_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Redb::open(&dir.path().join("t.redb")).unwrap();
+        let store = Redb::open(&dir.path().join("t.redb"), StoreMetrics::default()).unwrap();
         let mut txn = store.begin_write().await.unwrap();
         txn.put(b"dropped".to_vec(), b"1".to_vec()).await.unwrap();
         drop(txn);

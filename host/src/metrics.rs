@@ -1,0 +1,453 @@
+//! Metrics and the operations listener (`faktura serve --metrics ADDR`): `/metrics` in the
+//! Prometheus text format, `/healthz` and `/readyz`, on a listener of their own so that the
+//! API port never exposes them.
+//!
+//! It owns the registry and counts what the host sees of a request (its route pattern,
+//! method, status and time), guest traps and deadline stops, the instance pool, store
+//! commits, PDF rendering and the mail outbox. It knows no route of the API: a route is
+//! the path with its numbers as `{id}` (`pattern`), so that it stays true when the
+//! component gains routes.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::prometheus_text;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+
+use crate::Runtime;
+
+/// The route of every path that no route of the API can have, and of the paths past
+/// `ROUTES_MAX`.
+const OTHER: &str = "other";
+/// Most segments after `/api` a route has (the API's deepest have three:
+/// `/api/invoices/{id}/pdf`).
+const SEGMENTS_MAX: usize = 4;
+/// Longest word of a route (`half-written-client`, `country-taxes`).
+const WORD_BYTES_MAX: usize = 32;
+/// Most distinct routes counted. `pattern` keeps only paths of the API's shape, but any
+/// word of that shape passes, so a client sending made-up paths could otherwise grow the
+/// label set without end; the API has fewer than a hundred routes.
+const ROUTES_MAX: usize = 256;
+
+/// How long `/readyz` waits for the store.
+const READY_TIME_MAX: Duration = Duration::from_secs(5);
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    method: &'static str,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+    method: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EInvoiceLabels {
+    route: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutboxLabels {
+    state: &'static str,
+}
+
+/// The histogram of a request's time, built on first use of a route and method.
+type Durations = Family<RouteLabels, Histogram, fn() -> Histogram>;
+
+fn request_seconds() -> Histogram {
+    // 1 ms to 16 s: a GET takes milliseconds, the deadline is 30 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 15))
+}
+
+/// What a storage engine reports of its commits.
+#[derive(Clone)]
+pub(crate) struct StoreMetrics {
+    batches: Counter,
+    commit_seconds: Histogram,
+}
+
+impl Default for StoreMetrics {
+    fn default() -> StoreMetrics {
+        StoreMetrics {
+            batches: Counter::default(),
+            // 0.1 ms (a cached fsync) to 1.6 s.
+            commit_seconds: Histogram::new(exponential_buckets(0.0001, 2.0, 15)),
+        }
+    }
+}
+
+impl StoreMetrics {
+    /// A batch of writers' transactions was committed (redb: without fsync; PostgreSQL:
+    /// one transaction).
+    pub(crate) fn batch_committed(&self) {
+        self.batches.inc();
+    }
+
+    /// A commit that made the batches before it durable took `took` (redb: the fsync;
+    /// PostgreSQL: the COMMIT).
+    pub(crate) fn durable_commit(&self, took: Duration) {
+        self.commit_seconds.observe(took.as_secs_f64());
+    }
+}
+
+/// Every metric of one runtime. A runtime has its own, so that hosts in one process (the
+/// tests) count apart.
+pub(crate) struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    durations: Durations,
+    guest_traps: Counter,
+    deadline_stops: Counter,
+    instances_in_use: Gauge,
+    instances_max: Gauge,
+    pub(crate) store: StoreMetrics,
+    outbox: Family<OutboxLabels, Gauge>,
+    pdf_render_seconds: Histogram,
+    einvoice_refusals: Family<EInvoiceLabels, Counter>,
+    /// The routes counted so far; at most `ROUTES_MAX`.
+    routes: Mutex<HashSet<String>>,
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Metrics {
+        let metrics = Metrics {
+            registry: Registry::with_prefix("faktura"),
+            requests: Family::default(),
+            durations: Durations::new_with_constructor(request_seconds),
+            guest_traps: Counter::default(),
+            deadline_stops: Counter::default(),
+            instances_in_use: Gauge::default(),
+            instances_max: Gauge::default(),
+            store: StoreMetrics::default(),
+            outbox: Family::default(),
+            // 5 ms to 10 s.
+            pdf_render_seconds: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
+            einvoice_refusals: Family::default(),
+            routes: Mutex::new(HashSet::new()),
+        };
+        metrics.register()
+    }
+
+    fn register(mut self) -> Metrics {
+        let r = &mut self.registry;
+        r.register(
+            "http_requests",
+            "Requests answered, by route pattern, method and status",
+            self.requests.clone(),
+        );
+        r.register(
+            "http_request_duration_seconds",
+            "Time from a request's arrival to its response head, by route pattern and method",
+            self.durations.clone(),
+        );
+        r.register(
+            "guest_traps",
+            "Requests whose component instance trapped (a panic, memory past its limit), \
+             deadline stops aside",
+            self.guest_traps.clone(),
+        );
+        r.register(
+            "guest_deadline_stops",
+            "Requests whose component instance was stopped at the request deadline",
+            self.deadline_stops.clone(),
+        );
+        r.register(
+            "instances_in_use",
+            "Component instances serving requests and upkeep now",
+            self.instances_in_use.clone(),
+        );
+        r.register(
+            "instances_max",
+            "Component instances the pool holds; further requests wait for one",
+            self.instances_max.clone(),
+        );
+        r.register(
+            "store_commit_batches",
+            "Store commits: on redb one per batch of writers, on PostgreSQL one per \
+             transaction",
+            self.store.batches.clone(),
+        );
+        r.register(
+            "store_commit_duration_seconds",
+            "Durable commits: on redb each fsync (it covers every batch before it), on \
+             PostgreSQL each COMMIT",
+            self.store.commit_seconds.clone(),
+        );
+        r.register(
+            "mail_outbox_messages",
+            "Messages in the mail outbox, by state: queued (waiting for delivery) or \
+             failed (refused for good); on PostgreSQL letters too",
+            self.outbox.clone(),
+        );
+        r.register(
+            "pdf_render_duration_seconds",
+            "Time to render one PDF",
+            self.pdf_render_seconds.clone(),
+        );
+        r.register(
+            "einvoice_refusals",
+            "E-invoices refused by the rules of their profile (400 on an e-invoice route)",
+            self.einvoice_refusals.clone(),
+        );
+        self
+    }
+
+    /// Counts an answered request.
+    pub(crate) fn request(&self, method: &hyper::Method, path: &str, status: u16, took: Duration) {
+        let route = self.route(path);
+        let method = method_label(method);
+        // The component answers a profile's rule violations with 400 and a line per rule;
+        // the host does not read bodies, and on these routes every 400 is such a refusal
+        // (a draft has no e-invoice yet, which is one too). Refusals at completion share
+        // their 400 with other refusals of a completion and are left out.
+        if status == 400 && route.ends_with("/e-invoice") {
+            self.einvoice_refusals
+                .get_or_create(&EInvoiceLabels {
+                    route: route.clone(),
+                })
+                .inc();
+        }
+        self.durations
+            .get_or_create(&RouteLabels {
+                route: route.clone(),
+                method,
+            })
+            .observe(took.as_secs_f64());
+        self.requests
+            .get_or_create(&RequestLabels {
+                route,
+                method,
+                status,
+            })
+            .inc();
+    }
+
+    /// Counts a guest that ended in an error: stopped at its deadline, or trapped.
+    pub(crate) fn guest_failed(&self, e: &wasmtime::Error) {
+        if e.is::<crate::DeadlineExceeded>() {
+            self.deadline_stops.inc();
+        } else {
+            self.guest_traps.inc();
+        }
+    }
+
+    pub(crate) fn pdf_rendered(&self, took: Duration) {
+        self.pdf_render_seconds.observe(took.as_secs_f64());
+    }
+
+    /// The route label of `path`: its pattern while fewer than `ROUTES_MAX` are counted or
+    /// it is one of them, else `other`.
+    fn route(&self, path: &str) -> String {
+        let Some(pattern) = pattern(path) else {
+            return OTHER.into();
+        };
+        let mut routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        if routes.contains(&pattern) {
+            return pattern;
+        }
+        if routes.len() >= ROUTES_MAX {
+            return OTHER.into();
+        }
+        routes.insert(pattern.clone());
+        pattern
+    }
+
+    /// The exposition, with the gauges read now.
+    async fn exposition(&self, runtime: &Runtime) -> String {
+        let max = runtime.limits.instances_max as usize;
+        let free = runtime.slots.available_permits();
+        self.instances_max.set(max as i64);
+        self.instances_in_use.set(max.saturating_sub(free) as i64);
+        match runtime.shared.outbox.backlog(&runtime.shared.mail).await {
+            Ok(backlog) => {
+                for (state, n) in [("queued", backlog.queued), ("failed", backlog.failed)] {
+                    self.outbox
+                        .get_or_create(&OutboxLabels { state })
+                        .set(n as i64);
+                }
+            }
+            // The gauges keep what they last read; the log says why they are stale.
+            Err(e) => tracing::warn!("metrics: counting the outbox: {e}"),
+        }
+        let mut text = String::new();
+        prometheus_text::encode(&mut text, &self.registry)
+            .expect("writing to a String does not fail");
+        text
+    }
+}
+
+/// The method as a label: one of the methods a client of the API may send, else `other`
+/// (hyper takes any token as a method).
+fn method_label(method: &hyper::Method) -> &'static str {
+    use hyper::Method as M;
+    match *method {
+        M::GET => "GET",
+        M::HEAD => "HEAD",
+        M::POST => "POST",
+        M::PUT => "PUT",
+        M::DELETE => "DELETE",
+        M::PATCH => "PATCH",
+        M::OPTIONS => "OPTIONS",
+        _ => OTHER,
+    }
+}
+
+/// The route pattern of `path`: `/api` and its segments, each number as `{id}`. `None` for
+/// a path no route of the API can have: outside `/api`, more than `SEGMENTS_MAX`
+/// segments, or a segment that is neither a number nor a word of lowercase letters,
+/// digits, `-` and `_`.
+fn pattern(path: &str) -> Option<String> {
+    let rest = path.strip_prefix("/api")?;
+    let mut out = String::from("/api");
+    if rest.is_empty() {
+        return Some(out);
+    }
+    let segments = rest.strip_prefix('/')?.split('/');
+    for (i, segment) in segments.enumerate() {
+        let word = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_';
+        out.push('/');
+        if i == SEGMENTS_MAX || segment.is_empty() || segment.len() > WORD_BYTES_MAX {
+            return None;
+        } else if segment.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str("{id}");
+        } else if segment.bytes().all(word) {
+            out.push_str(segment);
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+type Answer = hyper::Response<Full<Bytes>>;
+
+fn text(status: hyper::StatusCode, content_type: &'static str, body: String) -> Answer {
+    let mut answer = hyper::Response::new(Full::new(Bytes::from(body)));
+    *answer.status_mut() = status;
+    answer.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(content_type),
+    );
+    answer
+}
+
+const PLAIN: &str = "text/plain; charset=utf-8";
+
+/// Why the runtime cannot serve now, if it cannot. Its component is compiled and linked
+/// before a `Runtime` exists, so a serving runtime has it loaded; what can go away is the
+/// store.
+async fn unready(runtime: &Runtime) -> Option<String> {
+    match tokio::time::timeout(READY_TIME_MAX, runtime.shared.db.begin_read()).await {
+        Ok(Ok(_snapshot)) => None,
+        Ok(Err(e)) => Some(format!("the store cannot be read: {e}")),
+        Err(_) => Some(format!(
+            "the store did not answer within {} s",
+            READY_TIME_MAX.as_secs()
+        )),
+    }
+}
+
+async fn answer(runtime: &Runtime, req: hyper::Request<Incoming>) -> Answer {
+    use hyper::StatusCode;
+    if !matches!(*req.method(), hyper::Method::GET | hyper::Method::HEAD) {
+        return text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            PLAIN,
+            "GET or HEAD\n".into(),
+        );
+    }
+    match req.uri().path() {
+        "/metrics" => text(
+            StatusCode::OK,
+            prometheus_text::CONTENT_TYPE,
+            runtime.shared.metrics.exposition(runtime).await,
+        ),
+        "/healthz" => text(StatusCode::OK, PLAIN, "ok\n".into()),
+        "/readyz" => match unready(runtime).await {
+            None => text(StatusCode::OK, PLAIN, "ready\n".into()),
+            Some(why) => text(StatusCode::SERVICE_UNAVAILABLE, PLAIN, format!("{why}\n")),
+        },
+        _ => text(
+            StatusCode::NOT_FOUND,
+            PLAIN,
+            "/metrics, /healthz or /readyz\n".into(),
+        ),
+    }
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz` on `listener` until the task is dropped.
+pub(crate) async fn serve(runtime: Runtime, listener: TcpListener) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                tracing::warn!("metrics: accept failed: {e}");
+                continue;
+            }
+        };
+        let runtime = runtime.clone();
+        let service = hyper::service::service_fn(move |req| {
+            let runtime = runtime.clone();
+            async move { Ok::<_, Infallible>(answer(&runtime, req).await) }
+        });
+        tokio::spawn(async move {
+            if let Err(e) = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                tracing::debug!("metrics: connection ended: {e}");
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn check(path: &str, expected: Option<&str>) {
+        assert_eq!(super::pattern(path).as_deref(), expected, "{path}");
+    }
+
+    #[test]
+    fn a_route_is_the_path_with_numbers_as_ids_and_anything_else_is_other() {
+        check("/api", Some("/api"));
+        check("/api/invoices", Some("/api/invoices"));
+        check("/api/invoices/12", Some("/api/invoices/{id}"));
+        check(
+            "/api/invoices/12/e-invoice",
+            Some("/api/invoices/{id}/e-invoice"),
+        );
+        check("/api/country-taxes/7", Some("/api/country-taxes/{id}"));
+        check(
+            "/api/_test/half-written-client",
+            Some("/api/_test/half-written-client"),
+        );
+        check("/api/a/1/b/2", Some("/api/a/{id}/b/{id}"));
+        check("/api/a/1/b/2/c", None);
+        check("/", None);
+        check("/apix", None);
+        check("/index.html", None);
+        check("/api/", None);
+        check("/api/invoices/", None);
+        check("/api//invoices", None);
+        check("/api/Invoices", None);
+        check("/api/invoices/12abc%20", None);
+        check("/api/invoices/-1.5", None);
+        check(&format!("/api/{}", "a".repeat(33)), None);
+    }
+}
