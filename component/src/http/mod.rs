@@ -5,6 +5,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(test)]
+mod consistency_tests;
 pub mod dispatch;
 mod documents;
 mod error;
