@@ -23,6 +23,7 @@ use wasmtime::{Store, StoreLimits};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+pub use bindings::exports::faktura::service::admin::CheckReport;
 pub use engine::{Limits, Runtime, check_component as engine_check_component};
 pub use faktura_backend::outbox::{DeliveryState, OutboxEntry, list as list_outbox};
 pub use mail::{MailConfig, deliver_once as deliver_outbox, entries as outbox_entries};
@@ -33,13 +34,7 @@ pub use store::transfer::Moved;
 /// `path` in key order, from one snapshot. A redb file in use by a running server cannot
 /// be opened: stop it first.
 pub async fn export_store(options: &Options, path: &std::path::Path) -> anyhow::Result<Moved> {
-    if options.store.is_none() && !options.db_path().exists() {
-        anyhow::bail!(
-            "there is no store at {} to export",
-            options.db_path().display()
-        );
-    }
-    let db = engine::open_store(options)?;
+    let db = open_existing_store(options, "export")?;
     store::transfer::export(db.as_ref(), path).await
 }
 
@@ -48,6 +43,36 @@ pub async fn import_store(options: &Options, path: &std::path::Path) -> anyhow::
     prepare_data_dir(&options.data_dir)?;
     let db = engine::open_store(options)?;
     store::transfer::import(db.as_ref(), path).await
+}
+
+/// The consistency check of the store `options` name (the component's `check`): through
+/// the admin socket of the server running on the data directory, else on the store
+/// itself.
+pub async fn check_store(options: &Options) -> anyhow::Result<CheckReport> {
+    if let Some(report) = admin::request_check(&options.data_dir).await {
+        return report;
+    }
+    store_exists(options, "check")?;
+    engine::check_component(&options.component)?;
+    Runtime::new(options)?.check().await
+}
+
+/// The store `options` name, which must exist: `what` says what it is opened for.
+fn open_existing_store(options: &Options, what: &str) -> anyhow::Result<Box<dyn store::Backend>> {
+    store_exists(options, what)?;
+    engine::open_store(options)
+}
+
+/// Ok when `options` name a PostgreSQL store or a data directory that has its redb file:
+/// opening a directory without one would make an empty store only to `what` it.
+fn store_exists(options: &Options, what: &str) -> anyhow::Result<()> {
+    if options.store.is_none() && !options.db_path().exists() {
+        anyhow::bail!(
+            "there is no store at {} to {what}",
+            options.db_path().display()
+        );
+    }
+    Ok(())
 }
 
 /// Runs the store conformance suite (`store/conformance.rs`) on the store `options` name,

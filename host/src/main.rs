@@ -57,6 +57,10 @@ enum Command {
         #[arg(long)]
         from: PathBuf,
     },
+    /// Check the consistency of the store (through the running server's admin socket,
+    /// else on the data directory): index entries, kept sums and counts, number claims.
+    /// Exits with 1 when it finds a problem.
+    Check,
     /// Inspect the mail outbox (the data directory's, or the PostgreSQL store's with
     /// --store).
     Outbox {
@@ -156,10 +160,12 @@ async fn run() -> anyhow::Result<()> {
     let component = cli.component.unwrap_or_else(default_component);
     let mut options = Options::new(&cli.data, component.clone());
     options.store = cli.store.clone();
-    // The outbox commands need no component, and no database but a PostgreSQL store's.
+    // The outbox commands need no component, and no database but a PostgreSQL store's;
+    // moving a store's entries needs none either, and a check through a running server
+    // runs the server's.
     if !matches!(
         cli.command,
-        Command::Outbox { .. } | Command::Export { .. } | Command::Import { .. }
+        Command::Outbox { .. } | Command::Export { .. } | Command::Import { .. } | Command::Check
     ) {
         faktura_host::engine_check_component(&component)?;
     }
@@ -232,6 +238,32 @@ async fn run() -> anyhow::Result<()> {
                 moved.bytes,
                 from.display()
             );
+            Ok(())
+        }
+        Command::Check => {
+            let report = faktura_host::check_store(&options).await?;
+            println!(
+                "Checked {} accounts: {} records, {} index entries, {} kept sums and counts, \
+                 {} number claims.",
+                report.accounts,
+                report.records,
+                report.index_entries,
+                report.kept_values,
+                report.number_claims
+            );
+            for problem in &report.problems {
+                println!("problem: {problem}");
+            }
+            let unlisted = report.problems_found - report.problems.len() as u64;
+            if unlisted > 0 {
+                println!("… and {unlisted} problems more.");
+            }
+            match report.problems_found {
+                0 => {}
+                1 => anyhow::bail!("the store has a problem"),
+                n => anyhow::bail!("the store has {n} problems"),
+            }
+            println!("No problems found.");
             Ok(())
         }
         Command::Outbox { command } => {
