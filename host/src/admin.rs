@@ -1,14 +1,16 @@
-//! The admin socket: `faktura account create`, `user create`, `user revoke` and `check`
-//! reach a running server through `admin.sock` in its data directory, since only one
-//! process can have the database open. Without a server listening there the commands open
-//! the data directory themselves.
+//! The admin socket: `faktura account create`, `user create`, `user revoke`, `backup` and
+//! `check` reach a running server through `admin.sock` in its data directory, since only
+//! one process can have the database open. Without a server listening there the commands
+//! open the data directory themselves.
 //!
 //! The socket is the owner's only (mode 0600), like the database beside it. One request
 //! line, one answer line, fields separated by tabs:
 //! `create-account NAME EMAIL`, `create-user ACCOUNT EMAIL`, `revoke-user USER`;
-//! answered by `ok [ACCOUNT USER KEY]` or `error MESSAGE`. `check` is answered by more
-//! than a line: `ok ACCOUNTS RECORDS INDEX-ENTRIES KEPT-VALUES NUMBER-CLAIMS
-//! PROBLEMS-FOUND` and then one line per problem listed.
+//! answered by `ok [ACCOUNT USER KEY]` or `error MESSAGE`. Two requests are answered by
+//! more than a line: `backup` by `ok` and then the export of the store (`store::transfer`)
+//! up to the end of the stream, whose trailer tells a whole backup from one cut short;
+//! `check` by `ok ACCOUNTS RECORDS INDEX-ENTRIES KEPT-VALUES NUMBER-CLAIMS PROBLEMS-FOUND`
+//! and then one line per problem listed.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -96,6 +98,29 @@ impl Command {
             api_key: key.api_key,
         }))
     }
+}
+
+/// Whether a server listens on the admin socket of `data_dir`.
+pub async fn serving(data_dir: &Path) -> bool {
+    UnixStream::connect(data_dir.join(SOCKET)).await.is_ok()
+}
+
+/// Streams a backup of the store of the server on `data_dir` into `out`; `None` when no
+/// server listens there. What arrives is checked by its reader: a stream the server cut
+/// short lacks its trailer.
+pub async fn request_backup(
+    data_dir: &Path,
+    out: &mut (impl tokio::io::AsyncWrite + Unpin),
+) -> Option<anyhow::Result<()>> {
+    let stream = UnixStream::connect(data_dir.join(SOCKET)).await.ok()?;
+    Some(
+        async {
+            let (_, mut export) = ask(stream, "backup").await?;
+            tokio::io::copy(&mut export, out).await?;
+            Ok(())
+        }
+        .await,
+    )
 }
 
 /// The consistency check of the store of the server on `data_dir`; `None` when no server
@@ -227,6 +252,21 @@ async fn answer(runtime: &Runtime, stream: UnixStream) -> anyhow::Result<()> {
         .read_line(&mut line)
         .await?;
     let outcome = match line.trim_end_matches('\n') {
+        "backup" => {
+            tracing::info!("admin backup");
+            write.write_all(b"ok\n").await?;
+            // Past `ok` an error can only cut the stream short, which its reader sees by
+            // the missing trailer; the reason goes to the log.
+            let moved =
+                crate::store::transfer::write_export(runtime.shared.db.as_ref(), &mut write)
+                    .await?;
+            tracing::info!(
+                entries = moved.entries,
+                bytes = moved.bytes,
+                "admin backup sent"
+            );
+            return Ok(());
+        }
         "check" => {
             tracing::info!("admin check");
             runtime.check().await.map(|r| {

@@ -1,4 +1,5 @@
-//! `faktura`: serve the invoicing API, or manage accounts and users in a data directory.
+//! `faktura`: serve the invoicing API, or manage accounts, users and the store of a data
+//! directory.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -54,6 +55,20 @@ enum Command {
     /// Read an export into an empty store (the data directory's, or PostgreSQL with
     /// --store); the file is checked whole before anything is written.
     Import {
+        #[arg(long)]
+        from: PathBuf,
+    },
+    /// Write a backup of the store to a file: streamed by the server running on the data
+    /// directory (through its admin socket) while it serves, else read from the store
+    /// itself; either way from one snapshot, with a checksum. The file appears whole or
+    /// not at all.
+    Backup {
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Restore a backup into an empty store (the data directory's, or PostgreSQL with
+    /// --store); the backup's checksum is checked before anything is written.
+    Restore {
         #[arg(long)]
         from: PathBuf,
     },
@@ -165,7 +180,12 @@ async fn run() -> anyhow::Result<()> {
     // runs the server's.
     if !matches!(
         cli.command,
-        Command::Outbox { .. } | Command::Export { .. } | Command::Import { .. } | Command::Check
+        Command::Outbox { .. }
+            | Command::Export { .. }
+            | Command::Import { .. }
+            | Command::Backup { .. }
+            | Command::Restore { .. }
+            | Command::Check
     ) {
         faktura_host::engine_check_component(&component)?;
     }
@@ -234,6 +254,26 @@ async fn run() -> anyhow::Result<()> {
             let moved = faktura_host::import_store(&options, &from).await?;
             println!(
                 "Imported {} entries ({} bytes of keys and values) from {}.",
+                moved.entries,
+                moved.bytes,
+                from.display()
+            );
+            Ok(())
+        }
+        Command::Backup { to } => {
+            let moved = faktura_host::backup_store(&options, &to).await?;
+            println!(
+                "Backed up {} entries ({} bytes of keys and values) to {}.",
+                moved.entries,
+                moved.bytes,
+                to.display()
+            );
+            Ok(())
+        }
+        Command::Restore { from } => {
+            let moved = faktura_host::import_store(&options, &from).await?;
+            println!(
+                "Restored {} entries ({} bytes of keys and values) from {}.",
                 moved.entries,
                 moved.bytes,
                 from.display()

@@ -6,6 +6,7 @@
 #[macro_use]
 mod support;
 
+mod backup;
 mod both_kinds;
 mod concurrency;
 mod corpus;
