@@ -65,6 +65,10 @@ mod bindings {
         fn upkeep() -> Result<admin::UpkeepReport, String> {
             crate::wit::upkeep()
         }
+
+        fn check() -> Result<admin::CheckReport, String> {
+            crate::wit::check()
+        }
     }
 
     export!(Component);

@@ -1,7 +1,7 @@
 //! The WIT-backed side: `caps` implemented on the imported interfaces, and the transport
 //! between `wasi:http` values and `http::Request`/`Response`.
 
-use crate::bindings::admin::{AccountKey, Migration, UpkeepReport};
+use crate::bindings::admin::{AccountKey, CheckReport, Migration, UpkeepReport};
 use crate::bindings::faktura::service::store as kv;
 use crate::bindings::wasi::http::types::{
     Fields, IncomingRequest, Method as WasiMethod, OutgoingBody, OutgoingResponse, ResponseOutparam,
@@ -458,6 +458,21 @@ pub(crate) fn upkeep() -> Result<UpkeepReport, String> {
     Ok(UpkeepReport {
         handed,
         answers_expired,
+    })
+}
+
+/// Checks the whole store from one snapshot (`domain::consistency`).
+pub(crate) fn check() -> Result<CheckReport, String> {
+    let txn = caps::Store::begin_read(&WitStore).map_err(|e| e.to_string())?;
+    let report = domain::consistency::check(txn.as_ref()).map_err(message)?;
+    Ok(CheckReport {
+        accounts: report.accounts,
+        records: report.records,
+        index_entries: report.index_entries,
+        kept_values: report.kept_values,
+        number_claims: report.number_claims,
+        problems: report.problems,
+        problems_found: report.problems_found,
     })
 }
 

@@ -1,12 +1,16 @@
-//! The admin socket: `faktura account create`, `user create` and `user revoke` reach a
-//! running server through `admin.sock` in its data directory, since only one process can
-//! have the database open. Without a server listening there the commands open the data
-//! directory themselves.
+//! The admin socket: `faktura account create`, `user create`, `user revoke`, `backup` and
+//! `check` reach a running server through `admin.sock` in its data directory, since only
+//! one process can have the database open. Without a server listening there the commands
+//! open the data directory themselves.
 //!
 //! The socket is the owner's only (mode 0600), like the database beside it. One request
 //! line, one answer line, fields separated by tabs:
 //! `create-account NAME EMAIL`, `create-user ACCOUNT EMAIL`, `revoke-user USER`;
-//! answered by `ok [ACCOUNT USER KEY]` or `error MESSAGE`.
+//! answered by `ok [ACCOUNT USER KEY]` or `error MESSAGE`. Two requests are answered by
+//! more than a line: `backup` by `ok` and then the export of the store (`store::transfer`)
+//! up to the end of the stream, whose trailer tells a whole backup from one cut short;
+//! `check` by `ok ACCOUNTS RECORDS INDEX-ENTRIES KEPT-VALUES NUMBER-CLAIMS PROBLEMS-FOUND`
+//! and then one line per problem listed.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -15,7 +19,7 @@ use anyhow::{Context, bail};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
-use crate::Runtime;
+use crate::{CheckReport, Runtime};
 
 /// The socket's file name in the data directory.
 pub const SOCKET: &str = "admin.sock";
@@ -96,6 +100,92 @@ impl Command {
     }
 }
 
+/// Whether a server listens on the admin socket of `data_dir`.
+pub async fn serving(data_dir: &Path) -> bool {
+    UnixStream::connect(data_dir.join(SOCKET)).await.is_ok()
+}
+
+/// Streams a backup of the store of the server on `data_dir` into `out`; `None` when no
+/// server listens there. What arrives is checked by its reader: a stream the server cut
+/// short lacks its trailer.
+pub async fn request_backup(
+    data_dir: &Path,
+    out: &mut (impl tokio::io::AsyncWrite + Unpin),
+) -> Option<anyhow::Result<()>> {
+    let stream = UnixStream::connect(data_dir.join(SOCKET)).await.ok()?;
+    Some(
+        async {
+            let (_, mut export) = ask(stream, "backup").await?;
+            tokio::io::copy(&mut export, out).await?;
+            Ok(())
+        }
+        .await,
+    )
+}
+
+/// The consistency check of the store of the server on `data_dir`; `None` when no server
+/// listens there.
+pub async fn request_check(data_dir: &Path) -> Option<anyhow::Result<CheckReport>> {
+    let stream = UnixStream::connect(data_dir.join(SOCKET)).await.ok()?;
+    Some(
+        async {
+            let (counts, mut rest) = ask(stream, "check").await?;
+            let counts: Vec<u64> = counts
+                .iter()
+                .map(|n| n.parse())
+                .collect::<Result<_, _>>()
+                .context("the server's check report is garbled")?;
+            let [
+                accounts,
+                records,
+                index_entries,
+                kept_values,
+                number_claims,
+                problems_found,
+            ] = counts[..]
+            else {
+                bail!("the server's check report is garbled");
+            };
+            let mut problems = Vec::new();
+            let mut line = String::new();
+            while rest.read_line(&mut line).await? > 0 {
+                problems.push(line.trim_end_matches('\n').to_owned());
+                line.clear();
+            }
+            Ok(CheckReport {
+                accounts,
+                records,
+                index_entries,
+                kept_values,
+                number_claims,
+                problems,
+                problems_found,
+            })
+        }
+        .await,
+    )
+}
+
+/// Sends `request` and reads the first line of the answer: the fields after `ok`, and
+/// the rest of the answer; the server's message when it says `error`.
+async fn ask(
+    stream: UnixStream,
+    request: &str,
+) -> anyhow::Result<(Vec<String>, BufReader<tokio::net::unix::OwnedReadHalf>)> {
+    let (read, mut write) = stream.into_split();
+    write.write_all(format!("{request}\n").as_bytes()).await?;
+    write.shutdown().await?;
+    let mut answer = BufReader::new(read);
+    let mut first = String::new();
+    answer.read_line(&mut first).await?;
+    let mut fields = first.trim_end_matches('\n').split('\t');
+    match (fields.next(), fields.clone().next()) {
+        (Some("ok"), _) => Ok((fields.map(str::to_owned).collect(), answer)),
+        (Some("error"), Some(message)) => bail!("{message}"),
+        _ => bail!("the server gave no answer (see its log)"),
+    }
+}
+
 /// Sends `command` to the server on `data_dir`; `None` when no server listens there.
 pub async fn request(data_dir: &Path, command: &Command) -> Option<anyhow::Result<Option<Issued>>> {
     let line = match command.encode() {
@@ -161,21 +251,55 @@ async fn answer(runtime: &Runtime, stream: UnixStream) -> anyhow::Result<()> {
     tokio::io::AsyncReadExt::take(BufReader::new(read), LINE_MAX)
         .read_line(&mut line)
         .await?;
-    let outcome = match Command::decode(line.trim_end_matches('\n')) {
-        Ok(command) => {
-            tracing::info!(?command, "admin command");
-            command.run(runtime).await
+    let outcome = match line.trim_end_matches('\n') {
+        "backup" => {
+            tracing::info!("admin backup");
+            write.write_all(b"ok\n").await?;
+            // Past `ok` an error can only cut the stream short, which its reader sees by
+            // the missing trailer; the reason goes to the log.
+            let moved =
+                crate::store::transfer::write_export(runtime.shared.db.as_ref(), &mut write)
+                    .await?;
+            tracing::info!(
+                entries = moved.entries,
+                bytes = moved.bytes,
+                "admin backup sent"
+            );
+            return Ok(());
         }
-        Err(e) => Err(e),
+        "check" => {
+            tracing::info!("admin check");
+            runtime.check().await.map(|r| {
+                let counts = [
+                    r.accounts,
+                    r.records,
+                    r.index_entries,
+                    r.kept_values,
+                    r.number_claims,
+                    r.problems_found,
+                ];
+                let mut lines = vec![format!("ok\t{}", counts.map(|n| n.to_string()).join("\t"))];
+                lines.extend(r.problems.iter().map(|p| p.replace(['\n', '\r'], " ")));
+                lines.join("\n")
+            })
+        }
+        request => match Command::decode(request) {
+            Ok(command) => {
+                tracing::info!(?command, "admin command");
+                command.run(runtime).await.map(|issued| match issued {
+                    None => "ok".to_owned(),
+                    Some(k) => format!("ok\t{}\t{}\t{}", k.account_id, k.user_id, k.api_key),
+                })
+            }
+            Err(e) => Err(e),
+        },
     };
-    let reply = match outcome {
-        Ok(None) => "ok".to_owned(),
-        Ok(Some(k)) => format!("ok\t{}\t{}\t{}", k.account_id, k.user_id, k.api_key),
-        Err(e) => format!(
+    let reply = outcome.unwrap_or_else(|e| {
+        format!(
             "error\t{}",
             format!("{e:#}").replace(['\t', '\n', '\r'], " ")
-        ),
-    };
+        )
+    });
     write.write_all(format!("{reply}\n").as_bytes()).await?;
     Ok(())
 }

@@ -13,7 +13,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::bindings::exports::faktura::service::admin::{
-    AccountKey, Guest, Migration, UpkeepReport,
+    AccountKey, CheckReport, Guest, Migration, UpkeepReport,
 };
 use crate::bindings::{Service, ServicePre};
 use crate::metrics::{Metrics, StoreMetrics};
@@ -430,6 +430,13 @@ impl Runtime {
     /// Revokes a user's API key.
     pub async fn revoke_user(&self, user: u64) -> anyhow::Result<()> {
         self.admin(async |store, admin| admin.call_revoke_user(store, user).await)
+            .await
+    }
+
+    /// The consistency check of the whole store, from one snapshot (the component's
+    /// `check`).
+    pub async fn check(&self) -> anyhow::Result<CheckReport> {
+        self.admin(async |store, admin| admin.call_check(store).await)
             .await
     }
 

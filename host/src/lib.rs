@@ -26,6 +26,7 @@ use wasmtime::{Store, StoreLimits};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+pub use bindings::exports::faktura::service::admin::CheckReport;
 pub use engine::{Limits, Runtime, check_component as engine_check_component};
 pub use faktura_backend::outbox::{DeliveryState, OutboxEntry, list as list_outbox};
 pub use mail::{MailConfig, deliver_once as deliver_outbox, entries as outbox_entries};
@@ -36,21 +37,123 @@ pub use store::transfer::Moved;
 /// `path` in key order, from one snapshot. A redb file in use by a running server cannot
 /// be opened: stop it first.
 pub async fn export_store(options: &Options, path: &std::path::Path) -> anyhow::Result<Moved> {
-    if options.store.is_none() && !options.db_path().exists() {
-        anyhow::bail!(
-            "there is no store at {} to export",
-            options.db_path().display()
-        );
-    }
-    let db = engine::open_store(options)?;
+    let db = open_existing_store(options, "export")?;
     store::transfer::export(db.as_ref(), path).await
 }
 
-/// Reads an export into the empty store `options` names.
+/// Reads an export (or a backup) into the empty store `options` names. The file is
+/// checked whole (framing, count, checksum) before the store is opened or anything is
+/// written.
 pub async fn import_store(options: &Options, path: &std::path::Path) -> anyhow::Result<Moved> {
+    let export = store::transfer::verify(path)?;
+    if options.store.is_none() && admin::serving(&options.data_dir).await {
+        anyhow::bail!(
+            "a server is running on {}: stop it, or choose a data directory no server uses",
+            options.data_dir.display()
+        );
+    }
     prepare_data_dir(&options.data_dir)?;
     let db = engine::open_store(options)?;
-    store::transfer::import(db.as_ref(), path).await
+    store::transfer::import(db.as_ref(), &export).await
+}
+
+/// Writes a backup of the store `options` name to `path`: through the admin socket of
+/// the server running on the data directory, else from the store itself. Either way it
+/// is an export read from one snapshot. The file appears whole or not at all: it is
+/// written beside `path`, synced, checked (framing, count, checksum) and renamed over it.
+pub async fn backup_store(options: &Options, path: &Path) -> anyhow::Result<Moved> {
+    write_backup_file(path, async |file| {
+        match admin::request_backup(&options.data_dir, file).await {
+            Some(streamed) => streamed,
+            None => {
+                let db = open_existing_store(options, "back up")?;
+                store::transfer::write_export(db.as_ref(), file).await?;
+                Ok(())
+            }
+        }
+    })
+    .await
+}
+
+/// The consistency check of the store `options` name (the component's `check`): through
+/// the admin socket of the server running on the data directory, else on the store
+/// itself.
+pub async fn check_store(options: &Options) -> anyhow::Result<CheckReport> {
+    if let Some(report) = admin::request_check(&options.data_dir).await {
+        return report;
+    }
+    store_exists(options, "check")?;
+    engine::check_component(&options.component)?;
+    Runtime::new(options)?.check().await
+}
+
+/// The store `options` name, which must exist: `what` says what it is opened for.
+fn open_existing_store(options: &Options, what: &str) -> anyhow::Result<Box<dyn store::Backend>> {
+    store_exists(options, what)?;
+    engine::open_store(options)
+}
+
+/// Ok when `options` name a PostgreSQL store or a data directory that has its redb file:
+/// opening a directory without one would make an empty store only to `what` it.
+fn store_exists(options: &Options, what: &str) -> anyhow::Result<()> {
+    if options.store.is_none() && !options.db_path().exists() {
+        anyhow::bail!(
+            "there is no store at {} to {what}",
+            options.db_path().display()
+        );
+    }
+    Ok(())
+}
+
+/// Makes `path` the backup `write` writes, or leaves it as it was: the file is written
+/// under a temporary name beside it, synced, checked whole (framing, count, checksum),
+/// renamed over `path`, and the directory synced so that the rename lasts.
+async fn write_backup_file(
+    path: &Path,
+    write: impl AsyncFnOnce(&mut tokio::fs::File) -> anyhow::Result<()>,
+) -> anyhow::Result<Moved> {
+    use anyhow::Context as _;
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = async {
+        // The owner's only, like the data directory: it holds every account's documents
+        // and key hashes.
+        let mut file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .await
+            .with_context(|| format!("creating {}", tmp.display()))?;
+        write(&mut file).await?;
+        file.sync_all()
+            .await
+            .context("writing the backup to disk")?;
+        drop(file);
+        let moved = store::transfer::verify(&tmp)
+            .context("the backup written is cut short or damaged")?
+            .moved;
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+        std::fs::File::open(&dir)?.sync_all()?;
+        anyhow::Ok(moved)
+    }
+    .await;
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Runs the store conformance suite (`store/conformance.rs`) on the store `options` name,

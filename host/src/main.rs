@@ -1,4 +1,5 @@
-//! `faktura`: serve the invoicing API, or manage accounts and users in a data directory.
+//! `faktura`: serve the invoicing API, or manage accounts, users and the store of a data
+//! directory.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -61,6 +62,24 @@ enum Command {
         #[arg(long)]
         from: PathBuf,
     },
+    /// Write a backup of the store to a file: streamed by the server running on the data
+    /// directory (through its admin socket) while it serves, else read from the store
+    /// itself; either way from one snapshot, with a checksum. The file appears whole or
+    /// not at all.
+    Backup {
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Restore a backup into an empty store (the data directory's, or PostgreSQL with
+    /// --store); the backup's checksum is checked before anything is written.
+    Restore {
+        #[arg(long)]
+        from: PathBuf,
+    },
+    /// Check the consistency of the store (through the running server's admin socket,
+    /// else on the data directory): index entries, kept sums and counts, number claims.
+    /// Exits with 1 when it finds a problem.
+    Check,
     /// Inspect the mail outbox (the data directory's, or the PostgreSQL store's with
     /// --store).
     Outbox {
@@ -173,10 +192,17 @@ async fn run() -> anyhow::Result<()> {
     let component = cli.component.unwrap_or_else(default_component);
     let mut options = Options::new(&cli.data, component.clone());
     options.store = cli.store.clone();
-    // The outbox commands need no component, and no database but a PostgreSQL store's.
+    // The outbox commands need no component, and no database but a PostgreSQL store's;
+    // moving a store's entries needs none either, and a check through a running server
+    // runs the server's.
     if !matches!(
         cli.command,
-        Command::Outbox { .. } | Command::Export { .. } | Command::Import { .. }
+        Command::Outbox { .. }
+            | Command::Export { .. }
+            | Command::Import { .. }
+            | Command::Backup { .. }
+            | Command::Restore { .. }
+            | Command::Check
     ) {
         faktura_host::engine_check_component(&component)?;
     }
@@ -254,6 +280,52 @@ async fn run() -> anyhow::Result<()> {
                 moved.bytes,
                 from.display()
             );
+            Ok(())
+        }
+        Command::Backup { to } => {
+            let moved = faktura_host::backup_store(&options, &to).await?;
+            println!(
+                "Backed up {} entries ({} bytes of keys and values) to {}.",
+                moved.entries,
+                moved.bytes,
+                to.display()
+            );
+            Ok(())
+        }
+        Command::Restore { from } => {
+            let moved = faktura_host::import_store(&options, &from).await?;
+            println!(
+                "Restored {} entries ({} bytes of keys and values) from {}.",
+                moved.entries,
+                moved.bytes,
+                from.display()
+            );
+            Ok(())
+        }
+        Command::Check => {
+            let report = faktura_host::check_store(&options).await?;
+            println!(
+                "Checked {} accounts: {} records, {} index entries, {} kept sums and counts, \
+                 {} number claims.",
+                report.accounts,
+                report.records,
+                report.index_entries,
+                report.kept_values,
+                report.number_claims
+            );
+            for problem in &report.problems {
+                println!("problem: {problem}");
+            }
+            let unlisted = report.problems_found - report.problems.len() as u64;
+            if unlisted > 0 {
+                println!("… and {unlisted} problems more.");
+            }
+            match report.problems_found {
+                0 => {}
+                1 => anyhow::bail!("the store has a problem"),
+                n => anyhow::bail!("the store has {n} problems"),
+            }
+            println!("No problems found.");
             Ok(())
         }
         Command::Outbox { command } => {

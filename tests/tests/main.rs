@@ -7,6 +7,7 @@
 mod support;
 
 mod api_reference;
+mod backup;
 mod both_kinds;
 mod concurrency;
 mod corpus;

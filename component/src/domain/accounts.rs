@@ -80,16 +80,31 @@ pub fn authenticate(txn: &dyn Read, key: &str) -> Result<Found, Error> {
     if store::version_of(&entry)?.0 < DATA_VERSION {
         return Ok(Found::Unmigrated);
     }
+    Ok(Found::Principal(decode_principal(&entry)?))
+}
+
+/// The principal a key entry of this data version holds.
+pub fn decode_principal(entry: &[u8]) -> Result<Principal, Error> {
     let StoredPrincipal {
         user_id,
         account_id,
         is_admin,
-    } = store::decode_plain(&entry)?;
-    Ok(Found::Principal(Principal {
+    } = store::decode_plain(entry)?;
+    Ok(Principal {
         user_id,
         account_id,
         is_admin,
-    }))
+    })
+}
+
+/// The key entry of a user whose key is not revoked: its key and value.
+pub fn key_entry(user: &User) -> (Vec<u8>, Vec<u8>) {
+    let principal = StoredPrincipal {
+        user_id: user.id,
+        account_id: user.account_id,
+        is_admin: user.is_admin,
+    };
+    (keys::api_key(&user.key_hash), store::encode(&principal))
 }
 
 /// Rewrites every key entry written before the current data version as a principal record
@@ -131,7 +146,7 @@ pub fn migrate_key_entries(txn: &mut dyn Write) -> Result<u64, Error> {
     Ok(rewritten)
 }
 
-fn decode_user(bytes: &[u8]) -> Result<User, Error> {
+pub fn decode_user(bytes: &[u8]) -> Result<User, Error> {
     let StoredUser {
         id,
         account_id,

@@ -151,7 +151,20 @@ const EINVOICE_PROFILES: &[&str] = &["xrechnung-cii", "xrechnung-ubl", "factur-x
 
 pub static CLIENTS: Resource = Resource::new("clients", "client", FIELDS, &ClientRules);
 
-const RANGE: &str = "client";
+/// The number range of clients.
+pub const RANGE: &str = "client";
+
+/// The key of the number claim a client holds (its value is the client's id); none for a
+/// client without a number.
+pub fn claim_key(account: u64, record: &Record) -> Option<Vec<u8>> {
+    let number = record.int("number")?;
+    Some(store::keys::number_claim(
+        account,
+        RANGE,
+        record.text("number_pre"),
+        number,
+    ))
+}
 
 struct ClientRules;
 

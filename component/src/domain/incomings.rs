@@ -244,8 +244,7 @@ impl Rules for IncomingRules {
 
     fn before_delete(&self, ctx: &Ctx, txn: &mut dyn Write, record: &Record) -> Result<(), Error> {
         let (account, id) = (ctx.account_id, record.id());
-        let supplier = record.int("supplier_id").unwrap_or(0) as u64;
-        txn.delete(&keys::supplier_incoming(account, supplier, id))?;
+        txn.delete(&supplier_entry(account, record))?;
         txn.delete(&file_key(account, id))?;
         txn.delete(&extra_key(account, id))?;
         super::property_values::remove_of_owner(
@@ -261,6 +260,12 @@ impl Rules for IncomingRules {
         }
         Ok(())
     }
+}
+
+/// The entry of an incoming in its supplier's index.
+pub fn supplier_entry(account: u64, record: &Record) -> Vec<u8> {
+    let supplier = record.int("supplier_id").unwrap_or(0) as u64;
+    keys::supplier_incoming(account, supplier, record.id())
 }
 
 fn file_key(account: u64, id: u64) -> Vec<u8> {

@@ -106,7 +106,7 @@ fn account_ids(store: &dyn Store) -> Result<Vec<u64>, Error> {
 }
 
 /// Every resource with an index.
-static INDEXED: &[&records::Resource] = &[
+pub static INDEXED: &[&records::Resource] = &[
     &super::incomings::INCOMINGS,
     &super::suppliers::SUPPLIERS,
     &super::incomings::INCOMING_ITEMS,

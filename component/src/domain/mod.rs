@@ -9,6 +9,7 @@
 pub mod accounts;
 pub mod clients;
 pub mod codes;
+pub mod consistency;
 pub mod country_taxes;
 pub mod date;
 pub mod dispatch;

@@ -428,14 +428,22 @@ pub fn index(
     account: u64,
     record: &Record,
 ) -> Result<u64, Error> {
-    let mut written = 0;
-    for field in res.indexed {
-        if let Some(v) = index_value(record, field) {
-            txn.put(&index_key(account, res, field, &v, record.id()), &[])?;
-            written += 1;
-        }
+    let entries = index_keys(res, account, record);
+    for key in &entries {
+        txn.put(key, &[])?;
     }
-    Ok(written)
+    Ok(entries.len() as u64)
+}
+
+/// The keys of a record's index entries (their values are empty).
+pub fn index_keys(res: &Resource, account: u64, record: &Record) -> Vec<Vec<u8>> {
+    res.indexed
+        .iter()
+        .filter_map(|field| {
+            let v = index_value(record, field)?;
+            Some(index_key(account, res, field, &v, record.id()))
+        })
+        .collect()
 }
 
 /// The records a list may answer: those an indexed integer field's filter names (each of

@@ -105,7 +105,7 @@ impl World {
     }
 }
 
-fn seed() -> World {
+pub(super) fn seed() -> World {
     let w = World::new();
     let rtf = "e1xydGYxIFJlY2hudW5nIFtJbnZvaWNlLmludm9pY2VfbnVtYmVyXVxwYXJ9";
     w.ok(Method::Put, "/api/settings", "<settings><company_name>Faktura GmbH</company_name><company_city>Berlin</company_city></settings>");

@@ -5,6 +5,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(test)]
+mod consistency_tests;
 mod described;
 pub mod dispatch;
 mod documents;

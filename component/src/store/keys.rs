@@ -169,10 +169,16 @@ pub fn child(account: u64, collection: &str, parent: u64, id: u64) -> Vec<u8> {
 
 /// From a child's id to its parent's id (children are addressed by id alone).
 pub fn parent(account: u64, collection: &str, id: u64) -> Vec<u8> {
+    let mut k = parents(account, collection);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Prefix of the ways back of every child of one collection.
+pub fn parents(account: u64, collection: &str) -> Vec<u8> {
     let mut k = segment(account, "parent");
     k.extend_from_slice(collection.as_bytes());
     k.push(b'/');
-    k.extend_from_slice(&id.to_be_bytes());
     k
 }
 
@@ -194,10 +200,16 @@ pub fn index_entry(account: u64, collection: &str, name: &str, value: &[u8], id:
     k
 }
 
-/// Prefix of the number claims of one range and resolved prefix.
-pub fn number_claims(account: u64, range: &str, pre: &str) -> Vec<u8> {
+/// Prefix of every number claim of an account.
+pub fn all_number_claims(account: u64) -> Vec<u8> {
     let mut k = segment(account, "idx");
     k.extend_from_slice(b"number/");
+    k
+}
+
+/// Prefix of the number claims of one range and resolved prefix.
+pub fn number_claims(account: u64, range: &str, pre: &str) -> Vec<u8> {
+    let mut k = all_number_claims(account);
     k.extend_from_slice(range.as_bytes());
     k.push(b'/');
     k.extend_from_slice(pre.as_bytes());
@@ -211,18 +223,37 @@ pub fn number_claim(account: u64, range: &str, pre: &str, number: i64) -> Vec<u8
     k
 }
 
-/// Prefix of the documents of a client (any kind); a client with any is kept.
-pub fn client_documents(account: u64, client: u64) -> Vec<u8> {
+/// The range a number claim's key names (`invoice`, `client`), if it is one.
+pub fn number_claim_range(account: u64, key: &[u8]) -> Option<&str> {
+    let tail = key.strip_prefix(all_number_claims(account).as_slice())?;
+    let end = tail.iter().position(|b| *b == b'/')?;
+    std::str::from_utf8(&tail[..end]).ok()
+}
+
+/// Prefix of the entries of every client's documents.
+pub fn all_client_documents(account: u64) -> Vec<u8> {
     let mut k = segment(account, "idx");
     k.extend_from_slice(b"client-docs/");
+    k
+}
+
+/// Prefix of the documents of a client (any kind); a client with any is kept.
+pub fn client_documents(account: u64, client: u64) -> Vec<u8> {
+    let mut k = all_client_documents(account);
     k.extend_from_slice(&client.to_be_bytes());
+    k
+}
+
+/// Prefix of the entries of every supplier's incoming invoices.
+pub fn all_supplier_incomings(account: u64) -> Vec<u8> {
+    let mut k = segment(account, "idx");
+    k.extend_from_slice(b"supplier-incomings/");
     k
 }
 
 /// Prefix of a supplier's incoming invoices: `idx/supplier-incomings/{supplier}{id}`.
 pub fn supplier_incomings(account: u64, supplier: u64) -> Vec<u8> {
-    let mut k = segment(account, "idx");
-    k.extend_from_slice(b"supplier-incomings/");
+    let mut k = all_supplier_incomings(account);
     k.extend_from_slice(&supplier.to_be_bytes());
     k
 }
@@ -297,16 +328,11 @@ mod tests {
             ("singletons", segment(7, "one")),
             ("parents", segment(7, "parent")),
             ("indexes", segment(7, "ix")),
-            (
-                "claims",
-                number_claims(7, "invoice", "")[..number_claims(7, "", "").len() - 2].to_vec(),
-            ),
-            (
-                "client documents",
-                client_documents(7, 1)[..client_documents(7, 1).len() - 8].to_vec(),
-            ),
+            ("claims", all_number_claims(7)),
+            ("client documents", all_client_documents(7)),
             ("pdfs", segment(7, "pdf")),
             ("e-invoices", segment(7, "einvoice")),
+            ("supplier incomings", all_supplier_incomings(7)),
         ];
         for (i, (a, ka)) in families.iter().enumerate() {
             for (b, kb) in families.iter().skip(i + 1) {
@@ -320,10 +346,20 @@ mod tests {
         assert!(pdf(7, "invoices", 1, "original").starts_with(&families[7].1));
         assert!(number_claim(7, "invoice", "RE-", 1).starts_with(&families[5].1));
         assert!(einvoice(7, "invoices", 1, "factur-x").starts_with(&families[8].1));
+        assert!(client_document(7, 3, b'i', 1).starts_with(&families[6].1));
+        assert!(supplier_incoming(7, 3, 1).starts_with(&families[9].1));
         // Global keys and account keys never meet.
         assert_ne!(accounts()[0], account(1)[0]);
         assert!(!api_key(&[0; 32]).starts_with(&accounts()));
         assert!(!data_version().starts_with(&counter("")));
+    }
+
+    #[test]
+    fn a_number_claim_names_its_range() {
+        let claim = number_claim(7, "credit_note", "GS/[YYYY]/", 12);
+        assert_eq!(number_claim_range(7, &claim), Some("credit_note"));
+        assert_eq!(number_claim_range(8, &claim), None, "another account's");
+        assert_eq!(number_claim_range(7, &client_documents(7, 1)), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `faktura export` and `faktura import`: the whole store as one stream in key order, so
 //! that an installation moves between backends (redb and PostgreSQL hold the same keys and
-//! values) and back.
+//! values) and back. A backup (`faktura backup`, `faktura restore`) is such an export,
+//! streamed by the serving host through its admin socket.
 //!
 //! The format is written by hand because it is three lines of framing around what the
 //! store already is: a header line, then each entry as a 4-byte big-endian key length, the
@@ -10,11 +11,12 @@
 //! and writes only into an empty store.
 
 use std::collections::BTreeMap;
-use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::Path;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use sha2::{Digest, Sha256};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::backend::Backend;
 
@@ -35,27 +37,31 @@ pub struct Moved {
 
 /// Writes every entry of `db` to `path`, from one read snapshot.
 pub(crate) async fn export(db: &dyn Backend, path: &Path) -> anyhow::Result<Moved> {
-    let file = std::fs::File::create(path)
+    let mut file = tokio::fs::File::create(path)
+        .await
         .with_context(|| format!("creating the export file {}", path.display()))?;
-    let mut out = Hashed::new(BufWriter::new(file));
-    out.write_all(HEADER)?;
+    let moved = write_export(db, &mut file).await?;
+    file.sync_all()
+        .await
+        .context("writing the export file to disk")?;
+    Ok(moved)
+}
+
+/// Writes every entry of `db` to `out` in the export format, from one read snapshot, so
+/// that writes going on beside it are in it whole or not at all (a backup of a serving
+/// store). The trailer is written once every commit the snapshot holds is durable: a
+/// stream that has it holds nothing a crash of the store could still take back.
+pub(crate) async fn write_export(
+    db: &dyn Backend,
+    out: &mut (impl AsyncWrite + Unpin),
+) -> anyhow::Result<Moved> {
+    let seen = db.visible();
     let txn = db.begin_read().await?;
     // Read after the snapshot began, so each counter is past every id the snapshot holds.
     let mut counters: BTreeMap<Vec<u8>, Vec<u8>> = db.counters().await?.into_iter().collect();
+    let mut sink = Sink::new();
+    sink.put(HEADER);
     let mut after: Option<Vec<u8>> = None;
-    let mut moved = Moved {
-        entries: 0,
-        bytes: 0,
-    };
-    let mut write = |key: &[u8], value: &[u8]| -> anyhow::Result<()> {
-        out.write_all(&len(key)?.to_be_bytes())?;
-        out.write_all(key)?;
-        out.write_all(&len(value)?.to_be_bytes())?;
-        out.write_all(value)?;
-        moved.entries += 1;
-        moved.bytes += (key.len() + value.len()) as u64;
-        Ok(())
-    };
     loop {
         let batch = txn
             .scan(Vec::new(), after.take(), SCAN_BATCH, false)
@@ -65,31 +71,76 @@ pub(crate) async fn export(db: &dyn Backend, path: &Path) -> anyhow::Result<Move
             // Counters kept outside the entries go in key order, in place of their entry.
             while let Some(first) = counters.first_entry().filter(|c| c.key() < key) {
                 let (k, v) = first.remove_entry();
-                write(&k, &v)?;
+                sink.entry(&k, &v)?;
             }
             match counters.remove(key) {
-                Some(counter) => write(key, &counter)?,
-                None => write(key, value)?,
+                Some(counter) => sink.entry(key, &counter)?,
+                None => sink.entry(key, value)?,
             }
         }
+        sink.send(out).await?;
         after = batch.into_iter().last().map(|(k, _)| k);
         if done || after.is_none() {
             break;
         }
     }
     for (k, v) in std::mem::take(&mut counters) {
-        write(&k, &v)?;
+        sink.entry(&k, &v)?;
     }
-    out.write_all(&TRAILER.to_be_bytes())?;
-    out.write_all(&moved.entries.to_be_bytes())?;
-    let (mut inner, digest) = out.finish();
-    inner.write_all(&digest)?;
-    inner
-        .into_inner()
-        .map_err(|e| e.into_error())?
-        .sync_all()
-        .context("writing the export file to disk")?;
-    Ok(moved)
+    db.durable(seen).await?;
+    sink.finish(out).await
+}
+
+/// The export being written: bytes not yet sent, the hash of all of them, what they hold.
+struct Sink {
+    pending: Vec<u8>,
+    hash: Sha256,
+    moved: Moved,
+}
+
+impl Sink {
+    fn new() -> Sink {
+        Sink {
+            pending: Vec::new(),
+            hash: Sha256::new(),
+            moved: Moved {
+                entries: 0,
+                bytes: 0,
+            },
+        }
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        self.hash.update(bytes);
+        self.pending.extend_from_slice(bytes);
+    }
+
+    fn entry(&mut self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        self.put(&len(key)?.to_be_bytes());
+        self.put(key);
+        self.put(&len(value)?.to_be_bytes());
+        self.put(value);
+        self.moved.entries += 1;
+        self.moved.bytes += (key.len() + value.len()) as u64;
+        Ok(())
+    }
+
+    async fn send(&mut self, out: &mut (impl AsyncWrite + Unpin)) -> anyhow::Result<()> {
+        out.write_all(&self.pending).await?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Writes the trailer: the count, then the digest of everything before it.
+    async fn finish(mut self, out: &mut (impl AsyncWrite + Unpin)) -> anyhow::Result<Moved> {
+        self.put(&TRAILER.to_be_bytes());
+        self.put(&self.moved.entries.to_be_bytes());
+        let digest = self.hash.finalize_reset();
+        self.pending.extend_from_slice(&digest);
+        self.send(out).await?;
+        out.flush().await?;
+        Ok(self.moved)
+    }
 }
 
 fn len(bytes: &[u8]) -> anyhow::Result<u32> {
@@ -99,21 +150,40 @@ fn len(bytes: &[u8]) -> anyhow::Result<u32> {
         .context("an entry over 4 GiB")
 }
 
-/// Reads `path` into the empty store `db`: the whole file is checked first (framing,
-/// count, checksum), then read again and written in transactions of a few MiB, so that an
-/// export larger than memory imports.
-pub(crate) async fn import(db: &dyn Backend, path: &Path) -> anyhow::Result<Moved> {
-    let mut check = Entries::open(path)?;
-    while check.next_entry()?.is_some() {}
+/// An export file whose framing, count and checksum were found right (`verify`).
+pub(crate) struct Verified {
+    path: PathBuf,
+    pub(crate) moved: Moved,
+}
+
+/// Reads the whole export file at `path` and checks its framing, count and checksum,
+/// holding one entry at a time.
+pub(crate) fn verify(path: &Path) -> anyhow::Result<Verified> {
+    let mut entries = Entries::open(path)?;
+    while entries.next_entry()?.is_some() {}
+    Ok(Verified {
+        path: path.to_owned(),
+        moved: entries.moved,
+    })
+}
+
+/// Reads a verified export into the empty store `db`, in transactions of a few MiB, so
+/// that an export larger than memory imports.
+pub(crate) async fn import(db: &dyn Backend, export: &Verified) -> anyhow::Result<Moved> {
     {
         let txn = db.begin_read().await?;
         if !txn.scan(Vec::new(), None, 1, false).await?.is_empty() {
-            bail!("the store is not empty: import writes only into an empty store");
+            bail!(
+                "the store is not empty, and nothing was written: import and restore write \
+                 only into an empty store"
+            );
         }
     }
     // Ids start after the counters of the import, not after those of an earlier store.
     db.reset_counters().await?;
-    let mut entries = Entries::open(path)?;
+    // Read again: the file is checked whole before its first entry is written, and is
+    // checked again as it is written, in case it changed in between.
+    let mut entries = Entries::open(&export.path)?;
     let mut txn = db.begin_write().await?;
     let mut batch_bytes = 0;
     while let Some((key, value)) = entries.next_entry()? {
@@ -141,7 +211,7 @@ const TRUNCATED: &str = "the export is truncated: it ends before its trailer";
 impl Entries {
     fn open(path: &Path) -> anyhow::Result<Entries> {
         let file = std::fs::File::open(path)
-            .with_context(|| format!("opening the export file {}", path.display()))?;
+            .with_context(|| format!("opening the export (or backup) file {}", path.display()))?;
         let mut input = Hashed::new(BufReader::new(file));
         let mut header = vec![0; HEADER.len()];
         input
@@ -206,7 +276,7 @@ fn read_bytes(input: &mut impl Read, n: u32) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// A reader or writer that hashes what passes through it.
+/// A reader that hashes what passes through it.
 struct Hashed<T> {
     inner: T,
     hash: Sha256,
@@ -222,18 +292,6 @@ impl<T> Hashed<T> {
 
     fn finish(self) -> (T, [u8; 32]) {
         (self.inner, self.hash.finalize().into())
-    }
-}
-
-impl<T: Write> Write for Hashed<T> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hash.update(&buf[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
     }
 }
 

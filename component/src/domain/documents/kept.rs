@@ -383,6 +383,146 @@ impl Rebuild {
         txn.put(&marker_key(account, kind), &[DATA_VERSION])?;
         Ok(())
     }
+
+    /// Compares what is kept of an account's documents of a kind with this recount of
+    /// them, for the consistency check: `problem` gets one sentence per difference. The
+    /// number of kept values read.
+    pub fn compare(
+        self,
+        txn: &dyn Read,
+        account: u64,
+        kind: DocKind,
+        problem: &mut dyn FnMut(String),
+    ) -> Result<u64, Error> {
+        let label = kind.label();
+        if !is_kept(txn, account, kind)? {
+            // Without the marker nothing is kept yet, which is right only while there is
+            // nothing to keep.
+            if self.count > 0 {
+                problem(format!(
+                    "account {account}: its {} {label}s have no kept sums and counts (the \
+                     marker of kept data is missing or older than data version {LAYOUT_SINCE})",
+                    self.count
+                ));
+            }
+            return Ok(0);
+        }
+        let Rebuild {
+            mut sums,
+            mut counts,
+            count,
+        } = self;
+        let mut read = 1;
+        let prefix = keys::index(account, kind.collection(), SUMS);
+        store::for_each(txn, &prefix, |(k, v)| {
+            read += 1;
+            let at = describe_sums(&k[prefix.len()..]);
+            let recount = sums.remove(&k);
+            match (Sums::decode(&v), recount) {
+                (Err(e), _) => problem(format!(
+                    "account {account}: the kept sums of {label}s {at} cannot be read: {e:?}"
+                )),
+                (Ok(kept), Some(recount)) if kept == recount => {}
+                (Ok(kept), Some(recount)) => problem(format!(
+                    "account {account}: the kept sums of {label}s {at} are {kept}, but the \
+                     documents add up to {recount}"
+                )),
+                (Ok(kept), None) => problem(format!(
+                    "account {account}: the kept sums of {label}s {at} are {kept}, but no \
+                     document is summed there"
+                )),
+            }
+            Ok::<_, Error>(())
+        })?;
+        for (k, recount) in sums {
+            problem(format!(
+                "account {account}: the kept sums of {label}s {} are missing; the documents \
+                 add up to {recount}",
+                describe_sums(&k[prefix.len()..])
+            ));
+        }
+        let prefix = keys::index(account, kind.collection(), STATUS_COUNT);
+        store::for_each(txn, &prefix, |(k, v)| {
+            read += 1;
+            let at = describe_counted(&k[prefix.len()..]);
+            let kept = store::u64_of(&v, "count")?;
+            let recount = counts.remove(&k).unwrap_or(0);
+            if kept != recount {
+                problem(format!(
+                    "account {account}: the kept count of {label}s {at} is {kept}, but there \
+                     are {recount}"
+                ));
+            }
+            Ok::<_, Error>(())
+        })?;
+        for (k, recount) in counts {
+            problem(format!(
+                "account {account}: the kept count of {label}s {} is missing; there are \
+                 {recount}",
+                describe_counted(&k[prefix.len()..])
+            ));
+        }
+        read += 1;
+        let kept = read_counter(txn, &count_key(account, kind))?;
+        if kept != count {
+            problem(format!(
+                "account {account}: the kept count of all {label}s is {kept}, but there are \
+                 {count}"
+            ));
+        }
+        Ok(read)
+    }
+}
+
+impl std::fmt::Display for Sums {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} documents, net {}, gross {}",
+            self.count, self.net, self.gross
+        )
+    }
+}
+
+/// A month number (`month_number`) as `YYYY-MM`.
+fn show_month(month: i32) -> String {
+    format!(
+        "{:04}-{:02}",
+        month.div_euclid(12),
+        month.rem_euclid(12) + 1
+    )
+}
+
+/// What a sums key (after its prefix) sums, in words.
+fn describe_sums(tail: &[u8]) -> String {
+    match SumKey::read(tail) {
+        Ok(k) => format!(
+            "of {}, client {}, status {:?}{}, currency {}",
+            show_month(k.month),
+            k.client,
+            k.status,
+            k.due_month
+                .map(|due| format!(" due in {}", show_month(due)))
+                .unwrap_or_default(),
+            k.currency
+        ),
+        Err(_) => format!("under the unreadable key {tail:02x?}"),
+    }
+}
+
+/// What a status count key (after its prefix) counts, in words.
+fn describe_counted(tail: &[u8]) -> String {
+    match (
+        tail.first().and_then(|b| status_of_byte(*b)),
+        &tail[1.min(tail.len())..],
+    ) {
+        (Some(status), []) => format!("of status {status:?}"),
+        (Some(status), day) => match i32_of_sortable(day) {
+            Some(day) => format!("of status {status:?} due on {}", Date::from_julian(day)),
+            None => format!("under the unreadable key {tail:02x?}"),
+        },
+        (None, _) => format!("under the unreadable key {tail:02x?}"),
+    }
 }
 
 /// Whether an account's kind needs its kept data rebuilt (for the migration).

@@ -44,9 +44,23 @@ fn client_index_byte(kind: DocKind) -> u8 {
     }
 }
 
+/// The kind of document an entry of the client's document index names: its byte stands
+/// before the id.
+pub(super) fn kind_of_client_entry(key: &[u8]) -> Option<DocKind> {
+    let byte = *key.len().checked_sub(9).and_then(|at| key.get(at))?;
+    DocKind::ALL
+        .into_iter()
+        .find(|kind| client_index_byte(*kind) == byte)
+}
+
+/// Prefix of the status index entries of every stored status.
+pub(super) fn status_index(account: u64, kind: DocKind) -> Vec<u8> {
+    keys::index(account, kind.collection(), "status")
+}
+
 /// Prefix of the status index entries of one stored status.
 pub(super) fn status_prefix(account: u64, kind: DocKind, status: Status) -> Vec<u8> {
-    let mut prefix = keys::index(account, kind.collection(), "status");
+    let mut prefix = status_index(account, kind);
     prefix.push(status_byte(status));
     prefix
 }

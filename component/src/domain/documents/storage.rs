@@ -251,6 +251,53 @@ pub fn status_prefix(account: u64, kind: DocKind, status: Status) -> Vec<u8> {
     keys::status_prefix(account, kind, status)
 }
 
+/// The index entries of a document (key, value): the status, date and open-due indexes
+/// and its client's document index (for the consistency check).
+pub fn index_entries(account: u64, doc: &Document) -> Vec<(Vec<u8>, Vec<u8>)> {
+    keys::index_entries(account, doc)
+}
+
+/// Prefixes of the index entries of a kind's documents below the kind's collection:
+/// status, date, open-due (for the consistency check). Each entry ends in its document's
+/// id.
+pub fn index_prefixes(account: u64, kind: DocKind) -> [Vec<u8>; 3] {
+    [
+        keys::status_index(account, kind),
+        keys::date_index(account, kind),
+        keys::open_due_index(account, kind),
+    ]
+}
+
+/// The kind of document an entry of a client's document index names (under
+/// `store::keys::all_client_documents`); it ends in the document's id.
+pub fn kind_of_client_entry(key: &[u8]) -> Option<DocKind> {
+    keys::kind_of_client_entry(key)
+}
+
+/// The prefix (date placeholders resolved) and number a document claims.
+fn claimed(doc: &Document) -> (String, i64) {
+    (
+        numbering::resolve_prefix(&doc.number_pre, doc.date),
+        doc.number,
+    )
+}
+
+/// The key of the number claim a document holds; its value is the document's id.
+pub fn claim_key(account: u64, doc: &Document) -> Vec<u8> {
+    let (pre, number) = claimed(doc);
+    store::keys::number_claim(account, doc.kind.range(), &pre, number)
+}
+
+/// The collections of a kind's children, each child under its document.
+pub fn child_collections(kind: DocKind) -> [&'static str; 4] {
+    [
+        Item::collection(kind),
+        Payment::collection(kind),
+        Comment::collection(kind),
+        Tag::collection(kind),
+    ]
+}
+
 /// Writes the document and moves its index entries, number claim and kept data.
 pub fn save(
     txn: &mut dyn Write,
@@ -262,11 +309,8 @@ pub fn save(
         new.totals_add_up(),
         "document totals add up before they are saved"
     );
-    let new_claim = (
-        numbering::resolve_prefix(&new.number_pre, new.date),
-        new.number,
-    );
-    let old_claim = old.map(|o| (numbering::resolve_prefix(&o.number_pre, o.date), o.number));
+    let new_claim = claimed(new);
+    let old_claim = old.map(claimed);
     if old_claim.as_ref() != Some(&new_claim) {
         let range = new.kind.range();
         if !numbering::claim(txn, account, range, &new_claim.0, new_claim.1, new.id)? {
@@ -308,14 +352,9 @@ pub fn delete(txn: &mut dyn Write, account: u64, doc: &Document) -> Result<(), E
         txn.delete(&k)?;
     }
     kept::update(txn, account, kind, Some(doc), None)?;
-    let pre = numbering::resolve_prefix(&doc.number_pre, doc.date);
-    numbering::release(txn, account, kind.range(), &pre, doc.number)?;
-    for collection in [
-        Item::collection(kind),
-        Payment::collection(kind),
-        Comment::collection(kind),
-        Tag::collection(kind),
-    ] {
+    let (pre, number) = claimed(doc);
+    numbering::release(txn, account, kind.range(), &pre, number)?;
+    for collection in child_collections(kind) {
         let prefix = store::keys::children(account, collection, doc.id);
         for (k, _) in store::scan_all(txn.as_read(), &prefix)? {
             store::delete_child(txn, account, collection, doc.id, id_of_key(&k)?)?;
