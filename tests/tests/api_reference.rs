@@ -47,6 +47,52 @@ async fn the_reference_is_served_without_a_key_and_passes_the_validator() {
     assert_eq!(without_key.status, 401);
 }
 
+/// `format` names what the answer is: a value the path does not answer in is refused with
+/// 400, not ignored; the common values are read in any case.
+#[tokio::test]
+async fn a_format_the_path_does_not_answer_in_is_refused() {
+    let app = App::spawn().await;
+    app.get("/api/clients?format=csv")
+        .await
+        .assert_error(400, "format must be xml or json, got \"csv\"");
+    let json = app.get("/api/clients?format=JSON").await;
+    assert_eq!(json.status, 200);
+    assert!(json.header("content-type").unwrap().contains("json"));
+    let client = app
+        .create("/api/clients", "<client><name>Format</name></client>")
+        .await
+        .id();
+    let invoice = app
+        .create(
+            "/api/invoices",
+            &format!(
+                "<invoice><client_id>{client}</client_id><invoice-items><invoice-item>\
+                 <title>x</title><quantity>1</quantity><unit_price>10</unit_price>\
+                 </invoice-item></invoice-items></invoice>"
+            ),
+        )
+        .await
+        .id();
+    assert_eq!(
+        app.put(&format!("/api/invoices/{invoice}/complete"), "")
+            .await
+            .status,
+        200
+    );
+    let pdf = format!("/api/invoices/{invoice}/pdf");
+    app.get(&format!("{pdf}?format=csv"))
+        .await
+        .assert_error(400, "format must be xml, json or pdf");
+    let bytes = app.get(&format!("{pdf}?format=PDF")).await;
+    assert_eq!(bytes.header("content-type"), Some("application/pdf"));
+    app.get("/api/incomings/1/pdf?format=xml")
+        .await
+        .assert_error(400, "format must be pdf");
+    app.get("/api/incomings?supplier_id=abc")
+        .await
+        .assert_error(400, "supplier_id must list positive integers");
+}
+
 /// Every list the reference describes answers with the root element (XML) and the key
 /// (JSON) the reference names, and its records under the singular name it gives.
 #[tokio::test]

@@ -104,6 +104,24 @@ pub enum About {
     Ops(&'static [(Verb, Op)]),
 }
 
+impl About {
+    /// The operation listed for `verb`; a HEAD the GET serves is described by the GET.
+    pub fn op(&self, verb: Verb) -> Option<&'static Op> {
+        let About::Ops(ops) = *self else {
+            return None;
+        };
+        let find = |want: Verb| ops.iter().find(|(v, _)| *v == want).map(|(_, op)| op);
+        find(verb).or_else(|| (verb == Verb::Head).then(|| find(Verb::Get)).flatten())
+    }
+
+    /// Whether the operation of `verb` takes the query parameter `name` as its own (its
+    /// handler reads and checks it), rather than as the API's common parameter.
+    pub fn takes(&self, verb: Verb, name: &str) -> bool {
+        self.op(verb)
+            .is_some_and(|op| op.params.iter().any(|p| p.name == name))
+    }
+}
+
 /// One operation described by hand, for routes that are not plain records.
 #[derive(Clone, Copy)]
 pub struct Op {

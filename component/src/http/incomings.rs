@@ -283,6 +283,15 @@ pub(super) fn create(c: &Call<'_>) -> Result<Response, ApiError> {
 /// `GET /api/incomings/{id}/pdf`: a readable PDF of the e-invoice (the upload itself for
 /// a PDF, a rendering of an XML e-invoice).
 pub(super) fn pdf(c: &Call<'_>) -> Result<Response, ApiError> {
+    if let Some(other) = c
+        .query
+        .get("format")
+        .filter(|f| !f.eq_ignore_ascii_case("pdf"))
+    {
+        return Err(ApiError::bad(format!(
+            "format must be pdf (the answer is the PDF), got \"{other}\""
+        )));
+    }
     let id = records::parse_id(&INCOMING_WIRE, c.id)?;
     let txn = c.caps.store.begin_read()?;
     let bytes = incoming_pdf::pdf(txn.as_ref(), c.caps.pdf, c.ctx.account_id, id)?;
@@ -330,6 +339,13 @@ pub(super) fn file(c: &Call<'_>) -> Result<Response, ApiError> {
 }
 
 use super::described::{Param, Shape};
+
+/// The query of `pdf`, for the API description.
+pub(super) const PDF_PARAMS: &[Param] = &[Param::new(
+    "format",
+    Shape::OneOf(&["pdf"]),
+    "Optional, as for a document's PDF: the answer is the PDF's bytes.",
+)];
 
 /// The query of `list` (`filtered` and `group_by`), for the API description.
 pub(super) const LIST_PARAMS: &[Param] = &[

@@ -109,9 +109,13 @@ pub(super) fn route(
     let Some((route, id)) = routes().find_map(|r| Some((r, r.matches(segments)?))) else {
         return Err(ApiError::NotFound(format!("no resource at {}", req.path)));
     };
-    let Some(handler) = Verb::of(&req.method).and_then(|v| route.handler(v)) else {
+    let Some((verb, handler)) = Verb::of(&req.method).and_then(|v| Some((v, route.handler(v)?)))
+    else {
         return Err(ApiError::MethodNotAllowed(route.methods()));
     };
+    if !route.about.takes(verb, "format") {
+        super::check_format(query)?;
+    }
     let call = Call {
         caps,
         ctx,
@@ -400,7 +404,7 @@ static TABLE: &[&[Route]] = &[
                 Op {
                     summary: "A PDF of an incoming invoice: the one it came in, or one laid out \
                               from its XML",
-                    params: &[],
+                    params: incomings::PDF_PARAMS,
                     input: Input::Nothing,
                     output: Output::Bytes(&["application/pdf"]),
                 },

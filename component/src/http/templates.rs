@@ -41,6 +41,6 @@ pub(super) fn thumbnail(c: &Call<'_>) -> Result<Response, ApiError> {
 /// The query of `thumbnail`, for the API description.
 pub(super) const THUMB_PARAMS: &[super::described::Param] = &[super::described::Param::new(
     "format",
-    super::described::Shape::OneOf(&["png", "gif", "jpg"]),
+    super::described::Shape::OneOf(&["png", "gif", "jpg", "jpeg"]),
     "The image format. Default: png.",
 )];

@@ -57,9 +57,16 @@ pub(crate) fn pdf(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
                 }
             })
         })?;
-    let wants_bytes = query
-        .get("format")
-        .is_some_and(|f| f.eq_ignore_ascii_case("pdf"))
+    let format = query.get("format").map(str::to_ascii_lowercase);
+    if let Some(other) = format
+        .as_deref()
+        .filter(|f| !["xml", "json", "pdf"].contains(f))
+    {
+        return Err(ApiError::bad(format!(
+            "format must be xml, json or pdf, got \"{other}\""
+        )));
+    }
+    let wants_bytes = format.as_deref() == Some("pdf")
         || req
             .header("accept")
             .is_some_and(|a| a.to_ascii_lowercase().contains("application/pdf"));
