@@ -117,13 +117,27 @@ impl Postgres {
 
     async fn begin(&self, statement: &'static str) -> Result<Txn, DbError> {
         let conn = self.connection().await?;
-        conn.batch_execute(statement).await.map_err(to_db)?;
-        Ok(Txn {
+        self.begin_on(conn, statement, false).await
+    }
+
+    /// A transaction begun with `statement` on `conn`, which holds its scope's lock when
+    /// `scoped`: from here on every end of the transaction (commit, rollback, drop, also
+    /// a failed BEGIN) rolls back what is open and releases the lock with it.
+    async fn begin_on(
+        &self,
+        conn: Object,
+        statement: &'static str,
+        scoped: bool,
+    ) -> Result<Txn, DbError> {
+        let txn = Txn {
             conn: Some(conn),
             failed: None,
             sequences: self.sequences.clone(),
             metrics: self.metrics.clone(),
-        })
+            scoped,
+        };
+        txn.conn()?.batch_execute(statement).await.map_err(to_db)?;
+        Ok(txn)
     }
 
     /// A write transaction that begins once no other transaction of `scope` runs on any
@@ -151,19 +165,7 @@ impl Postgres {
                 )));
             }
         }
-        let txn = Txn {
-            conn: Some(conn),
-            failed: None,
-            sequences: self.sequences.clone(),
-            metrics: self.metrics.clone(),
-        };
-        // From here on every end of the transaction (commit, rollback, drop) releases the
-        // lock with it.
-        let began = txn.conn()?.batch_execute(WRITE_BEGIN).await;
-        if let Err(e) = began {
-            return Err(to_db(e));
-        }
-        Ok(txn)
+        self.begin_on(conn, WRITE_BEGIN, true).await
     }
 }
 
@@ -373,6 +375,9 @@ struct Txn {
     failed: Option<DbError>,
     sequences: Sequences,
     metrics: StoreMetrics,
+    /// Whether the session holds the advisory lock of the transaction's scope
+    /// (`begin_scoped`), released when the transaction ends.
+    scoped: bool,
 }
 
 impl Txn {
@@ -580,17 +585,19 @@ impl Txn {
             .ok_or_else(|| DbError::Backend("the transaction has ended".into()))?;
         if let Some(e) = self.failed.take() {
             // PostgreSQL would answer this COMMIT with a silent rollback.
-            rollback_in_background(conn);
+            rollback_in_background(conn, self.scoped);
             return Err(e);
         }
-        // The scope's lock (`begin_scoped`) goes with the transaction; releasing none
-        // is harmless.
-        let statement = format!("{statement}; SELECT pg_advisory_unlock_all()");
+        let statement: std::borrow::Cow<'_, str> = if self.scoped {
+            format!("{statement}; {UNLOCK}").into()
+        } else {
+            statement.into()
+        };
         match conn.batch_execute(&statement).await {
             Ok(()) => Ok(()),
             Err(e) if e.code().is_some() => {
                 let e = to_db(e);
-                rollback_in_background(conn);
+                rollback_in_background(conn, self.scoped);
                 Err(e)
             }
             // No answer from the server: the connection is gone, and with it the
@@ -606,7 +613,7 @@ impl Txn {
 impl Drop for Txn {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
-            rollback_in_background(conn);
+            rollback_in_background(conn, self.scoped);
         }
     }
 }
@@ -626,19 +633,24 @@ async fn next_values(conn: &Object, seq: &str, n: u32) -> Result<Vec<u64>, tokio
     Ok(rows.iter().map(|r| r.get::<_, i64>(0) as u64).collect())
 }
 
-/// Rolls back whatever the connection has open before it serves anyone else; a
-/// connection that cannot is discarded rather than returned to the pool.
-fn rollback_in_background(conn: Object) {
+/// Releases the advisory lock a scoped transaction's session holds.
+const UNLOCK: &str = "SELECT pg_advisory_unlock_all()";
+
+/// Rolls back whatever the connection has open (and releases its scope's lock when
+/// `scoped`) before it serves anyone else; a connection that cannot is discarded rather
+/// than returned to the pool.
+fn rollback_in_background(conn: Object, scoped: bool) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         drop(Object::take(conn));
         return;
     };
+    let statement: std::borrow::Cow<'static, str> = if scoped {
+        format!("ROLLBACK; {UNLOCK}").into()
+    } else {
+        "ROLLBACK".into()
+    };
     runtime.spawn(async move {
-        if conn
-            .batch_execute("ROLLBACK; SELECT pg_advisory_unlock_all()")
-            .await
-            .is_err()
-        {
+        if conn.batch_execute(&statement).await.is_err() {
             drop(Object::take(conn));
         }
     });
