@@ -291,6 +291,16 @@ async fn the_lifecycle_with_payments_cancel_and_comments(kind: &Kind) {
         .assert_error(400, "DRAFT");
     assert_eq!(app.get(&url).await.body, before);
     assert_eq!(app.get(&comments_of).await.body, comments_before);
+    // An amount paid is above 0 and at most the amount limit.
+    for (amount, fragment) in [
+        ("0", "amount must be greater than 0"),
+        ("-5", "amount must be greater than 0"),
+        ("1000000000001", "amount must be at most"),
+    ] {
+        pay(&format!("<amount>{amount}</amount>"))
+            .await
+            .assert_error(400, fragment);
+    }
 
     let p1 = pay("<amount>40</amount><type>cash</type><date>2026-11-20</date>").await;
     assert_eq!(p1.status, 201, "{}", p1.body);

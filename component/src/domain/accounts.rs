@@ -4,7 +4,7 @@
 use sha2::{Digest, Sha256};
 
 use super::Error;
-pub use super::codes::is_email;
+use super::codes::is_email;
 use crate::caps::{Random, Read, Write};
 use crate::limits;
 use crate::store::forms::{StoredAccount, StoredPrincipal, StoredUser};
@@ -369,14 +369,5 @@ mod tests {
             authenticate(w.as_read(), &b.api_key).unwrap(),
             Found::Unknown
         );
-    }
-
-    #[test]
-    fn email_shapes() {
-        assert!(is_email("a.b@example.com"));
-        assert!(!is_email("a@b"));
-        assert!(!is_email("a b@example.com"));
-        assert!(!is_email("a@example.com\r\nBcc: x@y.z"));
-        assert!(!is_email("a@@example.com"));
     }
 }

@@ -1,12 +1,11 @@
 //! Clients: addresses, tax rule and payment terms of the parties documents are made out to.
 //! Client numbers come from the account's client range; the address is derived.
 
-use super::einvoice::derive;
 use super::numbering;
 use super::records::{Draft, Resource, Rules};
 use super::schema::{Field, Kind, Record, Scalar, parse_decimal};
 use super::settings;
-use super::{Ctx, Error};
+use super::{Ctx, Error, codes};
 use crate::caps::Write;
 use crate::limits;
 use crate::store;
@@ -178,7 +177,7 @@ impl Rules for ClientRules {
                 .push("name is mandatory (or first_name and last_name)".into());
         }
         let iban = d.record.text("bank_iban").to_owned();
-        if !d.record.text("debit_mandate_reference").trim().is_empty() && !derive::is_iban(&iban) {
+        if !d.record.text("debit_mandate_reference").trim().is_empty() && !codes::is_iban(&iban) {
             d.errors.push(format!(
                 "bank_iban must be a valid IBAN when debit_mandate_reference is set, got \"{iban}\""
             ));

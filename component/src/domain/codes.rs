@@ -104,6 +104,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn email_shapes() {
+        assert!(is_email("a.b@example.com"));
+        assert!(!is_email("a@b"));
+        assert!(!is_email("a b@example.com"));
+        assert!(!is_email("a@example.com\r\nBcc: x@y.z"));
+        assert!(!is_email("a@@example.com"));
+    }
+
+    #[test]
+    fn ibans_are_checked() {
+        assert!(is_iban("DE02 1203 0000 0000 2020 51"));
+        assert!(is_iban("DE02120300000000202051"));
+        assert!(!is_iban("DE03120300000000202051"));
+        assert!(!is_iban("DE02"));
+        assert!(is_bic("BYLADEM1001") && is_bic("DEUTDEFF") && !is_bic("DEUT"));
+    }
+
+    #[test]
     fn lists_are_sorted_for_binary_search() {
         assert!(COUNTRIES.windows(2).all(|w| w[0] < w[1]));
         assert!(CURRENCIES.windows(2).all(|w| w[0] < w[1]));

@@ -2,7 +2,8 @@
 //! placeholders resolved in subject and body, the stored PDF attached. The message is
 //! recorded with the request's write and handed to mail after its commit (`dispatch`).
 
-use super::accounts::{self, is_email};
+use super::accounts;
+use super::codes::is_email;
 use super::dispatch::{Dispatch, Parcel};
 use super::documents::{DocKind, Document, Status, refusal, storage};
 use super::einvoice::{self, Issued, Profile};

@@ -4,8 +4,7 @@
 
 use rust_decimal::Decimal;
 
-use super::accounts::is_email;
-use super::einvoice::derive;
+use super::codes::{is_bic, is_email};
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_not_cleared};
 use super::{Ctx, Error};
 use super::{numbering, records};
@@ -283,7 +282,7 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
         errors.push(e);
     }
     let bic = r.text("company_bank_bic").trim();
-    if !bic.is_empty() && !derive::is_bic(bic) {
+    if !bic.is_empty() && !is_bic(bic) {
         errors.push(format!(
             "company_bank_bic must be a BIC of 8 or 11 characters, got \"{bic}\""
         ));

@@ -120,11 +120,12 @@ pub fn build(
 ) -> (Option<i64>, Option<Payment>) {
     super::super::schema::check_mandatory(fields(kind), c, errors);
     let amount = c.get("amount").cloned().flatten().and_then(|v| v.as_dec());
+    // Above 0 by its field (`Field::positive`).
     if let Some(a) = amount
-        && (a <= Decimal::ZERO || a > Decimal::from(limits::AMOUNT_MAX))
+        && a > Decimal::from(limits::AMOUNT_MAX)
     {
         errors.push(format!(
-            "amount must be greater than 0 and at most {}, got {a}",
+            "amount must be at most {}, got {a}",
             limits::AMOUNT_MAX
         ));
     }

@@ -3,7 +3,6 @@
 //! reason of a category, the payment means of a payment type. Documented in README
 //! ("E-invoices").
 
-pub use crate::domain::codes::{is_bic, is_iban};
 use rust_decimal::Decimal;
 
 use super::model::Category;
@@ -242,14 +241,5 @@ mod tests {
             category(Some(Category::Z), Situation::Taxed, r19, false),
             Category::Z
         );
-    }
-
-    #[test]
-    fn ibans_are_checked() {
-        assert!(is_iban("DE02 1203 0000 0000 2020 51"));
-        assert!(is_iban("DE02120300000000202051"));
-        assert!(!is_iban("DE03120300000000202051"));
-        assert!(!is_iban("DE02"));
-        assert!(is_bic("BYLADEM1001") && is_bic("DEUTDEFF") && !is_bic("DEUT"));
     }
 }
