@@ -101,15 +101,8 @@ pub fn check(txn: &dyn Read) -> Result<Report, Error> {
             &mut report,
             &scope,
             &keys::all_client_documents(account),
-            &|key, _| {
-                let kind = storage::kind_of_client_entry(key)?;
-                let id = store::id_of_key(key).ok()?;
-                Some((
-                    keys::record(account, kind.collection(), id),
-                    format!("{} {id}", kind.label()),
-                ))
-            },
-            &mut |_, bytes| Ok(document_entries(account, &storage::decode(bytes)?)),
+            &|key, _| document_named(account, storage::kind_of_client_entry(key)?, key),
+            &mut |_, bytes| stored_document_entries(account, bytes),
         )?;
         check_records(
             txn,
@@ -167,17 +160,25 @@ fn check_documents(
             report,
             scope,
             &prefix,
-            &|key, _| {
-                let id = store::id_of_key(key).ok()?;
-                Some((
-                    keys::record(account, kind.collection(), id),
-                    format!("{} {id}", kind.label()),
-                ))
-            },
-            &mut |_, bytes| Ok(document_entries(account, &storage::decode(bytes)?)),
+            &|key, _| document_named(account, kind, key),
+            &mut |_, bytes| stored_document_entries(account, bytes),
         )?;
     }
     Ok(())
+}
+
+/// The document of `kind` an index entry's key ends with: its record key and its name.
+fn document_named(account: u64, kind: DocKind, key: &[u8]) -> Option<(Vec<u8>, String)> {
+    let id = store::id_of_key(key).ok()?;
+    Some((
+        keys::record(account, kind.collection(), id),
+        format!("{} {id}", kind.label()),
+    ))
+}
+
+/// `document_entries` of a stored document.
+fn stored_document_entries(account: u64, bytes: &[u8]) -> Result<Vec<Entry>, Error> {
+    Ok(document_entries(account, &storage::decode(bytes)?))
 }
 
 /// The entries a document has beside it: its index entries and its number claim.
