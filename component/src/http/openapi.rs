@@ -141,27 +141,23 @@ fn path_of(route: &Route) -> String {
 }
 
 /// The operations of a route: each method it takes, described.
-pub(super) fn operations(route: &Route) -> Vec<(Verb, Described)> {
+fn operations(route: &Route) -> Vec<(Verb, Described)> {
     let member = route.id_of().is_some();
     let mut out = Vec::new();
     for verb in route.verbs() {
         let described = match route.about {
             About::Records(schema) => records_op(verb, member, schema, &[]),
             About::Documents(schema, params) => records_op(verb, member, schema, params),
-            About::Ops(ops) => {
-                let find = |want: Verb| ops.iter().find(|(v, _)| *v == want);
-                // A HEAD the GET handler serves is described by the GET.
-                find(verb)
-                    .or_else(|| (verb == Verb::Head).then(|| find(Verb::Get)).flatten())
-                    .map(|(_, op)| {
-                        let mut d = Described::from(op);
-                        if let Output::List(schema) = op.output {
-                            // Every list pages and orders alike.
-                            d.params.extend(PAGING.iter().map(owned));
-                            d.params.push(order_by(schema().fields));
-                        }
-                        d
-                    })
+            About::Ops(_) => {
+                route.about.op(verb).map(|op| {
+                    let mut d = Described::from(op);
+                    if let Output::List(schema) = op.output {
+                        // Every list pages and orders alike.
+                        d.params.extend(PAGING.iter().map(owned));
+                        d.params.push(order_by(schema().fields));
+                    }
+                    d
+                })
             }
         };
         if let Some(d) = described {
@@ -172,13 +168,13 @@ pub(super) fn operations(route: &Route) -> Vec<(Verb, Described)> {
 }
 
 /// An operation as the document shows it.
-pub(super) struct Described {
-    pub summary: String,
-    pub params: Vec<(&'static str, Shape, String)>,
-    pub input: Input,
-    pub output: Output,
+struct Described {
+    summary: String,
+    params: Vec<(&'static str, Shape, String)>,
+    input: Input,
+    output: Output,
     /// A HEAD that answers only the list's count.
-    pub count_only: bool,
+    count_only: bool,
 }
 
 impl From<&Op> for Described {
@@ -279,7 +275,7 @@ fn records_op(
 }
 
 /// `order_by` over the fields a list can be ordered by, as `Query::order` reads it.
-pub(super) fn order_by(fields: &[Field]) -> (&'static str, Shape, String) {
+fn order_by(fields: &[Field]) -> (&'static str, Shape, String) {
     let names: Vec<&str> = fields
         .iter()
         .filter(|f| !f.single_only)
@@ -645,24 +641,9 @@ fn answer_schema(f: &Field) -> Value {
 
 /// A writable field's schema in a request: its text, or in JSON also a number or boolean
 /// (read as their text, booleans as 1 and 0) and null (empty: the value is cleared) where
-/// the field takes them.
+/// the field takes them. A mandatory field is never empty.
 fn input_schema(f: &Field) -> Value {
-    let mut text = field_schema(f);
-    let doc = text
-        .as_object_mut()
-        .and_then(|o| o.remove("description"))
-        .unwrap_or_default();
-    if f.mandatory {
-        text["minLength"] = 1.into();
-        let blank_allowed = text["pattern"]
-            .as_str()
-            .and_then(|p| p.strip_suffix(r")?\s*$"))
-            .map(|p| format!(r"{p})\s*$"));
-        if let Some(pattern) = blank_allowed {
-            text["pattern"] = pattern.into();
-        }
-    }
-    let mut alternatives = vec![text];
+    let mut alternatives = vec![text_schema(f.kind, f.positive, !f.mandatory)];
     match f.kind {
         Kind::Text => alternatives.push(json!({"type": ["number", "boolean"]})),
         Kind::Integer => {
@@ -680,55 +661,60 @@ fn input_schema(f: &Field) -> Value {
     if !f.mandatory {
         alternatives.push(json!({"type": "null"}));
     }
+    let doc = match kind_note(f.kind) {
+        Some(note) => format!("{} ({note})", f.doc),
+        None => f.doc.to_owned(),
+    };
     json!({"anyOf": alternatives, "description": doc})
 }
 
-/// A field's schema: text on the wire, with a format where the kind has one.
-fn field_schema(f: &Field) -> Value {
-    let blank_or =
-        |inner: &str| json!({"type": "string", "pattern": format!(r"^\s*({inner})?\s*$")});
-    let mut s = match f.kind {
-        Kind::Text => json!({"type": "string", "maxLength": crate::limits::TEXT_CHARS_MAX}),
-        // As `schema::parse_integer` and `parse_decimal` read them, around the text trimmed.
-        Kind::Integer => blank_or("[+-]?[0-9]{1,18}"),
-        // Positive amounts stay under `limits::AMOUNT_MAX` (12 digits).
-        Kind::Decimal if f.positive => {
-            blank_or(r"[+]?([1-9][0-9]{0,11}([.][0-9]{1,10})?|0?[.]0{0,4}[1-9][0-9]{0,4})")
+/// The text a field of `kind` takes, as `schema::Field::parse` reads it (trimmed; words in
+/// any case), and empty (the value cleared) when `blank`.
+fn text_schema(kind: Kind, positive: bool, blank: bool) -> Value {
+    let optional = if blank { "?" } else { "" };
+    let trimmed =
+        |inner: &str| json!({"type": "string", "pattern": format!(r"^\s*({inner}){optional}\s*$")});
+    let format_or_blank = |format: &str| {
+        if blank {
+            json!({"type": "string", "anyOf": [{"format": format}, {"pattern": r"^\s*$"}]})
+        } else {
+            json!({"type": "string", "format": format})
         }
-        Kind::Decimal => blank_or(r"[+-]?([0-9]{1,15}([.][0-9]{1,10})?|[.][0-9]{1,10})"),
-        Kind::Date => json!({
-            "type": "string",
-            "anyOf": [{"format": "date"}, {"pattern": r"^\s*$"}],
-            "description": "YYYY-MM-DD",
-        }),
-        Kind::DateTime => json!({"type": "string", "description": "ISO 8601 with UTC offset"}),
-        Kind::Bool => {
-            let mut v = blank_or(&format!("1|0|{}|{}", any_case("true"), any_case("false")));
-            v["description"] = "1 or 0; true and false (any case) are read too".into();
-            v
-        }
-        Kind::Enum(words) => blank_or(&alternatives(words)),
-        Kind::Country => blank_or(&alternatives(crate::domain::codes::COUNTRIES)),
-        Kind::Currency => blank_or(&alternatives(crate::domain::codes::CURRENCIES)),
-        Kind::File => json!({"type": "string", "contentEncoding": "base64"}),
-        Kind::Email => {
-            json!({"type": "string", "anyOf": [{"format": "email"}, {"pattern": r"^\s*$"}]})
-        }
-        Kind::Iban => json!({
-            "type": "string",
-            "anyOf": [{"format": "iban"}, {"pattern": r"^\s*$"}],
-            "description": "ISO 13616, check digits verified; spaces allowed",
-        }),
     };
-    let mut doc = f.doc.to_owned();
-    if let Some(extra) = s.get("description").and_then(Value::as_str) {
-        doc = format!("{doc} ({extra})");
+    match kind {
+        Kind::Text if blank => {
+            json!({"type": "string", "maxLength": crate::limits::TEXT_CHARS_MAX})
+        }
+        Kind::Text => {
+            json!({"type": "string", "minLength": 1, "maxLength": crate::limits::TEXT_CHARS_MAX})
+        }
+        Kind::Integer => trimmed("[+-]?[0-9]{1,18}"),
+        // Positive amounts stay under `limits::AMOUNT_MAX` (12 digits).
+        Kind::Decimal if positive => {
+            trimmed(r"[+]?([1-9][0-9]{0,11}([.][0-9]{1,10})?|0?[.]0{0,4}[1-9][0-9]{0,4})")
+        }
+        Kind::Decimal => trimmed(r"[+-]?([0-9]{1,15}([.][0-9]{1,10})?|[.][0-9]{1,10})"),
+        Kind::Date => format_or_blank("date"),
+        Kind::DateTime => json!({"type": "string"}),
+        Kind::Bool => trimmed(&format!("1|0|{}|{}", any_case("true"), any_case("false"))),
+        Kind::Enum(words) => trimmed(&alternatives(words)),
+        Kind::Country => trimmed(&alternatives(crate::domain::codes::COUNTRIES)),
+        Kind::Currency => trimmed(&alternatives(crate::domain::codes::CURRENCIES)),
+        Kind::File => json!({"type": "string", "contentEncoding": "base64"}),
+        Kind::Email => format_or_blank("email"),
+        Kind::Iban => format_or_blank("iban"),
     }
-    if f.access == Access::Read {
-        s["readOnly"] = Value::Bool(true);
+}
+
+/// What the reference adds to a field's description about the text its kind takes.
+fn kind_note(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::Date => Some("YYYY-MM-DD"),
+        Kind::DateTime => Some("ISO 8601 with UTC offset"),
+        Kind::Bool => Some("1 or 0; true and false (any case) are read too"),
+        Kind::Iban => Some("ISO 13616, check digits verified; spaces allowed"),
+        _ => None,
     }
-    s["description"] = Value::String(doc);
-    s
 }
 
 /// A regular expression matching `word` in any case, as the service reads words.
