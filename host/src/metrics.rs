@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 use std::convert::Infallible;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{PoisonError, RwLock};
 use std::time::Duration;
 
 use http_body_util::Full;
@@ -121,7 +121,7 @@ pub(crate) struct Metrics {
     pdf_render_seconds: Histogram,
     einvoice_refusals: Family<EInvoiceLabels, Counter>,
     /// The routes counted so far; at most `ROUTES_MAX`.
-    routes: Mutex<HashSet<String>>,
+    routes: RwLock<HashSet<String>>,
 }
 
 impl Metrics {
@@ -139,7 +139,7 @@ impl Metrics {
             // 5 ms to 10 s.
             pdf_render_seconds: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
             einvoice_refusals: Family::default(),
-            routes: Mutex::new(HashSet::new()),
+            routes: RwLock::new(HashSet::new()),
         };
         metrics.register()
     }
@@ -257,11 +257,14 @@ impl Metrics {
         let Some(pattern) = pattern(path) else {
             return OTHER.into();
         };
-        let mut routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
-        if routes.contains(&pattern) {
+        // Every request reads the set; only a route's first request writes it.
+        let known = self.routes.read().unwrap_or_else(PoisonError::into_inner);
+        if known.contains(&pattern) {
             return pattern;
         }
-        if routes.len() >= ROUTES_MAX {
+        drop(known);
+        let mut routes = self.routes.write().unwrap_or_else(PoisonError::into_inner);
+        if routes.len() >= ROUTES_MAX && !routes.contains(&pattern) {
             return OTHER.into();
         }
         routes.insert(pattern.clone());
