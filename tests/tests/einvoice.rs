@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use faktura_tests::{App, Reply};
+use faktura_tests::{App, Reply, workspace_root};
 
 use crate::support::{CREDIT_NOTES, INVOICES, Kind, client, create};
 
@@ -233,10 +233,6 @@ fn scenarios() -> Vec<Scenario> {
     ];
     list.push(plain("credit-note-from-invoice", cn, "", Vec::new()));
     list
-}
-
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// An amount of an XML element (the first `<tag…>value<`) in cents.
@@ -563,6 +559,16 @@ async fn an_issued_e_invoice_never_changes() {
         assert_eq!(now.status, 200);
         assert_eq!(now.bytes, old, "{p}");
         assert!(now.body.contains("Faktura Test GmbH") && !now.body.contains("Neuer Name"));
+        // A profile is named in any case.
+        let shouted = app
+            .get(&format!(
+                "{}/e-invoice?profile={}",
+                i.at(doc.id()),
+                p.to_ascii_uppercase()
+            ))
+            .await;
+        assert_eq!(shouted.status, 200, "{}", shouted.body);
+        assert_eq!(shouted.bytes, now.bytes, "{p}");
     }
     // Deleting the document's client is not possible; deleting a completed document is
     // the lifecycle's business: the e-invoice goes with it where it can be deleted.
