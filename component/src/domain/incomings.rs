@@ -592,15 +592,6 @@ impl Rules for PaymentRules {
         if !d.errors.is_empty() {
             return Ok(());
         }
-        let amount = d
-            .record
-            .get("amount")
-            .and_then(Scalar::as_dec)
-            .unwrap_or_default();
-        if amount <= Decimal::ZERO {
-            d.errors
-                .push(format!("amount must be above 0, got {amount}"));
-        }
         if d.record.get("date").is_none() {
             d.record
                 .set("date", Some(Scalar::Date(Date::from_unix(d.ctx.now))));
