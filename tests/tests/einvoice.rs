@@ -26,16 +26,33 @@ const SELLER: &str = "<settings><company_name>Faktura Test GmbH</company_name>\
 
 /// A buyer in Germany with a Leitweg-ID; `extra` adds or overrides fields.
 fn buyer(extra: &str) -> String {
-    format!(
-        "<name>Stadtverwaltung Musterstadt</name><street>Rathausplatz 2</street><zip>50667</zip>\
-         <city>Köln</city><country_code>DE</country_code><email>eingang@musterstadt.example</email>\
-         <buyer_reference>04011000-12345-03</buyer_reference>{extra}"
-    )
+    let defaults = [
+        ("name", "Stadtverwaltung Musterstadt"),
+        ("street", "Rathausplatz 2"),
+        ("zip", "50667"),
+        ("city", "Köln"),
+        ("country_code", "DE"),
+        ("email", "eingang@musterstadt.example"),
+        ("buyer_reference", "04011000-12345-03"),
+    ];
+    let mut out: String = defaults
+        .iter()
+        .filter(|(tag, _)| !extra.contains(&format!("<{tag}>")))
+        .map(|(tag, value)| format!("<{tag}>{value}</{tag}>"))
+        .collect();
+    out.push_str(extra);
+    out
 }
 
+/// An item; its unit is Stück unless `extra` names another.
 fn line(kind: &Kind, title: &str, q: &str, price: &str, rate: &str, extra: &str) -> String {
+    let unit = if extra.contains("<unit>") {
+        ""
+    } else {
+        "<unit>Stück</unit>"
+    };
     format!(
-        "<{0}><title>{title}</title><unit>Stück</unit><quantity>{q}</quantity>\
+        "<{0}><title>{title}</title>{unit}<quantity>{q}</quantity>\
          <unit_price>{price}</unit_price><tax_name>VAT</tax_name><tax_rate>{rate}</tax_rate>{extra}</{0}>",
         kind.named("item")
     )

@@ -188,7 +188,8 @@ async fn bad_json_gets_400_with_a_json_error_body() {
             "expected a <client> root element",
         ),
         (r#"[{"client": {"name": "x"}}]"#, "must be an object"),
-        (r#"{"client": [{"name": "x"}]}"#, "not an array"),
+        (r#"{"client": [{"name": "x"}]}"#, "client must be an object"),
+        (r#"{"client": "x"}"#, "client must be an object"),
         (
             r#"{"client": {"name": "x", "due_days": 1e400}}"#,
             "due_days must be an integer",

@@ -633,7 +633,7 @@ async fn limits_and_methods_answer_with_their_status() {
     let long_query = format!("/api/clients?x={}", "a".repeat(10_000));
     app.get(&long_query)
         .await
-        .assert_error(400, "query string is longer");
+        .assert_error(414, "query string is longer");
 }
 
 #[tokio::test]
@@ -870,6 +870,9 @@ async fn every_hostile_input_is_refused_at_once_and_changes_nothing() {
     )
     .await
     .id();
+    let item = call("GET", &format!("/api/invoice-items?invoice_id={inv}"), "")
+        .await
+        .id();
     assert_eq!(
         call("PUT", &format!("/api/invoices/{inv}/complete"), "")
             .await
@@ -1003,7 +1006,7 @@ async fn every_hostile_input_is_refused_at_once_and_changes_nothing() {
             "GET",
             &format!("/api/clients?x={}", "a".repeat(10_000)),
             vec![],
-            400,
+            414,
             "query string is longer",
         ),
         case("invalid base64", "POST", "/api/templates", rtf_template("%%%"), 400, "not valid base64"),
@@ -1047,7 +1050,79 @@ async fn every_hostile_input_is_refused_at_once_and_changes_nothing() {
             404,
             "does not exist",
         ),
+        case(
+            "a field given twice",
+            "PUT",
+            &format!("/api/clients/{c}"),
+            client("<name>B</name><name>C</name>"),
+            400,
+            "name is given more than once",
+        ),
+        case(
+            "a record as text",
+            "PUT",
+            &format!("/api/clients/{c}"),
+            b"<client>true</client>".to_vec(),
+            400,
+            "must hold its fields as elements",
+        ),
+        case(
+            "an id filter that names no id",
+            "GET",
+            "/api/client-property-values?client_property_id=%C2%84",
+            vec![],
+            400,
+            "client_property_id must be ids",
+        ),
+        case(
+            "an item's invoice emptied",
+            "PUT",
+            &format!("/api/invoice-items/{item}"),
+            b"<invoice-item><invoice_id></invoice_id></invoice-item>".to_vec(),
+            400,
+            "invoice_id must not be empty",
+        ),
+        case(
+            "a 19-digit integer",
+            "PUT",
+            &format!("/api/clients/{c}"),
+            client("<due_days>1000000000000000000</due_days>"),
+            400,
+            "due_days must be an integer",
+        ),
     ];
+    let json = |what, method, path: String, body: &str, fragment| Hostile {
+        what,
+        method,
+        path,
+        body: body.as_bytes().to_vec(),
+        content_type: "application/json",
+        status: 400,
+        fragment,
+    };
+    cases.extend([
+        json(
+            "JSON: an array for one value",
+            "PUT",
+            format!("/api/clients/{c}?format=xml"),
+            r#"{"client": {"name": ["B", "C"]}}"#,
+            "name is given more than once",
+        ),
+        json(
+            "JSON: a root that is no object",
+            "PUT",
+            format!("/api/clients/{c}?format=xml"),
+            r#"{"client": "AAA"}"#,
+            "client must be an object",
+        ),
+        json(
+            "JSON: an object for one value",
+            "PUT",
+            format!("/api/clients/{c}?format=xml"),
+            r#"{"client": {"name": {"a": "b"}}}"#,
+            "name must be a value",
+        ),
+    ]);
     cases.sort_by_key(|c| c.what);
     let snapshot = async || {
         let mut s = Vec::new();

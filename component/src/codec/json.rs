@@ -92,8 +92,10 @@ pub fn decode_json(bytes: &[u8]) -> Result<Element, DecodeError> {
             "the JSON body must be an object with exactly one root key, like {\"invoice\": {...}}",
         ));
     };
-    if matches!(content, Value::Array(_)) {
-        return Err(err(format!("{name} must be an object, not an array")));
+    if !matches!(content, Value::Object(_)) {
+        return Err(err(format!(
+            "{name} must be an object, like {{\"{name}\": {{...}}}}"
+        )));
     }
     let mut count = 0;
     element(name, content, 1, &mut count)
@@ -102,10 +104,28 @@ pub fn decode_json(bytes: &[u8]) -> Result<Element, DecodeError> {
 fn scalar_text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::Number(n) => Some(number_text(&n.to_string())),
         Value::Bool(b) => Some(if *b { "1" } else { "0" }.to_owned()),
         Value::Null => Some(String::new()),
         Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+/// The text of a JSON number as written, except that a whole number written with a
+/// fraction or an exponent (`-1236.0`, `1e3`) is the same number as its digits and is
+/// read as them, as JSON Schema's `integer` reads it.
+fn number_text(literal: &str) -> String {
+    if !literal.contains(['.', 'e', 'E']) {
+        return literal.to_owned();
+    }
+    let parsed = if literal.contains(['e', 'E']) {
+        rust_decimal::Decimal::from_scientific(literal)
+    } else {
+        literal.parse()
+    };
+    match parsed {
+        Ok(d) if d.fract().is_zero() => d.trunc().normalize().to_string(),
+        _ => literal.to_owned(),
     }
 }
 
@@ -255,12 +275,40 @@ mod tests {
     }
 
     #[test]
+    fn a_root_that_is_no_object_is_refused() {
+        for body in [
+            &br#"{"client": "AAA"}"#[..],
+            br#"{"client": null}"#,
+            br#"{"client": 1}"#,
+        ] {
+            let e = decode_json(body).unwrap_err();
+            assert!(e.0.contains("client must be an object"), "{}", e.0);
+        }
+    }
+
+    #[test]
+    fn a_whole_number_written_with_a_fraction_or_exponent_is_read_as_its_digits() {
+        let e = decode_json(
+            br#"{"a": {"f": -1236.0, "e": 1e3, "g": 2.50E1, "q": 1.50, "s": 1.5e-1, "z": -0.0}}"#,
+        )
+        .unwrap();
+        let text = |name| e.child(name).unwrap().as_text().unwrap().to_owned();
+        assert_eq!(text("f"), "-1236");
+        assert_eq!(text("e"), "1000");
+        assert_eq!(text("g"), "25");
+        // Other numbers keep the digits they were written with.
+        assert_eq!(text("q"), "1.50");
+        assert_eq!(text("s"), "1.5e-1");
+        assert_eq!(text("z"), "0");
+    }
+
+    #[test]
     fn bad_json_is_refused() {
         for (input, fragment) in [
             (&b"{\"a\": "[..], "malformed JSON"),
             (b"[1, 2]", "must be an object"),
             (b"{\"a\": {}, \"b\": {}}", "exactly one root key"),
-            (b"{\"invoice\": [1]}", "not an array"),
+            (b"{\"invoice\": [1]}", "invoice must be an object"),
             (b"\"x\"", "must be an object"),
         ] {
             let e = decode_json(input).unwrap_err();

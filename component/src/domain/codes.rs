@@ -99,6 +99,14 @@ pub fn is_bic(bic: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
+/// Whether `code` has the shape of a UN/ECE Recommendation 20 (or 21) code.
+pub fn is_unit_code(code: &str) -> bool {
+    (2..=3).contains(&code.len())
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -221,6 +221,15 @@ pub enum Kind {
     Email,
     /// An IBAN with valid check digits (`codes::is_iban`, spaces allowed); empty allowed.
     Iban,
+    /// A BIC of 8 or 11 characters (`codes::is_bic`); empty allowed.
+    Bic,
+    /// A UN/ECE Recommendation 20 unit code (`codes::is_unit_code`); empty allowed.
+    UnitCode,
+    /// Comma-separated words of the list, any case, stored as listed; empty allowed.
+    Words(&'static [&'static str]),
+    /// A tag's name: one line without commas, at most `limits::TAG_NAME_CHARS_MAX`
+    /// characters.
+    Tag,
 }
 
 /// Who may set a field.
@@ -375,6 +384,38 @@ impl Field {
                 }
                 Scalar::Text(trimmed.to_owned())
             }
+            Kind::Bic => {
+                if !codes::is_bic(trimmed) {
+                    return Err(format!(
+                        "{name} must be a BIC of 8 or 11 characters, got \"{trimmed}\""
+                    ));
+                }
+                Scalar::Text(trimmed.to_owned())
+            }
+            Kind::UnitCode => {
+                if !codes::is_unit_code(trimmed) {
+                    return Err(format!(
+                        "{name} must be a UN/ECE Recommendation 20 code like C62 or HUR, got \
+                         \"{trimmed}\""
+                    ));
+                }
+                Scalar::Text(trimmed.to_owned())
+            }
+            Kind::Words(words) => {
+                parse_words(name, words, trimmed)?;
+                Scalar::Text(trimmed.to_owned())
+            }
+            Kind::Tag => {
+                if text.contains([',', '\n', '\r'])
+                    || text.chars().count() > limits::TAG_NAME_CHARS_MAX
+                {
+                    return Err(format!(
+                        "{name} must be one line of at most {} characters without commas",
+                        limits::TAG_NAME_CHARS_MAX
+                    ));
+                }
+                Scalar::Text(text.to_owned())
+            }
         };
         if self.positive && value.as_dec().is_some_and(|v| v <= Decimal::ZERO) {
             return Err(format!("{name} must be greater than 0, got {trimmed}"));
@@ -384,9 +425,33 @@ impl Field {
 }
 
 /// Integers as plain decimal digits with an optional sign; nothing that overflows i64.
+/// The words of a comma-separated list (empty entries skipped), each as `words` spells it.
+pub fn parse_words(
+    name: &str,
+    words: &'static [&'static str],
+    list: &str,
+) -> Result<Vec<&'static str>, String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(|word| {
+            words
+                .iter()
+                .find(|t| t.eq_ignore_ascii_case(word))
+                .copied()
+                .ok_or_else(|| {
+                    format!(
+                        "{name} must list values of {}, got \"{word}\"",
+                        words.join(", ")
+                    )
+                })
+        })
+        .collect()
+}
+
 pub fn parse_integer(s: &str) -> Option<i64> {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if !(1..=18).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     s.parse().ok()

@@ -4,7 +4,7 @@
 
 use rust_decimal::Decimal;
 
-use super::codes::{is_bic, is_email};
+use super::codes::is_email;
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_not_cleared};
 use super::{Ctx, Error};
 use super::{numbering, records};
@@ -118,7 +118,7 @@ pub static FIELDS: &[Field] = &[
         "Days from the document date to the cash discount date (0 to 3650) for clients whose \
          discount_days_type is SETTINGS. Default: 0.",
     ),
-    Field::new("payment_types", Kind::Text).doc(
+    Field::new("payment_types", Kind::Words(PAYMENT_TYPES)).doc(
         "Payment types new documents accept, comma-separated (values of a payment's type); the \
          first one sets the e-invoice's payment means (BT-81).",
     ),
@@ -159,7 +159,7 @@ pub static FIELDS: &[Field] = &[
         "IBAN of the payment account (BT-84) that credit transfers go to; its check digits must be \
          valid.",
     ),
-    Field::new("company_bank_bic", Kind::Text)
+    Field::new("company_bank_bic", Kind::Bic)
         .doc("BIC of the payment account's bank (BT-86), 8 or 11 characters."),
     Field::new("company_bank_name", Kind::Text).doc("Name of the payment account's bank."),
     Field::new("company_creditor_id", Kind::Text)
@@ -278,15 +278,6 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
             "discount_rate must be between 0 and 100, got {rate}"
         ));
     }
-    if let Err(e) = parse_payment_types(r.text("payment_types")) {
-        errors.push(e);
-    }
-    let bic = r.text("company_bank_bic").trim();
-    if !bic.is_empty() && !is_bic(bic) {
-        errors.push(format!(
-            "company_bank_bic must be a BIC of 8 or 11 characters, got \"{bic}\""
-        ));
-    }
     for addr in r.text("bcc_addresses").split(',').map(str::trim) {
         if !addr.is_empty() && !is_email(addr) {
             errors.push(format!(
@@ -298,18 +289,5 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
 
 /// A comma-separated list of payment types, normalized to upper case.
 pub fn parse_payment_types(list: &str) -> Result<Vec<&'static str>, String> {
-    let mut out = Vec::new();
-    for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-        let found = PAYMENT_TYPES
-            .iter()
-            .find(|t| t.eq_ignore_ascii_case(word))
-            .ok_or_else(|| {
-                format!(
-                    "payment_types must list values of {}, got \"{word}\"",
-                    PAYMENT_TYPES.join(", ")
-                )
-            })?;
-        out.push(*found);
-    }
-    Ok(out)
+    super::schema::parse_words("payment_types", PAYMENT_TYPES, list)
 }

@@ -150,4 +150,7 @@ pub enum Output {
     Empty,
     /// Bytes of one of these media types.
     Bytes(&'static [&'static str]),
+    /// A record holding a file in base64 (XML and JSON), or the file's bytes (this media
+    /// type).
+    File(fn() -> Schema, &'static str),
 }

@@ -22,6 +22,8 @@ pub enum ApiError {
     MethodNotAllowed(Vec<&'static str>),
     /// 413: the body is over `limits::BODY_BYTES_MAX`.
     PayloadTooLarge,
+    /// 414: the query string is over `limits::QUERY_BYTES_MAX`.
+    UriTooLong,
     /// 415: a request body in a format the API does not read.
     UnsupportedMediaType(String),
     /// 413: a change too large for the store to take in one transaction.
@@ -53,6 +55,7 @@ impl ApiError {
             ApiError::Unprocessable(_) => 422,
             ApiError::MethodNotAllowed(_) => 405,
             ApiError::PayloadTooLarge | ApiError::TooLarge(_) => 413,
+            ApiError::UriTooLong => 414,
             ApiError::UnsupportedMediaType(_) => 415,
             ApiError::TooManyRequests(..) => 429,
             ApiError::Internal(_) => 500,
@@ -78,6 +81,10 @@ impl ApiError {
             ApiError::MethodNotAllowed(allowed) => {
                 vec![format!("method not allowed; use {}", allowed.join(", "))]
             }
+            ApiError::UriTooLong => vec![format!(
+                "the query string is longer than {} bytes",
+                crate::limits::QUERY_BYTES_MAX
+            )],
             ApiError::PayloadTooLarge => vec![format!(
                 "the request body is larger than {} bytes",
                 crate::limits::BODY_BYTES_MAX

@@ -46,6 +46,7 @@ const ERRORS: &[(u16, &str)] = &[
     ),
     (405, "The path does not take this method."),
     (413, "The body is over the size limit."),
+    (414, "The query string is over the size limit (8192 bytes)."),
     (415, "The body's content type is neither XML nor JSON."),
     (
         429,
@@ -358,16 +359,17 @@ fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String
     if let Some((schema, variant, required)) = body {
         let s = schema();
         let name = register(&s, schemas);
-        let input = format!("#/components/schemas/{name}-{variant}");
+        let xml = format!("#/components/schemas/{name}-{variant}");
+        let json = format!("#/components/schemas/{name}-{variant}-json");
         out.insert(
             "requestBody".into(),
             json!({
                 "required": required,
                 "content": {
-                    "application/xml": {"schema": {"$ref": input}},
+                    "application/xml": {"schema": {"$ref": xml}},
                     "application/json": {"schema": {
                         "type": "object",
-                        "properties": {s.singular: {"$ref": input}},
+                        "properties": {s.singular: {"$ref": json}},
                         "required": [s.singular],
                         "additionalProperties": false,
                     }},
@@ -440,10 +442,14 @@ fn success(
         return (200, json!({"description": description, "headers": headers}));
     }
     match op.output {
-        Output::Record(status, schema) => {
+        Output::Record(_, schema) | Output::File(schema, _) => {
+            let status = match op.output {
+                Output::Record(status, _) => status,
+                _ => 200,
+            };
             let s = schema();
             let name = register(&s, schemas);
-            let content = json!({
+            let mut content = json!({
                 "application/xml": {"schema": {"$ref": format!("#/components/schemas/{name}")}},
                 "application/json": {"schema": {
                     "type": "object",
@@ -451,6 +457,9 @@ fn success(
                     "required": [s.singular],
                 }},
             });
+            if let Output::File(_, media) = op.output {
+                content[media] = json!({"schema": {"type": "string", "contentMediaType": media}});
+            }
             (
                 status,
                 json!({"description": format!("The {}.", s.singular), "headers": headers, "content": content}),
@@ -581,8 +590,8 @@ fn register(s: &Schema, schemas: &mut Map<String, Value>) -> String {
         return name;
     }
     let mut all = Map::new();
-    let mut create = Map::new();
-    let mut change = Map::new();
+    let mut xml_fields = Map::new();
+    let mut json_fields = Map::new();
     let mut required = Vec::new();
     for f in s.fields {
         all.insert(f.name.into(), answer_schema(f));
@@ -592,40 +601,46 @@ fn register(s: &Schema, schemas: &mut Map<String, Value>) -> String {
             if f.mandatory || owner {
                 required.push(Value::String(f.name.into()));
             }
-            create.insert(f.name.into(), input_schema(f));
-            change.insert(f.name.into(), input_schema(f));
+            xml_fields.insert(f.name.into(), input_schema(f, Media::Xml));
+            json_fields.insert(f.name.into(), input_schema(f, Media::Json));
         }
     }
     schemas.insert(
         name.clone(),
         json!({"type": "object", "xml": {"name": s.singular}, "properties": all}),
     );
-    // Unknown fields are ignored; a value of one must still be a value.
-    let unknown = json!({"type": ["string", "number", "boolean", "null"]});
-    schemas.insert(
-        format!("{name}-input"),
-        json!({
-            "type": "object",
-            "xml": {"name": s.singular},
-            "description": "The fields marked required must be given. Read-only and unknown \
-                fields are ignored.",
-            "properties": create,
-            "required": required,
-            "additionalProperties": unknown,
-        }),
-    );
-    schemas.insert(
-        format!("{name}-changes"),
-        json!({
-            "type": "object",
-            "xml": {"name": s.singular},
-            "description": "Only the fields sent change; a required field cannot be emptied. \
-                Read-only and unknown fields are ignored.",
-            "properties": change,
-            "additionalProperties": unknown,
-        }),
-    );
+    for (suffix, fields) in [("", xml_fields), ("-json", json_fields)] {
+        schemas.insert(
+            format!("{name}-input{suffix}"),
+            json!({
+                "type": "object",
+                "xml": {"name": s.singular},
+                "description": "The fields marked required must be given. Read-only and \
+                    unknown fields are ignored.",
+                "properties": fields,
+                "required": required,
+            }),
+        );
+        schemas.insert(
+            format!("{name}-changes{suffix}"),
+            json!({
+                "type": "object",
+                "xml": {"name": s.singular},
+                "description": "Only the fields sent change; a required field cannot be \
+                    emptied. Read-only and unknown fields are ignored.",
+                "properties": fields,
+            }),
+        );
+    }
     name
+}
+
+/// The media type a request body is written in: XML holds only text, JSON also numbers,
+/// booleans and null.
+#[derive(Clone, Copy, PartialEq)]
+enum Media {
+    Xml,
+    Json,
 }
 
 /// A field's schema in an answer: text, described. What the service writes is what it
@@ -642,29 +657,40 @@ fn answer_schema(f: &Field) -> Value {
 /// A writable field's schema in a request: its text, or in JSON also a number or boolean
 /// (read as their text, booleans as 1 and 0) and null (empty: the value is cleared) where
 /// the field takes them. A mandatory field is never empty.
-fn input_schema(f: &Field) -> Value {
-    let mut alternatives = vec![text_schema(f.kind, f.positive, !f.mandatory)];
-    match f.kind {
-        Kind::Text => alternatives.push(json!({"type": ["number", "boolean"]})),
-        Kind::Integer => {
-            alternatives.push(json!({"type": "integer", "minimum": -1e17, "maximum": 1e17}));
-        }
-        Kind::Decimal if f.positive => {
-            alternatives.push(json!({"type": "integer", "minimum": 1, "maximum": 1e11}));
-        }
-        Kind::Decimal => {
-            alternatives.push(json!({"type": "integer", "minimum": -1e15, "maximum": 1e15}));
-        }
-        Kind::Bool => alternatives.push(json!({"type": "boolean"})),
-        _ => {}
-    }
-    if !f.mandatory {
-        alternatives.push(json!({"type": "null"}));
-    }
+fn input_schema(f: &Field, media: Media) -> Value {
     let doc = match kind_note(f.kind) {
         Some(note) => format!("{} ({note})", f.doc),
         None => f.doc.to_owned(),
     };
+    let mut text = text_schema(f.kind, f.positive, !f.mandatory);
+    if media == Media::Xml {
+        text["description"] = doc.into();
+        return text;
+    }
+    let mut alternatives = vec![text];
+    // A boolean is read as 1 or 0, wherever that text is a value of the field.
+    match f.kind {
+        Kind::Text => alternatives.push(json!({"type": ["number", "boolean"]})),
+        Kind::Integer => {
+            alternatives.push(json!({"type": "integer", "minimum": -INT_MAX, "maximum": INT_MAX}));
+            alternatives.push(json!({"type": "boolean"}));
+        }
+        Kind::Decimal if f.positive => {
+            alternatives.push(json!({"type": "integer", "minimum": 1, "maximum": 1e11}));
+            alternatives.push(json!({"const": true}));
+        }
+        Kind::Decimal => {
+            alternatives.push(json!({"type": "integer", "minimum": -1e15, "maximum": 1e15}));
+            alternatives.push(json!({"type": "boolean"}));
+        }
+        Kind::Bool => alternatives.push(json!({"enum": [true, false, 0, 1]})),
+        _ => {}
+    }
+    if !f.mandatory {
+        // An empty object reads as an empty element, as null does.
+        alternatives.push(json!({"type": "null"}));
+        alternatives.push(json!({"type": "object", "maxProperties": 0}));
+    }
     json!({"anyOf": alternatives, "description": doc})
 }
 
@@ -700,11 +726,39 @@ fn text_schema(kind: Kind, positive: bool, blank: bool) -> Value {
         Kind::Enum(words) => trimmed(&alternatives(words)),
         Kind::Country => trimmed(&alternatives(crate::domain::codes::COUNTRIES)),
         Kind::Currency => trimmed(&alternatives(crate::domain::codes::CURRENCIES)),
-        Kind::File => json!({"type": "string", "contentEncoding": "base64"}),
+        Kind::File => json!({
+            "type": "string",
+            "contentEncoding": "base64",
+            "pattern": BASE64_FILE,
+        }),
         Kind::Email => format_or_blank("email"),
         Kind::Iban => format_or_blank("iban"),
+        Kind::Bic => trimmed("[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?"),
+        Kind::UnitCode => trimmed("[A-Z0-9]{2,3}"),
+        Kind::Words(words) => {
+            let one = alternatives(words);
+            json!({"type": "string", "pattern": format!(r"^\s*(({one})?\s*(,\s*({one})?\s*)*)$")})
+        }
+        // Mandatory wherever it is used: never blank.
+        Kind::Tag => json!({
+            "type": "string",
+            "pattern": r"^[^,\r\n]*[^,\r\n\s][^,\r\n]*$",
+            "maxLength": crate::limits::TAG_NAME_CHARS_MAX,
+        }),
     }
 }
+
+/// The largest integer a field takes: 18 digits (`schema::parse_integer`).
+const INT_MAX: i64 = 999_999_999_999_999_999;
+
+/// Base64 as `records::decode_base64` reads it: padded, with canonical final bits, ASCII
+/// white space anywhere, and at least one byte (a file is never empty).
+const BASE64_FILE: &str = concat!(
+    r"^[\t\n\f\r ]*(([A-Za-z0-9+/][\t\n\f\r ]*){4})*",
+    r"(([A-Za-z0-9+/][\t\n\f\r ]*){4}",
+    r"|([A-Za-z0-9+/][\t\n\f\r ]*){2}[AEIMQUYcgkosw048][\t\n\f\r ]*=[\t\n\f\r ]*",
+    r"|[A-Za-z0-9+/][\t\n\f\r ]*[AQgw][\t\n\f\r ]*=[\t\n\f\r ]*=[\t\n\f\r ]*)$"
+);
 
 /// What the reference adds to a field's description about the text its kind takes.
 fn kind_note(kind: Kind) -> Option<&'static str> {
@@ -876,5 +930,40 @@ mod tests {
                 assert!(seen.insert(id.clone()), "{method} {path}: {id} twice");
             }
         }
+    }
+
+    /// XML holds only text: an XML request body's fields are strings, while the same
+    /// field in JSON also takes what the JSON reader turns into its text.
+    #[test]
+    fn xml_inputs_take_text_and_json_inputs_also_json_values() {
+        let doc: Value = serde_json::from_str(&document()).unwrap();
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        let inputs: Vec<_> = schemas
+            .iter()
+            .filter(|(name, _)| name.ends_with("-input") || name.ends_with("-changes"))
+            .collect();
+        assert!(inputs.len() > 20, "{} input schemas", inputs.len());
+        for (name, schema) in inputs {
+            for (field, f) in schema["properties"].as_object().unwrap() {
+                assert_eq!(f["type"], "string", "{name}.{field} in XML: {f}");
+            }
+            let json = &schemas[&format!("{name}-json")];
+            assert_eq!(
+                json["properties"].as_object().unwrap().len(),
+                schema["properties"].as_object().unwrap().len(),
+                "{name}"
+            );
+        }
+        let client = &schemas["client-changes-json"]["properties"];
+        let types: Vec<_> = client["due_days"]["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["type"].clone())
+            .collect();
+        assert!(
+            types.contains(&json!("null")) && types.contains(&json!("integer")),
+            "{types:?}"
+        );
     }
 }

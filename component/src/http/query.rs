@@ -13,10 +13,7 @@ pub(crate) struct Query {
 impl Query {
     pub(super) fn parse(raw: &str) -> Result<Query, ApiError> {
         if raw.len() > limits::QUERY_BYTES_MAX {
-            return Err(ApiError::bad(format!(
-                "the query string is longer than {} bytes",
-                limits::QUERY_BYTES_MAX
-            )));
+            return Err(ApiError::UriTooLong);
         }
         let params = form_urlencoded::parse(raw.as_bytes())
             .map(|(k, v)| (k.into_owned(), v.into_owned()))

@@ -184,11 +184,29 @@ pub(super) fn decode_changes(
             root.name
         )));
     }
+    if root.as_text().is_some_and(|t| !t.trim().is_empty()) {
+        return Err(ApiError::bad(format!(
+            "<{singular}> must hold its fields as elements, not text"
+        )));
+    }
     let mut changes = Changes::default();
     for field in fields.iter().filter(|f| f.access == Access::Write) {
         let Some(child) = root.child(field.name) else {
             continue;
         };
+        if root
+            .children()
+            .iter()
+            .filter(|c| c.name == field.name)
+            .count()
+            > 1
+        {
+            changes.invalid.push((
+                field.name,
+                format!("{} is given more than once", field.name),
+            ));
+            continue;
+        }
         let Some(text) = child.as_text() else {
             changes.invalid.push((
                 field.name,
@@ -217,6 +235,13 @@ pub(super) fn decode_changes(
 }
 
 /// Standard base64; line breaks and spaces inside are allowed, as mail-style encoders emit.
+/// An id as lists take it: 1 to 18 digits, no sign, no leading zero.
+fn is_id(text: &str) -> bool {
+    (1..=18).contains(&text.len())
+        && !text.starts_with('0')
+        && text.bytes().all(|b| b.is_ascii_digit())
+}
+
 pub(super) fn decode_base64(text: &str) -> Option<Vec<u8>> {
     let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     base64::engine::general_purpose::STANDARD
@@ -237,7 +262,11 @@ pub(super) const fn scalar_type(kind: Kind) -> Option<ScalarType> {
         | Kind::Currency
         | Kind::File
         | Kind::Email
-        | Kind::Iban => None,
+        | Kind::Iban
+        | Kind::Bic
+        | Kind::UnitCode
+        | Kind::Words(_)
+        | Kind::Tag => None,
     }
 }
 
@@ -308,11 +337,23 @@ pub(super) fn list(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
     };
     for filter in wire.res.filters {
         if let Some(v) = query.get(filter.param) {
-            let values = v
+            let values: Vec<String> = v
                 .split(',')
                 .map(|s| s.trim().to_owned())
                 .filter(|s| !s.is_empty())
                 .collect();
+            // An id filter names ids; anything else would silently match nothing.
+            let ids = wire
+                .res
+                .fields
+                .iter()
+                .any(|f| f.name == filter.field && f.kind == Kind::Integer);
+            if let Some(bad) = values.iter().find(|v| ids && !is_id(v)) {
+                return Err(ApiError::bad(format!(
+                    "{} must be ids separated by commas, got \"{bad}\"",
+                    filter.param
+                )));
+            }
             q.filters.push((filter.field, values));
         }
     }

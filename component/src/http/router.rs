@@ -219,7 +219,7 @@ macro_rules! documents {
                               base64, or the bytes with format=pdf or Accept: application/pdf",
                     params: documents::PDF_PARAMS,
                     input: Input::Nothing,
-                    output: Output::Bytes(&["application/xml", "application/json", "application/pdf"]),
+                    output: Output::File(documents::pdf_schema, "application/pdf"),
                 })]),
             },
             Route {

@@ -12,6 +12,7 @@
 
 use super::super::date::Date;
 use super::super::schema::{Field, Kind, Record, Value};
+use super::super::settings;
 use super::kind::DocKind;
 use super::model::Document;
 
@@ -310,7 +311,12 @@ const QUOTE: DocField = DocField::new("quote", Kind::Decimal, Get::Quote).positi
     "Exchange rate from currency_code into the account's currency, kept for reports (amounts are \
      not converted); greater than 0. Default: 1.",
 );
-const PAYMENT_TYPES: DocField = DocField::new("payment_types", Kind::Text, Get::PaymentTypes).doc(
+const PAYMENT_TYPES: DocField = DocField::new(
+    "payment_types",
+    Kind::Words(settings::PAYMENT_TYPES),
+    Get::PaymentTypes,
+)
+.doc(
     "Accepted payment types, comma-separated (values of a payment's type); the first one sets the \
      e-invoice's payment means (BT-81). Default: the settings' payment_types.",
 );

@@ -4,7 +4,7 @@
 
 use rust_decimal::Decimal;
 
-use super::super::einvoice::derive::{is_unit_code, unit_code};
+use super::super::einvoice::derive::unit_code;
 use super::super::money::{self, Line, Reduction};
 use super::super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::super::{Ctx, Error};
@@ -107,7 +107,7 @@ macro_rules! item_fields {
                 "Whether the item is a product or a service; for tax-free foreign clients it \
                  decides the derived VAT category (K or AE inside the EU, G or O outside).",
             ),
-            Field::new("unit_code", Kind::Text).doc(
+            Field::new("unit_code", Kind::UnitCode).doc(
                 "Unit of measure (BT-130, UN/ECE Recommendation 20) for e-invoices. Empty: derived \
                  from unit (e.g. Stück → H87, h → HUR), else C62; responses show the code that \
                  applies.",
@@ -252,12 +252,6 @@ pub fn apply(item: &mut Item, c: &Changes, errors: &mut Vec<String>) {
         if let Some(v) = text(name) {
             *field = v.trim().to_owned();
         }
-    }
-    if !item.unit_code.is_empty() && !is_unit_code(&item.unit_code) {
-        errors.push(format!(
-            "unit_code must be a UN/ECE Recommendation 20 code like C62 or HUR, got \"{}\"",
-            item.unit_code
-        ));
     }
     let max = Decimal::from(limits::AMOUNT_MAX);
     if item.quantity.abs() > max || item.unit_price.abs() > max {

@@ -4,7 +4,6 @@
 
 use super::super::schema::{Field, Kind, Record, Scalar};
 use super::kind::DocKind;
-use crate::limits;
 
 /// The storage collection (and id counter) of a kind's tags.
 pub fn collection(kind: DocKind) -> &'static str {
@@ -28,7 +27,7 @@ static INVOICE_TAG_FIELDS: &[Field] = &[
     Field::new("invoice_id", Kind::Integer)
         .mandatory()
         .doc("Id of the invoice the tag is on."),
-    Field::new("name", Kind::Text).mandatory().doc(
+    Field::new("name", Kind::Tag).mandatory().doc(
         "Name of the tag: one line without commas, at most 100 characters. A name the invoice \
          already carries (in any case) answers that tag.",
     ),
@@ -41,7 +40,7 @@ static CREDIT_NOTE_TAG_FIELDS: &[Field] = &[
     Field::new("credit_note_id", Kind::Integer)
         .mandatory()
         .doc("Id of the credit note the tag is on."),
-    Field::new("name", Kind::Text).mandatory().doc(
+    Field::new("name", Kind::Tag).mandatory().doc(
         "Name of the tag: one line without commas, at most 100 characters. A name the credit note \
          already carries (in any case) answers that tag.",
     ),
@@ -60,16 +59,4 @@ pub fn to_record(kind: DocKind, t: &Tag) -> Record {
     r.set(kind.parent_field(), Some(Scalar::Int(t.document_id as i64)));
     r.set("name", Some(Scalar::Text(t.name.clone())));
     r
-}
-
-/// Why `name` cannot be a tag's name, if it cannot.
-pub fn name_problem(name: &str) -> Option<String> {
-    (name.contains([',', '\n', '\r']) || name.chars().count() > limits::TAG_NAME_CHARS_MAX).then(
-        || {
-            format!(
-                "name must be one line of at most {} characters without commas",
-                limits::TAG_NAME_CHARS_MAX
-            )
-        },
-    )
 }

@@ -120,14 +120,6 @@ pub fn unit_code(given: &str, unit: &str) -> String {
         .to_owned()
 }
 
-/// Whether `code` has the shape of a UN/ECE Recommendation 20 (or 21) code.
-pub fn is_unit_code(code: &str) -> bool {
-    (2..=3).contains(&code.len())
-        && code
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-}
-
 /// How the document's client is taxed, as the category derivation needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Situation {
@@ -211,6 +203,7 @@ mod tests {
         assert_eq!(unit_code("", ""), "C62");
         assert_eq!(unit_code("", "KGM"), "KGM");
         assert_eq!(unit_code("XYZ", "h"), "XYZ");
+        use crate::domain::codes::is_unit_code;
         assert!(is_unit_code("C62") && is_unit_code("LS") && !is_unit_code("c62"));
     }
 

@@ -104,6 +104,44 @@ pub(crate) fn pdf(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
     Ok(Response::doc(200, record))
 }
 
+/// The pdf record `pdf` answers, for the API description.
+pub(crate) fn pdf_schema() -> crate::http::described::Schema {
+    crate::http::described::Schema {
+        singular: "pdf",
+        plural: "pdfs",
+        fields: PDF_FIELDS,
+        filters: Vec::new(),
+        owner: None,
+    }
+}
+
+static PDF_FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the PDF (read only)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the PDF was rendered (read only)."),
+    Field::new("invoice_id", Kind::Integer)
+        .read_only()
+        .doc("The invoice's id (PDFs of invoices)."),
+    Field::new("credit_note_id", Kind::Integer)
+        .read_only()
+        .doc("The credit note's id (PDFs of credit notes)."),
+    Field::new("filename", Kind::Text)
+        .read_only()
+        .doc("File name, from the settings' filename pattern."),
+    Field::new("mimetype", Kind::Text)
+        .read_only()
+        .doc("Always application/pdf."),
+    Field::new("filesize", Kind::Integer)
+        .read_only()
+        .doc("Size of the file in bytes."),
+    Field::new("base64file", Kind::File)
+        .read_only()
+        .doc("The PDF in base64."),
+];
+
 /// `PUT .../{id}/upload-signature`: a signed PDF kept beside the original.
 pub(crate) fn upload_signature(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
     let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);

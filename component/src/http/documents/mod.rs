@@ -355,7 +355,7 @@ pub(crate) fn complete_schema() -> Schema {
     }
 }
 
-pub(crate) use files::signature_schema;
+pub(crate) use files::{pdf_schema, signature_schema};
 pub(crate) use mail::{email_schema, letter_schema};
 
 /// The list parameters `filter` and `list` read, for the API description.

@@ -219,8 +219,12 @@ pub(crate) fn update<P: Changeable>(c: &Call<'_>, kind: DocKind) -> Result<Respo
         P::load(txn.as_ref(), ctx, kind, id)?;
     }
     let mut changes = decode_changes(P::fields(kind), &req.document()?, P::singular(kind))?;
-    // A part stays with its document.
-    changes.values.retain(|(n, _)| *n != kind.parent_field());
+    // A part stays with its document: its id may be sent (it is ignored), not emptied.
+    let parent = kind.parent_field();
+    if let Some(None) = changes.get(parent) {
+        return Err(ApiError::bad(format!("{parent} must not be empty")));
+    }
+    changes.values.retain(|(n, _)| *n != parent);
     let (child, doc) = in_write(caps, |txn| {
         let child = P::change(ctx, txn, kind, id, &changes)?;
         let doc = document_for::<P>(txn.as_read(), ctx, kind, &child)?;
