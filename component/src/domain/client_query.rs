@@ -210,3 +210,127 @@ pub fn page(
         total,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::caps::mem::MemStore;
+    use crate::caps::{Entry, Store, StoreError};
+    use crate::domain::Ctx;
+    use crate::domain::schema::{Changes, Scalar};
+
+    /// Reads through `inner`, counting the records it reads (client records only, not
+    /// index entries).
+    struct Counting<'a> {
+        inner: &'a dyn Read,
+        clients_read: Cell<usize>,
+    }
+
+    impl Counting<'_> {
+        fn count(&self, key: &[u8]) {
+            let clients = crate::store::keys::collection(1, CLIENTS.collection);
+            if key.starts_with(&clients) {
+                self.clients_read.set(self.clients_read.get() + 1);
+            }
+        }
+    }
+
+    impl Read for Counting<'_> {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+            self.count(key);
+            self.inner.get(key)
+        }
+        fn scan(
+            &self,
+            prefix: &[u8],
+            after: Option<&[u8]>,
+            limit: u32,
+            reverse: bool,
+        ) -> Result<Vec<Entry>, StoreError> {
+            let found = self.inner.scan(prefix, after, limit, reverse)?;
+            for (k, _) in &found {
+                self.count(k);
+            }
+            Ok(found)
+        }
+    }
+
+    /// A lookup by number or by a part of the name loads the clients it finds and no
+    /// other; a filter without an index reads them all.
+    #[test]
+    fn number_and_name_lookups_read_only_the_clients_they_find() {
+        const CLIENTS_MADE: i64 = 300;
+        let store = MemStore::default();
+        let ctx = Ctx {
+            account_id: 1,
+            user_id: 1,
+            is_admin: true,
+            now: 0,
+        };
+        let mut w = store.begin_write().unwrap();
+        for k in 1..=CLIENTS_MADE {
+            let changes = Changes {
+                values: vec![
+                    ("name", Some(Scalar::Text(format!("Kunde {k} GmbH")))),
+                    ("number", Some(Scalar::Int(k))),
+                    ("email", Some(Scalar::Text(format!("k{k}@example.com")))),
+                ],
+                ..Changes::default()
+            };
+            records::create(&ctx, w.as_mut(), &CLIENTS, &changes).unwrap();
+        }
+        w.commit().unwrap();
+        let read = store.begin_read().unwrap();
+        let check = |f: Filter, found: &[&str], read_at_most: usize| {
+            let counting = Counting {
+                inner: read.as_ref(),
+                clients_read: Cell::new(0),
+            };
+            let (page, total) = page(&counting, 1, &f, &[], 1, 100).unwrap();
+            let names: Vec<&str> = page.iter().map(|r| r.text("name")).collect();
+            assert_eq!(names, found, "{f:?}");
+            assert_eq!(total, found.len());
+            assert!(
+                counting.clients_read.get() <= read_at_most,
+                "{f:?} read {} clients",
+                counting.clients_read.get()
+            );
+        };
+        check(
+            Filter {
+                numbers: vec![150],
+                ..Filter::default()
+            },
+            &["Kunde 150 GmbH"],
+            1,
+        );
+        check(
+            Filter {
+                names: vec!["de 150 g".into()],
+                ..Filter::default()
+            },
+            &["Kunde 150 GmbH"],
+            1,
+        );
+        // "de 15" is a part of 15, 150 to 159: those and no other are read.
+        check(
+            Filter {
+                names: vec!["de 15".into()],
+                numbers: vec![15, 151, 299],
+                ..Filter::default()
+            },
+            &["Kunde 15 GmbH", "Kunde 151 GmbH"],
+            3,
+        );
+        check(
+            Filter {
+                emails: vec!["k150@".into()],
+                ..Filter::default()
+            },
+            &["Kunde 150 GmbH"],
+            CLIENTS_MADE as usize,
+        );
+    }
+}

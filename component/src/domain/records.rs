@@ -81,8 +81,10 @@ pub struct Resource {
     pub label: &'static str,
     pub fields: &'static [Field],
     pub filters: &'static [Filter],
-    /// Integer fields naming another record (an incoming, a client, a property), each with
-    /// an index: a list filtered by one, and `children`, read only the records it names.
+    /// Fields with an index of their whole value: integers (one naming another record, an
+    /// incoming, a client, a property; a client's number) and texts (normalized, see
+    /// `indexed_text`). A list filtered by one, `children` and `find` read only the
+    /// records it names.
     pub indexed: &'static [&'static str],
     /// Text fields with an index of the text's parts (`search`): a list filtered by a
     /// part of one reads only the records whose text may contain it.
