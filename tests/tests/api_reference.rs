@@ -131,12 +131,14 @@ async fn every_described_list_answers_under_its_described_names() {
             .as_array()
             .unwrap()
             .iter()
+            .filter(|p| p["required"] == true)
             .filter_map(|p| p["name"].as_str())
-            .find(|n| ["invoice_id", "credit_note_id", "incoming_id"].contains(n));
+            .find(|n| ["invoice_id", "credit_note_id", "incoming_id", "client_id"].contains(n));
         let query = match required_owner {
-            Some("invoice_id") => "?invoice_id=1",
+            Some("invoice_id") => "?invoice_id=1".to_owned(),
+            Some("client_id") => format!("?client_id={client}"),
             Some(_) => continue,
-            None => "",
+            None => String::new(),
         };
         let xml = app.get(&format!("/api{path}{query}")).await;
         assert_eq!(xml.status, 200, "GET {path}: {}", xml.body);

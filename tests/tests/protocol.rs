@@ -192,6 +192,16 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
             create,
         });
     }
+    let tag = format!("<client-tag><client_id>{client}</client_id><name>T</name></client-tag>");
+    let tagged = app.post("/api/client-tags", &tag).await;
+    assert_eq!(tagged.status, 201, "{}", tagged.body);
+    made.push(Made {
+        collection: "client-tags",
+        list: format!("/api/client-tags?client_id={client}"),
+        id: tagged.id(),
+        update: tag.clone(),
+        create: tag,
+    });
     for (plural, singular, parent) in [
         ("invoices", "invoice", "invoice_id"),
         ("credit-notes", "credit-note", "credit_note_id"),

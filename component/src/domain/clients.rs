@@ -1,5 +1,6 @@
 //! Clients: addresses, tax rule and payment terms of the parties documents are made out to.
-//! Client numbers come from the account's client range; the address is derived.
+//! Client numbers come from the account's client range; the address is derived. A client
+//! takes its tags and property values with it when it is deleted.
 
 use super::numbering;
 use super::records::{Draft, Resource, Rules};
@@ -148,7 +149,11 @@ static FIELDS: &[Field] = &[
 /// The e-invoice formats a client may receive (`einvoice::model::Profile` names).
 const EINVOICE_PROFILES: &[&str] = &["xrechnung-cii", "xrechnung-ubl", "factur-x"];
 
-pub static CLIENTS: Resource = Resource::new("clients", "client", FIELDS, &ClientRules);
+/// Clients are found by number and by a part of the name through an index: neither a
+/// lookup by number nor one by name grows with the account.
+pub static CLIENTS: Resource = Resource::new("clients", "client", FIELDS, &ClientRules)
+    .indexed(&["number"])
+    .searched(&["name"]);
 
 /// The number range of clients.
 pub const RANGE: &str = "client";
@@ -262,6 +267,7 @@ impl Rules for ClientRules {
         if let Some(n) = record.int("number") {
             numbering::release(txn, ctx.account_id, RANGE, record.text("number_pre"), n)?;
         }
+        super::client_tags::remove_of_client(txn, ctx.account_id, record.id())?;
         super::property_values::remove_of_owner(
             txn,
             &super::property_values::CLIENT_PROPERTY_VALUES,

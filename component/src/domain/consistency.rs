@@ -1,8 +1,8 @@
 //! The consistency check of a whole store (`faktura check`): what the code keeps beside
 //! the records agrees with the records.
 //!
-//! - Index entries (of documents, of the records with indexed fields, of a client's
-//!   documents and a supplier's incoming invoices) name a record that exists and holds
+//! - Index entries (of documents, of the records with indexed fields, among them clients
+//!   and their tags, of a client's documents and a supplier's incoming invoices) name a record that exists and holds
 //!   the indexed value; every record has each entry it should.
 //! - The kept sums and counts of each account's documents equal a recount of them.
 //! - Number claims name the document or client that holds that number; each one holds
@@ -22,6 +22,7 @@ use super::documents::{DocKind, Document, kept, storage};
 use super::incomings::{self, INCOMINGS};
 use super::migrate::INDEXED;
 use super::records::{self, Resource};
+use super::schema::Record;
 use crate::caps::{Entry, Read};
 use crate::limits;
 use crate::store::{self, DATA_VERSION, keys};
@@ -104,14 +105,7 @@ pub fn check(txn: &dyn Read) -> Result<Report, Error> {
             &|key, _| document_named(account, storage::kind_of_client_entry(key)?, key),
             &mut |_, bytes| stored_document_entries(account, bytes),
         )?;
-        check_records(
-            txn,
-            &mut report,
-            &scope,
-            &keys::collection(account, CLIENTS.collection),
-            &|key| name_of(&CLIENTS, key),
-            &mut |_, bytes| client_entries(account, bytes),
-        )?;
+        // Clients are among the indexed resources, checked with their number claims.
         for res in INDEXED {
             check_indexed(txn, &mut report, &scope, account, res)?;
         }
@@ -192,12 +186,8 @@ fn document_entries(account: u64, doc: &Document) -> Vec<Entry> {
 }
 
 /// The number claim of a client.
-fn client_entries(account: u64, bytes: &[u8]) -> Result<Vec<Entry>, Error> {
-    let client = records::decode_record(bytes)?;
-    Ok(clients::claim_key(account, &client)
-        .map(|claim| (claim, client.id().to_be_bytes().to_vec()))
-        .into_iter()
-        .collect())
+fn client_entries(account: u64, client: &Record) -> Option<Entry> {
+    clients::claim_key(account, client).map(|claim| (claim, client.id().to_be_bytes().to_vec()))
 }
 
 /// The children of a kind's documents: each under a document that exists, each with its
@@ -272,7 +262,7 @@ fn check_children(
 }
 
 /// The records of a resource with indexed fields against their index entries (and an
-/// incoming invoice against its supplier's index).
+/// incoming invoice against its supplier's index, a client against its number claim).
 fn check_indexed(
     txn: &dyn Read,
     report: &mut Report,
@@ -281,6 +271,7 @@ fn check_indexed(
     res: &Resource,
 ) -> Result<(), Error> {
     let incomings = res.collection == INCOMINGS.collection;
+    let clients = res.collection == CLIENTS.collection;
     let mut holds = |_: &[u8], bytes: &[u8]| -> Result<Vec<Entry>, Error> {
         let record = records::decode_record(bytes)?;
         let mut entries: Vec<Entry> = records::index_keys(res, account, &record)
@@ -289,6 +280,9 @@ fn check_indexed(
             .collect();
         if incomings {
             entries.push((incomings::supplier_entry(account, &record), Vec::new()));
+        }
+        if clients {
+            entries.extend(client_entries(account, &record));
         }
         Ok(entries)
     };
@@ -307,8 +301,8 @@ fn check_indexed(
             format!("{} {id}", res.label),
         ))
     };
-    for field in res.indexed {
-        let prefix = keys::index(account, res.collection, field);
+    for index in res.index_names() {
+        let prefix = keys::index(account, res.collection, &index);
         report.index_entries += check_entries(txn, report, scope, &prefix, &names, &mut holds)?;
     }
     if incomings {
@@ -348,7 +342,8 @@ fn check_claims(
         },
         &mut |key, bytes| {
             if key.starts_with(&clients_prefix) {
-                client_entries(account, bytes)
+                let client = records::decode_record(bytes)?;
+                Ok(client_entries(account, &client).into_iter().collect())
             } else {
                 Ok(document_entries(account, &storage::decode(bytes)?))
             }

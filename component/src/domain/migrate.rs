@@ -79,7 +79,8 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
         }
     }
     // Version 5: the records that name another (an incoming's items, payments, comments)
-    // are found through an index.
+    // are found through an index. Version 6: clients are found by number and by a part of
+    // their name through indexes, and their tags by client and name.
     for account in account_ids(store)? {
         for res in INDEXED {
             report.index_entries += reindex(store, account, res)?;
@@ -107,6 +108,8 @@ fn account_ids(store: &dyn Store) -> Result<Vec<u64>, Error> {
 
 /// Every resource with an index.
 pub static INDEXED: &[&records::Resource] = &[
+    &super::clients::CLIENTS,
+    &super::client_tags::CLIENT_TAGS,
     &super::incomings::INCOMINGS,
     &super::suppliers::SUPPLIERS,
     &super::incomings::INCOMING_ITEMS,
@@ -332,5 +335,51 @@ mod tests {
             .unwrap(),
             accounts::Found::Principal(_)
         ));
+    }
+
+    /// A store of version 5 (clients without an index): the migration indexes each
+    /// client by number and by the parts of its name, and the lookups find it.
+    #[test]
+    fn clients_of_version_5_are_indexed_by_number_and_name() {
+        use crate::domain::clients::CLIENTS;
+        use crate::domain::schema::{Record, Scalar};
+        let store = MemStore::default();
+        let mut w = store.begin_write().unwrap();
+        let key = accounts::create_account(
+            w.as_mut(),
+            "A",
+            "a@example.com",
+            0,
+            &CountingRandom::default(),
+            None,
+        )
+        .unwrap();
+        let account = key.account_id;
+        let mut client = Record::default();
+        client.set("id", Some(Scalar::Int(4)));
+        client.set("number", Some(Scalar::Int(12)));
+        client.set("name", Some(Scalar::Text("Müller GmbH".into())));
+        w.put(
+            &keys::record(account, CLIENTS.collection, 4),
+            &records::encode_record(&client),
+        )
+        .unwrap();
+        store::set_data_version(w.as_mut(), 5).unwrap();
+        w.commit().unwrap();
+        let found = |store: &MemStore| {
+            let txn = store.begin_read().unwrap();
+            (
+                records::ids_where(txn.as_ref(), &CLIENTS, account, "number", 12).unwrap(),
+                records::search(txn.as_ref(), &CLIENTS, account, "name", "LLER")
+                    .unwrap()
+                    .unwrap(),
+            )
+        };
+        assert_eq!(found(&store), (vec![], vec![]), "not indexed before");
+        let report = run(&store).unwrap();
+        assert_eq!((report.from, report.to), (5, DATA_VERSION));
+        // One number entry, one entry per ending of "müllergmbh".
+        assert_eq!(report.index_entries, 1 + 10);
+        assert_eq!(found(&store), (vec![4], vec![4]));
     }
 }

@@ -7,6 +7,8 @@
 #![forbid(unsafe_code)]
 
 pub mod accounts;
+pub mod client_query;
+pub mod client_tags;
 pub mod clients;
 pub mod codes;
 pub mod consistency;

@@ -2,6 +2,8 @@
 //! list with filters, order and paging. A resource contributes its field list and `Rules`
 //! (defaults, derived fields, cross-record checks); the mechanics stay here, once.
 
+use std::collections::BTreeSet;
+
 use super::date::Date;
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_mandatory, check_not_cleared};
 use super::{Ctx, Error};
@@ -79,9 +81,14 @@ pub struct Resource {
     pub label: &'static str,
     pub fields: &'static [Field],
     pub filters: &'static [Filter],
-    /// Integer fields naming another record (an incoming, a client, a property), each with
-    /// an index: a list filtered by one, and `children`, read only the records it names.
+    /// Fields with an index of their whole value: integers (one naming another record, an
+    /// incoming, a client, a property; a client's number) and texts (normalized, see
+    /// `indexed_text`). A list filtered by one, `children` and `find` read only the
+    /// records it names.
     pub indexed: &'static [&'static str],
+    /// Text fields with an index of the text's parts (`search`): a list filtered by a
+    /// part of one reads only the records whose text may contain it.
+    pub searched: &'static [&'static str],
     pub rules: &'static dyn Rules,
 }
 
@@ -99,6 +106,7 @@ impl Resource {
             fields,
             filters: &[],
             indexed: &[],
+            searched: &[],
             rules,
         }
     }
@@ -106,6 +114,12 @@ impl Resource {
     /// The resource with an index on each of these integer fields.
     pub const fn indexed(mut self, fields: &'static [&'static str]) -> Resource {
         self.indexed = fields;
+        self
+    }
+
+    /// The resource with an index of the parts of each of these text fields.
+    pub const fn searched(mut self, fields: &'static [&'static str]) -> Resource {
+        self.searched = fields;
         self
     }
 
@@ -125,6 +139,20 @@ impl Resource {
 
     fn has(&self, name: &str) -> bool {
         self.field(name).is_some()
+    }
+
+    /// The names of the indexes the resource keeps, each under `ix/{collection}/{name}/`.
+    pub fn index_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.indexed.iter().map(|f| (*f).to_owned()).collect();
+        for field in self.searched {
+            names.push(parts_index(field));
+            names.push(long_index(field));
+        }
+        names
+    }
+
+    fn has_indexes(&self) -> bool {
+        !self.indexed.is_empty() || !self.searched.is_empty()
     }
 }
 
@@ -264,18 +292,18 @@ pub fn save(
     let id = record.id();
     assert!(id > 0, "a saved record has an id");
     let key = keys::record(ctx.account_id, res.collection, id);
-    if !res.indexed.is_empty() {
-        for field in res.indexed {
-            let before = old.and_then(|o| index_value(o, field));
-            let after = index_value(record, field);
-            if before != after {
-                if let Some(v) = before {
-                    txn.delete(&index_key(ctx.account_id, res, field, &v, id))?;
-                }
-                if let Some(v) = after {
-                    txn.put(&index_key(ctx.account_id, res, field, &v, id), &[])?;
-                }
-            }
+    if res.has_indexes() {
+        let before: BTreeSet<Vec<u8>> = old
+            .map(|o| index_keys(res, ctx.account_id, o).into_iter().collect())
+            .unwrap_or_default();
+        let after: BTreeSet<Vec<u8>> = index_keys(res, ctx.account_id, record)
+            .into_iter()
+            .collect();
+        for gone in before.difference(&after) {
+            txn.delete(gone)?;
+        }
+        for new in after.difference(&before) {
+            txn.put(new, &[])?;
         }
     }
     txn.put(&key, &encode_record(record))?;
@@ -304,10 +332,8 @@ pub fn remove(
 ) -> Result<(), Error> {
     let id = record.id();
     txn.delete(&keys::record(account, res.collection, id))?;
-    for field in res.indexed {
-        if let Some(v) = index_value(record, field) {
-            txn.delete(&index_key(account, res, field, &v, id))?;
-        }
+    for entry in index_keys(res, account, record) {
+        txn.delete(&entry)?;
     }
     for f in res.fields.iter().filter(|f| f.kind == Kind::File) {
         txn.delete(&keys::file(account, res.collection, f.name, id))?;
@@ -435,14 +461,157 @@ pub fn index(
     Ok(entries.len() as u64)
 }
 
-/// The keys of a record's index entries (their values are empty).
+/// The keys of a record's index entries (their values are empty), each once.
 pub fn index_keys(res: &Resource, account: u64, record: &Record) -> Vec<Vec<u8>> {
-    res.indexed
+    let id = record.id();
+    let mut keys: Vec<Vec<u8>> = res
+        .indexed
         .iter()
         .filter_map(|field| {
             let v = index_value(record, field)?;
-            Some(index_key(account, res, field, &v, record.id()))
+            Some(index_key(account, res, field, &v, id))
         })
+        .collect();
+    for field in res.searched {
+        let text = normalized(record.text(field));
+        let parts = parts_index(field);
+        let mut seen = BTreeSet::new();
+        for (at, _) in text.char_indices() {
+            if at >= SEARCHED_TEXT_BYTES_MAX {
+                keys.push(index_key(account, res, &long_index(field), &[], id));
+                break;
+            }
+            let part = cut(&text[at..], SEARCHED_PART_BYTES_MAX);
+            if seen.insert(part) {
+                keys.push(index_key(account, res, &parts, part.as_bytes(), id));
+            }
+        }
+    }
+    keys
+}
+
+/// How far into a searched text its parts begin (in bytes of its normalized form): a
+/// record whose text is longer is kept in a second index, which every search reads, so
+/// that a part found further on is not missed.
+const SEARCHED_TEXT_BYTES_MAX: usize = 200;
+
+/// The longest part of a searched text an entry holds: a longer one is found by its
+/// beginning.
+const SEARCHED_PART_BYTES_MAX: usize = 32;
+
+/// The index of the parts of a searched field: every end of its normalized text, each
+/// cut at `SEARCHED_PART_BYTES_MAX`.
+fn parts_index(field: &str) -> String {
+    format!("{field}~")
+}
+
+/// The index of the records whose searched field is longer than
+/// `SEARCHED_TEXT_BYTES_MAX`.
+fn long_index(field: &str) -> String {
+    format!("{field}~long")
+}
+
+/// A text without white space, in lower case.
+fn normalized(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The longest beginning of `text` of at most `bytes` bytes that ends on a character.
+fn cut(text: &str, bytes: usize) -> &str {
+    let mut end = text.len().min(bytes);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The ids of the records of `res` whose searched text `field` may contain `part` (it
+/// does when white space and case are ignored), in id order; the caller compares what
+/// it needs exactly. `None` when the part is only white space, which the index cannot
+/// narrow.
+pub fn search(
+    txn: &dyn Read,
+    res: &Resource,
+    account: u64,
+    field: &str,
+    part: &str,
+) -> Result<Option<Vec<u64>>, Error> {
+    debug_assert!(res.searched.contains(&field), "{field} is searched");
+    let part = normalized(part);
+    if part.is_empty() {
+        return Ok(None);
+    }
+    let mut prefix = keys::index(account, res.collection, &parts_index(field));
+    prefix.extend_from_slice(cut(&part, SEARCHED_PART_BYTES_MAX).as_bytes());
+    let mut ids = ids_under(txn, &prefix)?;
+    ids.extend(ids_under(
+        txn,
+        &keys::index(account, res.collection, &long_index(field)),
+    )?);
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(Some(ids))
+}
+
+/// The ids of the index entries under `prefix`, in key order.
+fn ids_under(txn: &dyn Read, prefix: &[u8]) -> Result<Vec<u64>, Error> {
+    store::scan_all(txn, prefix)?
+        .iter()
+        .map(|(k, _)| Ok(store::id_of_key(k)?))
+        .collect()
+}
+
+/// The ids of the records of `res` whose indexed integer `field` is `value`, in id order,
+/// without loading them.
+pub fn ids_where(
+    txn: &dyn Read,
+    res: &Resource,
+    account: u64,
+    field: &str,
+    value: i64,
+) -> Result<Vec<u64>, Error> {
+    debug_assert!(res.indexed.contains(&field), "{field} is indexed");
+    let mut prefix = keys::index(account, res.collection, field);
+    prefix.extend_from_slice(&value.to_be_bytes());
+    ids_under(txn, &prefix)
+}
+
+/// The ids of the records of `res` whose indexed text `field` may equal `text` (as
+/// `find`), in id order, without loading them.
+pub fn ids_named(
+    txn: &dyn Read,
+    res: &Resource,
+    account: u64,
+    field: &str,
+    text: &str,
+) -> Result<Vec<u64>, Error> {
+    debug_assert!(res.indexed.contains(&field), "{field} is indexed");
+    let Some(value) = indexed_text(text) else {
+        return Ok(Vec::new());
+    };
+    let mut prefix = keys::index(account, res.collection, field);
+    prefix.extend_from_slice(&value);
+    ids_under(txn, &prefix)
+}
+
+/// The records with these ids that exist, in the order of `ids`, read in one call.
+pub fn load_many(
+    txn: &dyn Read,
+    res: &Resource,
+    account: u64,
+    ids: &[u64],
+) -> Result<Vec<Record>, Error> {
+    let keys: Vec<Vec<u8>> = ids
+        .iter()
+        .map(|id| keys::record(account, res.collection, *id))
+        .collect();
+    txn.get_many(&keys)?
+        .into_iter()
+        .flatten()
+        .map(|bytes| decode_record(&bytes))
         .collect()
 }
 
@@ -681,6 +850,65 @@ mod tests {
         assert_eq!(
             ids(find(txn, &INDEXED_RES, 1, "name", &"x".repeat(250)).unwrap()),
             [c.id()]
+        );
+    }
+
+    static SEARCHED_RES: Resource =
+        Resource::new("things", "thing", INDEXED_FIELDS, &Plain).searched(&["name"]);
+
+    /// The parts index finds a record by any part of its text, whatever the case and white
+    /// space, follows updates and deletes, and finds a part far into a long text.
+    #[test]
+    fn searched_texts_are_found_by_any_part() {
+        use crate::caps::Store;
+        use crate::caps::mem::MemStore;
+        let store = MemStore::default();
+        let ctx = Ctx {
+            account_id: 1,
+            user_id: 1,
+            is_admin: true,
+            now: 0,
+        };
+        let mut w = store.begin_write().unwrap();
+        let named = |name: &str| Changes {
+            values: vec![("name", Some(Scalar::Text(name.into())))],
+            ..Changes::default()
+        };
+        let a = create(&ctx, w.as_mut(), &SEARCHED_RES, &named("Müller & Söhne AG")).unwrap();
+        let b = create(&ctx, w.as_mut(), &SEARCHED_RES, &named("Schmidt")).unwrap();
+        let found = |w: &dyn Read, part: &str| search(w, &SEARCHED_RES, 1, "name", part).unwrap();
+        assert_eq!(found(w.as_read(), "MÜLLER"), Some(vec![a.id()]));
+        assert_eq!(found(w.as_read(), "r & s"), Some(vec![a.id()]));
+        assert_eq!(found(w.as_read(), "hm"), Some(vec![b.id()]));
+        assert_eq!(found(w.as_read(), "s"), Some(vec![a.id(), b.id()]));
+        assert_eq!(found(w.as_read(), "meier"), Some(vec![]));
+        assert_eq!(found(w.as_read(), "  "), None, "white space cannot narrow");
+        update(&ctx, w.as_mut(), &SEARCHED_RES, a.id(), &named("Meier")).unwrap();
+        assert_eq!(found(w.as_read(), "müller"), Some(vec![]));
+        assert_eq!(found(w.as_read(), "eie"), Some(vec![a.id()]));
+        delete(&ctx, w.as_mut(), &SEARCHED_RES, b.id()).unwrap();
+        assert_eq!(found(w.as_read(), "schmidt"), Some(vec![]));
+        // A part found past where the index stops is not missed: long texts are read.
+        let long = format!("{}needle", "x".repeat(300));
+        let c = create(&ctx, w.as_mut(), &SEARCHED_RES, &named(&long)).unwrap();
+        assert_eq!(found(w.as_read(), "needle"), Some(vec![c.id()]));
+        // A part longer than an entry holds is found by its beginning.
+        let d = create(&ctx, w.as_mut(), &SEARCHED_RES, &named(&"ab".repeat(40))).unwrap();
+        assert_eq!(
+            found(w.as_read(), &"ba".repeat(30)),
+            Some(vec![c.id(), d.id()])
+        );
+        delete(&ctx, w.as_mut(), &SEARCHED_RES, c.id()).unwrap();
+        delete(&ctx, w.as_mut(), &SEARCHED_RES, d.id()).unwrap();
+        update(&ctx, w.as_mut(), &SEARCHED_RES, a.id(), &named("")).unwrap();
+        assert!(
+            store::scan_all(w.as_read(), &keys::index(1, "things", "name~"))
+                .unwrap()
+                .is_empty()
+                && store::scan_all(w.as_read(), &keys::index(1, "things", "name~long"))
+                    .unwrap()
+                    .is_empty(),
+            "no entry outlives its text"
         );
     }
 

@@ -17,7 +17,8 @@ use crate::store::{self, keys};
 const ACCOUNT: u64 = 1;
 
 /// The golden world at this data version, with what it lacks: a supplier, an incoming invoice with a payment
-/// and a comment, a client's property value, a client numbered anew and an invoice deleted.
+/// and a comment, a client's property value, a client numbered anew and tagged, and an
+/// invoice deleted.
 fn world() -> World {
     let w = seed();
     // As a host marks a store before it serves.
@@ -55,6 +56,11 @@ fn world() -> World {
         Method::Put,
         "/api/clients/1",
         "<client><number>42</number></client>",
+    );
+    w.ok(
+        Method::Post,
+        "/api/client-tags",
+        "<client-tag><client_id>1</client_id><name>Stammkunde</name></client-tag>",
     );
     w.ok(
         Method::Post,
@@ -186,6 +192,60 @@ fn an_entry_that_disagrees_with_its_record_is_reported() {
         &[
             "the entry A1 ix/suppliers/name/lieferantgmbh",
             "does not agree with supplier 1",
+        ],
+    );
+}
+
+/// Clients are indexed by number and by the parts of their name, their tags by client
+/// and name: every entry is checked against its record, and every record for its entries.
+#[test]
+fn client_and_client_tag_index_entries_are_checked_both_ways() {
+    check_damage(
+        |_, txn| {
+            txn.delete(&keys::record(ACCOUNT, "client-tags", 1))
+                .unwrap()
+        },
+        &[
+            "the entry A1 ix/client-tags/client_id/",
+            "names client tag 1, which does not exist",
+        ],
+    );
+    check_damage(
+        |w, txn| {
+            let key = first_key(w, &keys::index(ACCOUNT, "client-tags", "name"));
+            txn.delete(&key).unwrap();
+        },
+        &["client tag 1 lacks its entry A1 ix/client-tags/name/stammkunde"],
+    );
+    check_damage(
+        |w, txn| {
+            let key = first_key(w, &keys::index(ACCOUNT, "clients", "number"));
+            txn.delete(&key).unwrap();
+        },
+        &["client 1 lacks its entry A1 ix/clients/number/"],
+    );
+    check_damage(
+        |w, txn| {
+            let key = first_key(w, &keys::index(ACCOUNT, "clients", "name~"));
+            txn.delete(&key).unwrap();
+        },
+        &["client 1 lacks its entry A1 ix/clients/name~/"],
+    );
+    // The client renamed behind the index's back: the entries of its old name remain.
+    check_damage(
+        |_, txn| {
+            let mut client =
+                records::load(txn.as_read(), &crate::domain::clients::CLIENTS, ACCOUNT, 1).unwrap();
+            client.set("name", Some(Scalar::Text("Other".into())));
+            txn.put(
+                &keys::record(ACCOUNT, "clients", 1),
+                &records::encode_record(&client),
+            )
+            .unwrap();
+        },
+        &[
+            "the entry A1 ix/clients/name~/m[c3bc]ller",
+            "does not agree with client 1",
         ],
     );
 }

@@ -76,6 +76,9 @@ pub enum Shape {
     OneOf(&'static [&'static str]),
     /// Any of the words, comma-separated.
     AnyOf(&'static [&'static str]),
+    /// A family of parameters, each named by this prefix and a positive integer (an id),
+    /// each a text.
+    Numbered(&'static str),
 }
 
 /// The record shape of a resource: its root element names and fields, and the list
@@ -97,8 +100,9 @@ pub enum About {
     /// Records of one resource: list and create on the collection, get, update and delete
     /// on a member.
     Records(fn() -> Schema),
-    /// Documents (invoices, credit notes): as records, with their list parameters, a HEAD
-    /// count and `group_by`.
+    /// Records with list parameters of their own (documents: invoices and credit notes,
+    /// whose parameters include `group_by`; clients): as records, with those parameters
+    /// and a HEAD count.
     Documents(fn() -> Schema, &'static [Param]),
     /// The operations listed.
     Ops(&'static [(Verb, Op)]),

@@ -247,6 +247,11 @@ const PAGE_CASES: &[(&str, &str)] = &[
         "/api/invoices?order_by=total_gross+DESC&per_page=3",
     ),
     ("credit-notes/page", "/api/credit-notes"),
+    // Part of the name in another case, and the clients of two invoices: one client.
+    (
+        "clients/list-filtered",
+        "/api/clients?name=S%C3%96HNE&invoice_id=1,2",
+    ),
 ];
 
 fn cases_dir() -> PathBuf {

@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+mod clients;
 #[cfg(test)]
 mod consistency_tests;
 mod described;

@@ -314,13 +314,19 @@ fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String
         }));
     }
     for (name, shape, doc) in &op.params {
-        parameters.push(json!({
+        let mut parameter = json!({
             "name": name,
             "in": "query",
             "required": matches!(shape, Shape::RequiredIds | Shape::RequiredId),
             "description": doc,
             "schema": shape_schema(shape),
-        }));
+        });
+        if matches!(shape, Shape::Numbered(_)) {
+            // An object whose members are the parameters themselves.
+            parameter["style"] = "form".into();
+            parameter["explode"] = true.into();
+        }
+        parameters.push(parameter);
     }
     let own_format = op.params.iter().any(|(name, _, _)| *name == "format");
     parameters.extend((!own_format).then(|| {
@@ -822,6 +828,11 @@ fn shape_schema(shape: &Shape) -> Value {
             let one = alternatives(words);
             json!({"type": "string", "pattern": format!("^(({one})(,({one}))*)?$")})
         }
+        Shape::Numbered(prefix) => json!({
+            "type": "object",
+            "patternProperties": {format!("^{prefix}[1-9][0-9]{{0,17}}$"): {"type": "string"}},
+            "additionalProperties": false,
+        }),
     }
 }
 

@@ -61,6 +61,11 @@ impl Query {
         }
     }
 
+    /// Every parameter's name and value, in the order given.
+    pub(super) fn params(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.params.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// The first value of a parameter; an empty value counts as absent.
     pub(super) fn get(&self, name: &str) -> Option<&str> {
         self.params

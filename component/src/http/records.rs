@@ -81,8 +81,8 @@ const INCOMING_OWNER: Owner = Owner {
 };
 
 use crate::domain::{
-    clients, country_taxes, email_templates, incomings, properties, property_values, suppliers,
-    taxes, templates,
+    client_tags, clients, country_taxes, email_templates, incomings, properties, property_values,
+    suppliers, taxes, templates,
 };
 
 pub(super) static TEMPLATES: Wire = Wire::new("templates", "template", &templates::TEMPLATES);
@@ -149,6 +149,20 @@ pub(super) static USER_PROPERTY_VALUES: Wire = Wire::new(
         property_values::check_owner(txn, &property_values::USER_PROPERTY_VALUES, account, id)
     },
 });
+pub(super) static CLIENT_TAGS: Wire =
+    Wire::new("client-tags", "client-tag", &client_tags::CLIENT_TAGS).owned_by(Owner {
+        field: "client_id",
+        required: true,
+        check: |txn, account, id| {
+            if client_tags::client_exists(txn, account, id)? {
+                Ok(())
+            } else {
+                Err(crate::domain::Error::NotFound(format!(
+                    "client {id} does not exist"
+                )))
+            }
+        },
+    });
 pub(super) static SUPPLIERS: Wire = Wire::new("suppliers", "supplier", &suppliers::SUPPLIERS);
 pub(super) static INCOMINGS: Wire = Wire::new("incomings", "incoming", &incomings::INCOMINGS);
 pub(super) static INCOMING_PAYMENTS: Wire = Wire::new(

@@ -7,10 +7,10 @@ use super::documents::{self, Comments, Items, Payments, Tags, parts};
 use super::error::ApiError;
 use super::query::Query;
 use super::records::{
-    self, CLIENT_PROPERTIES, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES, INCOMING_PROPERTIES,
-    SUPPLIERS, TAXES, TEMPLATES, USER_PROPERTIES, Wire,
+    self, CLIENT_PROPERTIES, CLIENT_TAGS, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES,
+    INCOMING_PROPERTIES, SUPPLIERS, TAXES, TEMPLATES, USER_PROPERTIES, Wire,
 };
-use super::{Call, Request, Response, incomings, settings, templates};
+use super::{Call, Request, Response, clients, incomings, settings, templates};
 use crate::caps::Caps;
 use crate::domain::Ctx;
 use crate::domain::documents::{Action, DocKind};
@@ -328,7 +328,46 @@ static TABLE: &[&[Route]] = &[
     part!("credit-note-payments", CREDIT_NOTE, Payments),
     part!("credit-note-comments", CREDIT_NOTE, Comments),
     part!("credit-note-tags", CREDIT_NOTE, Tags),
-    records!("clients", &CLIENTS),
+    &[
+        Route {
+            path: &["clients"],
+            handlers: &[
+                (Verb::Get, Handler::Plain(|c| clients::list(c, false))),
+                (Verb::Head, Handler::Plain(|c| clients::list(c, true))),
+                (Verb::Post, Handler::Records(records::create, &CLIENTS)),
+            ],
+            about: About::Documents(|| CLIENTS.schema(), clients::LIST_PARAMS),
+        },
+        Route {
+            path: &["clients", ID],
+            handlers: &[
+                (Verb::Get, Handler::Records(records::get, &CLIENTS)),
+                (Verb::Put, Handler::Records(records::update, &CLIENTS)),
+                (Verb::Delete, Handler::Records(records::delete, &CLIENTS)),
+            ],
+            about: About::Records(|| CLIENTS.schema()),
+        },
+        // Like the tags of documents: listed by their client, created, read and deleted.
+        Route {
+            path: &["client-tags"],
+            handlers: &[
+                (Verb::Get, Handler::Records(records::list, &CLIENT_TAGS)),
+                (Verb::Post, Handler::Plain(clients::create_tag)),
+            ],
+            about: About::Records(|| CLIENT_TAGS.schema()),
+        },
+        Route {
+            path: &["client-tags", ID],
+            handlers: &[
+                (Verb::Get, Handler::Records(records::get, &CLIENT_TAGS)),
+                (
+                    Verb::Delete,
+                    Handler::Records(records::delete, &CLIENT_TAGS),
+                ),
+            ],
+            about: About::Records(|| CLIENT_TAGS.schema()),
+        },
+    ],
     records!("suppliers", &SUPPLIERS),
     &[
         Route {

@@ -28,8 +28,9 @@ use crate::limits;
 /// principal, kept data exists for every account; 4: documents and items grew the
 /// e-invoice terms (stored after their earlier form, see `decode_grown`), completed
 /// documents have their e-invoices; 5: records naming another (an incoming's items,
-/// property values) are indexed by it, key entries carry the version.
-pub const DATA_VERSION: u8 = 5;
+/// property values) are indexed by it, key entries carry the version; 6: clients are
+/// indexed by number and by the parts of their name, client tags exist.
+pub const DATA_VERSION: u8 = 6;
 
 /// The data version of a store that does not say (written before versions were kept).
 pub const UNMARKED_VERSION: u8 = 2;

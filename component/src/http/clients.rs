@@ -1,0 +1,192 @@
+//! The wire side of clients beyond the shared record handlers: the filtered list (its
+//! query read into a `client_query::Filter`, every bad value reported at once) and the
+//! creation of a client's tag, which answers the tag a client already carries.
+
+use super::described::{Param, Shape};
+use super::error::ApiError;
+use super::query::Query;
+use super::records::{CLIENT_TAGS, CLIENTS, encode_record};
+use super::{Call, Response, in_write};
+use crate::codec::Element;
+use crate::domain::client_query::{self, Filter};
+use crate::domain::{client_tags, codes};
+
+/// The parameters `filter` reads, for the API description.
+pub(super) const LIST_PARAMS: &[Param] = &[
+    Param::new(
+        "name",
+        Shape::Text,
+        "Only clients whose name contains this (case-insensitive); several comma-separated: \
+         any of them.",
+    ),
+    Param::new(
+        "client_number",
+        Shape::Ids,
+        "Only clients with this serial number (the number field, digits only, whatever the \
+         prefix); several comma-separated: any of them.",
+    ),
+    Param::new(
+        "email",
+        Shape::Text,
+        "Only clients whose e-mail address contains this (case-insensitive); several \
+         comma-separated: any of them.",
+    ),
+    Param::new(
+        "first_name",
+        Shape::Text,
+        "Only clients whose first name contains this (case-insensitive); several \
+         comma-separated: any of them.",
+    ),
+    Param::new(
+        "last_name",
+        Shape::Text,
+        "Only clients whose last name contains this (case-insensitive); several \
+         comma-separated: any of them.",
+    ),
+    Param::new(
+        "country_code",
+        Shape::AnyOf(codes::COUNTRIES),
+        "Only clients of this country (ISO 3166-1 alpha-2, any case); several \
+         comma-separated: any of them.",
+    ),
+    Param::new(
+        "note",
+        Shape::Text,
+        "Only clients whose note contains this (case-insensitive); several comma-separated: \
+         any of them.",
+    ),
+    Param::new(
+        "invoice_id",
+        Shape::Ids,
+        "Only the clients of these invoices (comma-separated).",
+    ),
+    Param::new(
+        "tags",
+        Shape::Text,
+        "Only clients carrying all these tags (comma-separated, any case).",
+    ),
+    Param::new(
+        "property{ID}",
+        Shape::Numbered("property"),
+        "`property` followed by the id of a client property (property12=…): only clients \
+         holding this value of it (any case; a CHECKBOX 1 or 0); several comma-separated: \
+         any of them. An id the account has no client property of is refused.",
+    ),
+];
+
+/// The client filters of a query; unknown parameters are ignored.
+fn filter(query: &Query) -> Result<Filter, ApiError> {
+    let mut errors = Vec::new();
+    let parts = |name: &str| -> Vec<String> {
+        query
+            .list(name)
+            .into_iter()
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let mut f = Filter {
+        names: parts("name"),
+        emails: parts("email"),
+        first_names: parts("first_name"),
+        last_names: parts("last_name"),
+        notes: parts("note"),
+        tags: query.list("tags").into_iter().map(str::to_owned).collect(),
+        ..Filter::default()
+    };
+    for n in query.list("client_number") {
+        match n.parse::<i64>() {
+            Ok(number) if n.bytes().all(|b| b.is_ascii_digit()) => f.numbers.push(number),
+            _ => errors.push(format!(
+                "client_number must list serial numbers (digits only), got \"{n}\""
+            )),
+        }
+    }
+    for id in query.list("invoice_id") {
+        match id.parse::<u64>() {
+            Ok(id) if id > 0 => f.invoice_ids.push(id),
+            _ => errors.push(format!(
+                "invoice_id must list positive integers, got \"{id}\""
+            )),
+        }
+    }
+    for code in query.list("country_code") {
+        let upper = code.to_ascii_uppercase();
+        if codes::is_country(&upper) {
+            f.country_codes.push(upper);
+        } else {
+            errors.push(format!(
+                "country_code must list ISO 3166-1 alpha-2 country codes, got \"{code}\""
+            ));
+        }
+    }
+    for (name, _) in query.params() {
+        let Some(digits) = name.strip_prefix("property") else {
+            continue;
+        };
+        // `property` and a name that goes on otherwise are other parameters: ignored.
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        match digits.parse::<u64>() {
+            Ok(id) if id > 0 => {
+                let values: Vec<String> = query.list(name).into_iter().map(str::to_owned).collect();
+                if !values.is_empty() && !f.properties.iter().any(|(p, _)| *p == id) {
+                    f.properties.push((id, values));
+                }
+            }
+            _ => errors.push(format!(
+                "{name} must name a client property by its id, as property12"
+            )),
+        }
+    }
+    if errors.is_empty() {
+        Ok(f)
+    } else {
+        Err(ApiError::BadRequest(errors))
+    }
+}
+
+/// `GET /clients`: a page of the clients the filters match, with their number in
+/// `X-Total-Count`; `count_only` (HEAD) answers just the count. Only reads.
+pub(super) fn list(c: &Call<'_>, count_only: bool) -> Result<Response, ApiError> {
+    let (caps, ctx, query) = (c.caps, c.ctx, c.query);
+    let f = filter(query)?;
+    let (page, per_page) = query.paging()?;
+    let order = query.order(CLIENTS.res.fields)?;
+    let txn = caps.store.begin_read()?;
+    let (clients, total) =
+        client_query::page(txn.as_ref(), ctx.account_id, &f, &order, page, per_page)?;
+    let children = if count_only {
+        Vec::new()
+    } else {
+        clients
+            .iter()
+            .map(|r| encode_record(CLIENTS.res.fields, CLIENTS.singular, r, None))
+            .collect()
+    };
+    let root = Element::list(CLIENTS.plural, children)
+        .with_attr("page", page.to_string())
+        .with_attr("per_page", per_page.to_string())
+        .with_attr("total", total.to_string());
+    let mut response = Response::doc(200, root);
+    response
+        .headers
+        .push(("x-total-count".into(), total.to_string()));
+    Ok(response)
+}
+
+/// `POST /client-tags`: tags a client, or answers the tag of that name it carries.
+pub(super) fn create_tag(c: &Call<'_>) -> Result<Response, ApiError> {
+    let changes = super::records::decode_changes(
+        CLIENT_TAGS.res.fields,
+        &c.req.document()?,
+        CLIENT_TAGS.singular,
+    )?;
+    let tag = in_write(c.caps, |txn| {
+        client_tags::add(c.ctx, txn, &changes).map_err(ApiError::from)
+    })?;
+    Ok(Response::doc(
+        201,
+        encode_record(CLIENT_TAGS.res.fields, CLIENT_TAGS.singular, &tag, None),
+    ))
+}
