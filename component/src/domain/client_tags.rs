@@ -3,7 +3,6 @@
 //! read without a scan. A client takes its tags with it when it is deleted. The client is
 //! named by its collection, not referenced: clients depend on this module.
 
-use super::documents::tags::name_problem;
 use super::records::{self, Draft, Resource, Rules};
 use super::schema::{self, Changes, Field, Kind, Record, Scalar};
 use super::{Ctx, Error};
@@ -18,7 +17,7 @@ static FIELDS: &[Field] = &[
     Field::new("client_id", Kind::Integer)
         .mandatory()
         .doc("Id of the client the tag is on; it does not change."),
-    Field::new("name", Kind::Text).mandatory().doc(
+    Field::new("name", Kind::Tag).mandatory().doc(
         "Name of the tag: one line without commas, at most 100 characters. A name the client \
          already carries (in any case) answers that tag.",
     ),
@@ -49,7 +48,6 @@ pub fn add(ctx: &Ctx, txn: &mut dyn Write, changes: &Changes) -> Result<Record, 
         _ => String::new(),
     };
     let Some(client) = client.filter(|_| errors.is_empty()) else {
-        errors.extend(name_problem(&name));
         return Err(Error::Invalid(errors));
     };
     if !name.is_empty()
@@ -112,7 +110,6 @@ impl Rules for TagRules {
             return Ok(());
         }
         let name = d.record.text("name").trim().to_owned();
-        d.errors.extend(name_problem(&name));
         if !d.errors.is_empty() {
             return Ok(());
         }
