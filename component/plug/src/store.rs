@@ -3,10 +3,12 @@
 //! the two (never served by both at once).
 //!
 //! Every request runs in its own instance, and instances share nothing but files. redb's
-//! single-writer mode lets one process write a file while others read it, each reader on the
-//! last commit it finds, through byte-range locks on the file that announce who writes and
-//! which commit each reader reads, so that the writer keeps those commits' pages. WASI has no
-//! locks, so `SharedFile` gives redb what the locks would have told it:
+//! multi-writer mode lets processes write a file in turn while others read it, each reader on
+//! the last commit it finds, through byte-range locks on the file that announce who writes
+//! and which commit each reader reads, so that writers keep those commits' pages; each commit
+//! records the allocator state, so that the next writer (also after one that died) opens the
+//! file without a repair. WASI has no locks, so `SharedFile` gives redb what the locks would
+//! have told it:
 //!
 //! - Writers take turns through the store's lease (`lease`): a writer holds it from its
 //!   transaction's begin to its end, and only the holder of the lease ever writes the file
@@ -19,9 +21,10 @@
 //!   Each writer notes in `faktura.pins` the oldest commit the file holds, with the time; the
 //!   commits older than one noted more than `KEPT` ago can have no reader left.
 //!
-//! A writer that dies (a trap, a killed process) leaves an unclean file and its lease; the
-//! lease expires within a second (`lease::TTL`) and the next writer's open repairs the file.
-//! Readers meanwhile read the last durable commit, which redb never overwrites.
+//! A writer that dies (a trap, a killed process) leaves its lease and a file marked as open
+//! by a writer; the lease expires within a second (`lease::TTL`), and the next writer opens
+//! the file from its last commit and the allocator state recorded with it. Readers meanwhile
+//! read the last durable commit, which no writer overwrites.
 //! Commits are durable before they return (redb's immediate durability: fsync through
 //! `wasi:filesystem`), and a reader never sees a commit before it is durable (redb marks a
 //! commit's header unflushed until its fsync, and a reader takes the commit before it).
@@ -371,7 +374,7 @@ fn open_writable(place: &Place, lease: &SharedLease) -> Result<Database, StoreEr
     };
     let db = Database::builder()
         .set_cache_size(CACHE_BYTES)
-        .set_concurrency_mode(ConcurrencyMode::SingleWriter)
+        .set_concurrency_mode(ConcurrencyMode::MultiWriter)
         .create_with_backend(shared_file(file, Some(lease.clone()), read_from)?)
         .map_err(backend)?;
     // Every store has the table, so that reads can open it: a store's first writer makes it.
@@ -412,7 +415,7 @@ fn open_reader(place: &Place) -> Result<ReadOnlyDatabase, StoreError> {
     let file = File::open(&place.db).map_err(backend)?;
     Database::builder()
         .set_cache_size(CACHE_BYTES)
-        .set_concurrency_mode(ConcurrencyMode::SingleWriter)
+        .set_concurrency_mode(ConcurrencyMode::MultiWriter)
         .open_read_only_with_backend(shared_file(file, None, 0)?)
         .map_err(backend)
 }
