@@ -28,9 +28,9 @@ const RENEW_AFTER: Duration = Duration::from_millis(200);
 /// `check` looks at the directory again after this much time; in between, the holder
 /// cannot have been displaced, since displacing it takes `TTL` without a renewal.
 const RECHECK_AFTER: Duration = Duration::from_millis(50);
-/// The longest pause between two looks at a busy store: turns are short (one request's
-/// transaction), so waiters look often.
-const PAUSE_MAX: Duration = Duration::from_millis(2);
+/// The longest pause between two looks at a busy store: a turn lasts a few fsyncs, and
+/// many waiters looking more often would take the CPU its holder needs.
+const PAUSE_MAX: Duration = Duration::from_millis(8);
 /// How long `acquire` waits for its turn before it gives up.
 pub const WAIT_MAX: Duration = Duration::from_secs(60);
 
