@@ -132,13 +132,15 @@ test: test-deps test-component standalone standalone-test
 # against that one instead, in BENCH_COMPARE_ROUNDS alternating rounds (default 3), into
 # target/bench/compare.md. BENCH_STORE=postgres adds W1, W2 and W3 on a PostgreSQL server
 # the harness starts (one host and two, beside redb, with the CPU time of database and
-# hosts per request). These are passed on as given, empty when not: the harness reads an
-# empty one as unset.
-bench: build bench-deps
+# hosts per request). A section measures the standalone component under `wasmtime serve`
+# (W1, W4, W2 beside A); BENCH_ONLY=standalone seeds and runs only that section. These are
+# passed on as given, empty when not: the harness reads an empty one as unset.
+bench: build standalone bench-deps
 	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-bench-hello
 	$(CARGO) build --release -p faktura-bench
 	BENCH_COMPARE="$(BENCH_COMPARE)" BENCH_COMPARE_ROUNDS="$(BENCH_COMPARE_ROUNDS)" \
-	  BENCH_STORE="$(BENCH_STORE)" FAKTURA_WASMTIME="$(WASMTIME)" target/release/faktura-bench
+	  BENCH_STORE="$(BENCH_STORE)" BENCH_ONLY="$(BENCH_ONLY)" FAKTURA_WASMTIME="$(WASMTIME)" \
+	  target/release/faktura-bench
 
 # wrk, the wasmtime CLI, and with BENCH_STORE=postgres PostgreSQL 15 (Debian).
 bench-deps: wasmtime-cli
