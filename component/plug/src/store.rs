@@ -168,6 +168,9 @@ impl StorageBackend for SharedFile {
 
     // Every lock redb takes is granted: a writer holds the lease, which is what the writer
     // locks stand for, and a reader's locks only announce it, which `KEPT` stands in for.
+    // The header's lock kept a reader from reading the header while a writer writes it: a
+    // reader that does finds a commit slot whose checksum fails, and reads the other slot (an
+    // older commit, whose pages are kept too) or opens again (`OPEN_TRIES`).
     fn try_lock_range(&self, _: Bound<u64>, _: Bound<u64>) -> Result<bool, BackendError> {
         Ok(true)
     }
