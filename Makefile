@@ -8,6 +8,7 @@ TEST_WASM_OUT := target/$(WASM_TARGET)/component-test/faktura_component.wasm
 TEST_WASM   := target/faktura-test.wasm
 PLUG        := target/faktura-plug.wasm
 STANDALONE  := target/faktura-standalone.wasm
+STANDALONE_TEST := target/faktura-standalone-test.wasm
 LISTEN      ?= 127.0.0.1:8080
 DATA        ?= ./data
 PYTHON      ?= python3
@@ -16,7 +17,7 @@ WASMTIME     = $$($(PYTHON) -c 'import os, wasmtime_cli; print(os.path.join(os.p
 BOOTSTRAP_KEY ?= change-me-0123456789abcdef
 
 .PHONY: all build run test test-deps lint fmt fuzz wasm-target component test-component \
-        plug standalone serve-standalone wasmtime-cli wac bench bench-deps clean
+        plug standalone standalone-test serve-standalone wasmtime-cli wac bench bench-deps clean
 
 all: build
 
@@ -55,6 +56,11 @@ standalone: component plug wac
 	wac plug --plug $(PLUG) $(COMPONENT) -o $(STANDALONE)
 	@mkdir -p target/spin/data
 	cp component/plug/spin.toml $(STANDALONE) target/spin/
+
+# The test component with the plug composed in, for the tests of the plug under a guest
+# that traps (its test-only routes).
+standalone-test: test-component plug wac
+	wac plug --plug $(PLUG) $(TEST_WASM) -o $(STANDALONE_TEST)
 
 # Serves the standalone component with `wasmtime serve` on DATA; the first request with
 # BOOTSTRAP_KEY creates the admin of an empty data directory.
@@ -113,7 +119,7 @@ test-deps: wasmtime-cli
 # old data directory; standalone: the plug's redb over WASI), the PostgreSQL tests, which
 # start their servers themselves, and the rest, to keep the second run short.
 PG_TEST_MODULES := both_kinds:: credit_notes:: documents:: invoices:: protocol::
-test: test-deps test-component standalone
+test: test-deps test-component standalone standalone-test
 	$(CARGO) build --profile test-release --workspace --bins --tests
 	FAKTURA_WASMTIME="$(WASMTIME)" $(CARGO) test --profile test-release --workspace
 	FAKTURA_TEST_STORE=postgres FAKTURA_WASMTIME="$(WASMTIME)" \
@@ -126,13 +132,15 @@ test: test-deps test-component standalone
 # against that one instead, in BENCH_COMPARE_ROUNDS alternating rounds (default 3), into
 # target/bench/compare.md. BENCH_STORE=postgres adds W1, W2 and W3 on a PostgreSQL server
 # the harness starts (one host and two, beside redb, with the CPU time of database and
-# hosts per request). These are passed on as given, empty when not: the harness reads an
-# empty one as unset.
-bench: build bench-deps
+# hosts per request). A section measures the standalone component under `wasmtime serve`
+# (W1, W4, W2 beside A); BENCH_ONLY=standalone seeds and runs only that section. These are
+# passed on as given, empty when not: the harness reads an empty one as unset.
+bench: build standalone bench-deps
 	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-bench-hello
 	$(CARGO) build --release -p faktura-bench
 	BENCH_COMPARE="$(BENCH_COMPARE)" BENCH_COMPARE_ROUNDS="$(BENCH_COMPARE_ROUNDS)" \
-	  BENCH_STORE="$(BENCH_STORE)" FAKTURA_WASMTIME="$(WASMTIME)" target/release/faktura-bench
+	  BENCH_STORE="$(BENCH_STORE)" BENCH_ONLY="$(BENCH_ONLY)" FAKTURA_WASMTIME="$(WASMTIME)" \
+	  target/release/faktura-bench
 
 # wrk, the wasmtime CLI, and with BENCH_STORE=postgres PostgreSQL 15 (Debian).
 bench-deps: wasmtime-cli

@@ -1126,6 +1126,15 @@ pub fn standalone_component() -> PathBuf {
     workspace_root().join("target/faktura-standalone.wasm")
 }
 
+/// The test component (`make test-component`: the test-only routes, a deliberate panic
+/// among them) with the plug composed in, as `make standalone-test` makes it: the plug
+/// under a guest that traps.
+pub fn standalone_test_component() -> PathBuf {
+    // The test component it embeds must be built from the sources as they are.
+    let _ = test_component();
+    workspace_root().join("target/faktura-standalone-test.wasm")
+}
+
 /// The WIT package of the repository, with the vendored WASI packages in `wit/deps`.
 pub fn wit_dir() -> PathBuf {
     workspace_root().join("wit")
@@ -1142,6 +1151,11 @@ impl WasmtimeServe {
     /// Serves `data` (preopened as /data) with `FAKTURA_BOOTSTRAP_KEY=key` on a free port
     /// and waits until it answers.
     pub async fn start(data: &Path, key: &str) -> WasmtimeServe {
+        WasmtimeServe::start_component(&standalone_component(), data, key).await
+    }
+
+    /// [`WasmtimeServe::start`] with another composed component.
+    pub async fn start_component(component: &Path, data: &Path, key: &str) -> WasmtimeServe {
         let cli = std::env::var_os("FAKTURA_WASMTIME").unwrap_or_else(|| "wasmtime".into());
         let port = free_port();
         let mut command = std::process::Command::new(&cli);
@@ -1152,7 +1166,7 @@ impl WasmtimeServe {
             .arg(format!("{}::/data", data.display()))
             .arg("--env")
             .arg(format!("FAKTURA_BOOTSTRAP_KEY={key}"))
-            .arg(standalone_component())
+            .arg(component)
             .stderr(std::process::Stdio::inherit());
         // The first start compiles the component (wasmtime caches the result).
         let child = spawn_listening(&mut command, port, 120)

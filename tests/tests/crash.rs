@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use faktura_tests::{HostProcess, SmtpSink, free_port, start_host, try_send};
 
-const KEY: &str = "crash-test-key-0123456789";
+pub(crate) const KEY: &str = "crash-test-key-0123456789";
 const ROUNDS: usize = 20;
 const WORKERS: usize = 6;
 
@@ -24,10 +24,11 @@ async fn wait_ready(base: &str) {
     faktura_tests::wait_ready(base, KEY).await;
 }
 
-/// What the clients were told: invoice id → (number, completed, paid).
-type Acknowledged = Arc<Mutex<BTreeMap<u64, (u64, bool, bool)>>>;
+/// What the clients were told: invoice id → (number, completed, paid). The standalone
+/// component's crash test (`standalone.rs`) drives and checks it the same way.
+pub(crate) type Acknowledged = Arc<Mutex<BTreeMap<u64, (u64, bool, bool)>>>;
 
-async fn work(base: String, client: u64, acked: Acknowledged) {
+pub(crate) async fn work(base: String, client: u64, acked: Acknowledged) {
     loop {
         let body = format!(
             "<invoice><client_id>{client}</client_id><invoice-items><invoice-item><unit_price>10</unit_price></invoice-item></invoice-items></invoice>"
@@ -121,7 +122,7 @@ async fn acknowledged_writes_survive_sigkill() {
     );
 }
 
-async fn verify(base: &str, acked: &Acknowledged, round: usize) {
+pub(crate) async fn verify(base: &str, acked: &Acknowledged, round: usize) {
     let expected = acked.lock().unwrap().clone();
     for (id, (number, completed, paid)) in &expected {
         let r = try_send(base, "GET", &format!("/api/invoices/{id}"), None, KEY)

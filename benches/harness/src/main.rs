@@ -25,6 +25,11 @@
 //! with one host and with two, beside redb and with the CPU time of database and hosts
 //! per request (the `stores` module), as a second table of the report.
 //!
+//! A section measures the standalone component (`make standalone`) under `wasmtime serve`:
+//! W1, W4 and W2 beside A, on a copy of the seeded data directory (the `standalone`
+//! module). `BENCH_ONLY=standalone` seeds and runs that section alone;
+//! `BENCH_STANDALONE=/path/to/faktura-standalone.wasm` measures another build of it.
+//!
 //! `BENCH_COMPARE=/path/to/previous/faktura` measures this build against a previous one
 //! instead, side by side in one run (the `compare` module; `BENCH_COMPARE_ROUNDS`, default
 //! 3), and writes `target/bench/compare.md`.
@@ -36,6 +41,7 @@ mod compare;
 mod host;
 mod imports;
 mod postgres;
+mod standalone;
 mod stores;
 mod workloads;
 mod wrk;
@@ -76,6 +82,10 @@ struct Config {
     root: PathBuf,
     faktura: PathBuf,
     hello: PathBuf,
+    /// The standalone component (`make standalone`).
+    standalone: PathBuf,
+    /// `BENCH_ONLY=standalone`: seed, then only the standalone section.
+    only_standalone: bool,
     wasmtime: PathBuf,
     compare: Option<Compare>,
 }
@@ -127,6 +137,15 @@ impl Config {
             root: root.clone(),
             faktura: root.join("target/release/faktura"),
             hello: root.join("target/wasm32-wasip2/release/faktura_bench_hello.wasm"),
+            standalone: var("BENCH_STANDALONE").map_or_else(
+                || root.join("target/faktura-standalone.wasm"),
+                PathBuf::from,
+            ),
+            only_standalone: match var("BENCH_ONLY").as_deref() {
+                None => false,
+                Some("standalone") => true,
+                Some(other) => bail!("BENCH_ONLY={other}: only standalone is known"),
+            },
             wasmtime: std::env::var_os("FAKTURA_WASMTIME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| PathBuf::from("wasmtime")),
@@ -186,11 +205,13 @@ fn main() -> anyhow::Result<()> {
         return compare::run(&cfg, compare, &rt);
     }
     let faktura = Binary::beside(&cfg.faktura).context("run `make bench`")?;
-    if !cfg.hello.exists() {
-        bail!(
-            "hello component missing at {}: run `make bench`",
-            cfg.hello.display()
-        );
+    for (what, path) in [("hello", &cfg.hello), ("standalone", &cfg.standalone)] {
+        if !path.exists() {
+            bail!(
+                "{what} component missing at {}: run `make bench`",
+                path.display()
+            );
+        }
     }
     let secs = cfg.seconds;
     let conns = cfg.connections;
@@ -238,6 +259,22 @@ fn main() -> anyhow::Result<()> {
     );
 
     let seeded = workloads::seed(&cfg, &rt, addr)?;
+    if cfg.only_standalone {
+        host.stop()?;
+        let section = standalone::run(&cfg, &data, &seeded, &rt)?;
+        let report = format!(
+            "# Faktura benchmark: the standalone component\n\n{} invoices, {} s per \
+             measurement, {} connections.\n{}",
+            cfg.invoices, cfg.seconds, cfg.connections, section.markdown
+        );
+        println!("{report}");
+        std::fs::write(cfg.out.join("standalone.md"), &report)?;
+        eprintln!("written to {}", cfg.out.join("standalone.md").display());
+        if !section.failures.is_empty() {
+            bail!("{}", section.failures.join("; "));
+        }
+        return Ok(());
+    }
     let n = cfg.invoices;
     // W7 reads the e-invoices of completed invoices: the seed must have made them.
     let einvoices = seeded.completed_sample();
@@ -377,6 +414,21 @@ fn main() -> anyhow::Result<()> {
     // W6: start to first 200, the compiled component cached and the data seeded.
     let (host, _, w6) = faktura.start_timed(&data, &log, &rt, Duration::from_secs(120))?;
     host.stop()?;
+
+    // The standalone component on a copy of the same data; a section that could not
+    // finish fails the run, but after the main table.
+    let standalone = match standalone::run(&cfg, &data, &seeded, &rt) {
+        Ok(section) => {
+            failures.extend(section.failures);
+            section.markdown
+        }
+        Err(e) => {
+            let why = format!("the standalone section stopped: {e:#}");
+            eprintln!("{why}");
+            failures.push(why.clone());
+            format!("\n{why}\n")
+        }
+    };
 
     let postgres = match cfg.stores {
         // A section that could not finish fails the run, but after the main table.
@@ -594,7 +646,7 @@ fn main() -> anyhow::Result<()> {
         None,
     ));
 
-    let report = render(&cfg, &rows, &postgres, &failures);
+    let report = render(&cfg, &rows, &format!("{standalone}\n{postgres}"), &failures);
     println!("{report}");
     std::fs::write(cfg.out.join("report.md"), &report)?;
     eprintln!("written to {}", cfg.out.join("report.md").display());
@@ -616,9 +668,9 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
-/// The report: the main table, then `postgres` (the PostgreSQL section, or the line saying
-/// how to add it), then the failed measurements.
-fn render(cfg: &Config, rows: &[Row], postgres: &str, failures: &[String]) -> String {
+/// The report: the main table, then `sections` (the standalone component's, then the
+/// PostgreSQL section or the line saying how to add it), then the failed measurements.
+fn render(cfg: &Config, rows: &[Row], sections: &str, failures: &[String]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -645,7 +697,7 @@ fn render(cfg: &Config, rows: &[Row], postgres: &str, failures: &[String]) -> St
             r.name, r.rate, r.p50, r.p99, r.ratio, r.goal, r.verdict
         );
     }
-    let _ = write!(s, "\n{postgres}");
+    let _ = write!(s, "\n{sections}");
     if !failures.is_empty() {
         let _ = writeln!(s, "\nFailed requests:");
         for f in failures {

@@ -29,6 +29,7 @@ struct Plug;
 fn error(e: StoreError) -> Error {
     match e {
         StoreError::TooLarge => Error::TooLarge,
+        StoreError::Conflict => Error::Conflict,
         StoreError::Backend(m) => Error::Backend(m),
     }
 }
@@ -43,34 +44,17 @@ fn backend(e: impl std::fmt::Display) -> Error {
     Error::Backend(e.to_string())
 }
 
-/// A read transaction; dropping it ends it.
-struct ReadTxn(Option<redb::ReadTransaction>);
+/// A read transaction: a snapshot that holds nothing, so dropping it ends it.
+struct ReadTxn(store::Snapshot);
 
-/// The write transaction; dropped without `commit` it rolls back.
+/// The write transaction; dropped without `commit` it rolls back, and ends the turn.
 struct WriteTxn(RefCell<Option<redb::WriteTransaction>>);
-
-impl Drop for ReadTxn {
-    fn drop(&mut self) {
-        drop(self.0.take());
-        store::end(false);
-    }
-}
 
 impl Drop for WriteTxn {
     fn drop(&mut self) {
         drop(self.0.take());
-        store::end(true);
+        store::end_write();
     }
-}
-
-/// Runs `f` on the transaction once the lease is confirmed.
-fn confirmed<Txn, T>(
-    txn: Option<&Txn>,
-    f: impl FnOnce(&Txn) -> Result<T, StoreError>,
-) -> Result<T, Error> {
-    store::confirm().map_err(error)?;
-    let txn = txn.ok_or_else(|| backend("the transaction has ended"))?;
-    f(txn).map_err(error)
 }
 
 impl ReadTxn {
@@ -78,16 +62,22 @@ impl ReadTxn {
         &self,
         f: impl FnOnce(&redb::ReadTransaction) -> Result<T, StoreError>,
     ) -> Result<T, Error> {
-        confirmed(self.0.as_ref(), f)
+        self.0.txn().and_then(f).map_err(error)
     }
 }
 
 impl WriteTxn {
+    /// Runs `f` on the transaction once the turn is confirmed.
     fn with<T>(
         &self,
         f: impl FnOnce(&redb::WriteTransaction) -> Result<T, StoreError>,
     ) -> Result<T, Error> {
-        confirmed(self.0.borrow().as_ref(), f)
+        store::confirm_turn().map_err(error)?;
+        let txn = self.0.borrow();
+        let txn = txn
+            .as_ref()
+            .ok_or_else(|| backend("the transaction has ended"))?;
+        f(txn).map_err(error)
     }
 }
 
@@ -168,13 +158,16 @@ impl wstore::GuestWriteTxn for WriteTxn {
 
     fn commit(txn: wstore::WriteTxn) -> Result<(), Error> {
         let txn: WriteTxn = txn.into_inner();
-        store::confirm().map_err(error)?;
+        store::confirm_turn().map_err(error)?;
         let inner = txn.0.borrow_mut().take();
         let result = match inner {
-            Some(t) => t.commit().map_err(backend),
+            // A commit that failed because the turn was lost on the way kept nothing.
+            Some(t) => t
+                .commit()
+                .map_err(|e| store::confirm_turn().map_or_else(error, |()| backend(e))),
             None => Err(backend("the transaction has ended")),
         };
-        // Dropping `txn` ends the session when it was the last transaction.
+        // Dropping `txn` ends the turn.
         drop(txn);
         result
     }
@@ -186,7 +179,7 @@ impl wstore::Guest for Plug {
 
     fn begin_read() -> Result<wstore::ReadTxn, Error> {
         let txn = store::begin_read(&Config::get().store).map_err(error)?;
-        Ok(wstore::ReadTxn::new(ReadTxn(Some(txn))))
+        Ok(wstore::ReadTxn::new(ReadTxn(txn)))
     }
 
     /// The scope orders writers only where they run side by side; the plug's writers

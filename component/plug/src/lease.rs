@@ -19,16 +19,18 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-/// A ticket untouched this long belongs to an instance that died.
-pub const TTL: Duration = Duration::from_secs(10);
-/// A holder touches its ticket when this much time passed since the last touch.
-const RENEW_AFTER: Duration = Duration::from_secs(1);
+/// A ticket untouched this long belongs to an instance that died: the others wait for a
+/// dead holder's turn at most this long (and one pause), under a second.
+pub const TTL: Duration = Duration::from_millis(900);
+/// A holder touches its ticket when this much time passed since the last touch: a holder
+/// keeps its turn unless it makes no store call for most of `TTL`.
+const RENEW_AFTER: Duration = Duration::from_millis(200);
 /// `check` looks at the directory again after this much time; in between, the holder
 /// cannot have been displaced, since displacing it takes `TTL` without a renewal.
 const RECHECK_AFTER: Duration = Duration::from_millis(50);
-/// The longest pause between two looks at a busy store: turns are short (one request's
-/// transaction), so waiters look often.
-const PAUSE_MAX: Duration = Duration::from_millis(2);
+/// The longest pause between two looks at a busy store: a turn lasts a few fsyncs, and
+/// many waiters looking more often would take the CPU its holder needs.
+const PAUSE_MAX: Duration = Duration::from_millis(8);
 /// How long `acquire` waits for its turn before it gives up.
 pub const WAIT_MAX: Duration = Duration::from_secs(60);
 
@@ -138,11 +140,33 @@ impl Lease {
                     Err(e) => return Err(e.into()),
                 }
             }
-            if started.elapsed() > WAIT_MAX {
-                return Err(LeaseError::Busy);
+            // Wait for the turn `top` to end, looking only at the files that tell: its free
+            // mark, the next ticket (another waiter was faster) and its own age. Cheaper than
+            // reading the whole directory, which many waiters do at once.
+            loop {
+                if started.elapsed() > WAIT_MAX {
+                    return Err(LeaseError::Busy);
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(PAUSE_MAX);
+                let ended = match fs::metadata(dir.join(ticket_name(top))) {
+                    // Gone: newer holders cleaned it up, long after its turn.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => true,
+                    Err(e) => return Err(e.into()),
+                    Ok(ticket) => {
+                        dir.join(free_name(top)).exists()
+                            || dir.join(ticket_name(top + 1)).exists()
+                            || ticket.modified().is_ok_and(|touched| {
+                                SystemTime::now()
+                                    .duration_since(touched)
+                                    .is_ok_and(|age| age > TTL)
+                            })
+                    }
+                };
+                if ended {
+                    break;
+                }
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(PAUSE_MAX);
         }
     }
 

@@ -3,8 +3,9 @@
 //! runtimes that know only WASI (`wasmtime serve`, Spin).
 //!
 //! The data directory is a preopened directory, `/data` unless `FAKTURA_DATA` names
-//! another: the store keeps `faktura.redb` there (`store`, taking turns with other
-//! instances through `lease`), mail goes to `outbox/` in the host's format, letters to
+//! another: the store keeps `faktura.redb` there (`store`: readers side by side with each
+//! other and with the writer, writers in turn through `lease`), mail goes to `outbox/` in
+//! the host's format, letters to
 //! `FAKTURA_POSTAL` when set. The PDF renderer is the host's (`faktura_backend::render`).
 //! No rate limit applies. Only `bindings` names WIT.
 

@@ -1,0 +1,167 @@
+//! The standalone component (`target/faktura-standalone.wasm`: the service with the plug
+//! composed in) under `wasmtime serve`: W1, W4 and W2 beside anchor A, the hello component
+//! under the same `wasmtime serve`, measured in halves around each workload as the main run
+//! does, so that each figure is a ratio of two taken side by side.
+//!
+//! The standalone serves a copy of the data directory the main run seeded (the same redb
+//! file; the plug reads and writes it as the host does), so it reads the same invoices.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::host::{self, KEY, Proc};
+use crate::stores::Section;
+use crate::workloads::{self, Seeded, Workload};
+use crate::wrk::{Figures, Load};
+use crate::{Config, client, ms};
+
+/// Starts `wasmtime serve` with the standalone component on a copy of `seeded_data`.
+fn serve(cfg: &Config, seeded_data: &Path) -> anyhow::Result<(Proc, SocketAddr)> {
+    let data = cfg.out.join("standalone-data");
+    if data.exists() {
+        std::fs::remove_dir_all(&data)?;
+    }
+    std::fs::create_dir_all(&data)?;
+    std::fs::copy(seeded_data.join("faktura.redb"), data.join("faktura.redb"))?;
+    let addr = host::free_addr()?;
+    let proc = host::spawn(
+        Command::new(&cfg.wasmtime)
+            .arg("serve")
+            .arg("-Scli")
+            .arg("--addr")
+            .arg(addr.to_string())
+            .arg("--dir")
+            .arg(format!("{}::/data", data.display()))
+            .arg(&cfg.standalone),
+        &cfg.out.join("standalone.log"),
+    )?;
+    Ok((proc, addr))
+}
+
+/// One measurement of `workload` against the standalone at `addr`.
+fn measure(cfg: &Config, addr: SocketAddr, workload: &Workload) -> anyhow::Result<Figures> {
+    let script = workload.script_in(&cfg.out)?;
+    let f = workloads::measure(cfg, addr, &script)?;
+    eprintln!(
+        "standalone {}: {:.0} req/s, p50 {}, p99 {}",
+        workload.short,
+        f.per_sec,
+        ms(f.p50_ms),
+        ms(f.p99_ms)
+    );
+    Ok(f)
+}
+
+/// Runs the section on the data directory `seeded_data` that `seeded` describes; no host
+/// may serve it meanwhile.
+pub(crate) fn run(
+    cfg: &Config,
+    seeded_data: &Path,
+    seeded: &Seeded,
+    rt: &tokio::runtime::Runtime,
+) -> anyhow::Result<Section> {
+    let mut failures = Vec::new();
+    let a_addr = host::free_addr()?;
+    let _hello = host::spawn(
+        Command::new(&cfg.wasmtime)
+            .arg("serve")
+            .arg("-Scli")
+            .arg("--addr")
+            .arg(a_addr.to_string())
+            .arg(&cfg.hello),
+        &cfg.out.join("wasmtime-serve-standalone-anchor.log"),
+    )?;
+    let (standalone, addr) = serve(cfg, seeded_data)?;
+    let since = Instant::now();
+    rt.block_on(client::first_ok(
+        a_addr,
+        KEY,
+        "/",
+        since,
+        Duration::from_secs(60),
+    ))?;
+    // The first start compiles the component.
+    let up = rt.block_on(host::up(addr, since, Duration::from_secs(600)))?;
+    eprintln!("standalone up after {:.1} s", up.as_secs_f64());
+
+    let half = (cfg.seconds / 2).max(1);
+    let a_half = || -> anyhow::Result<Figures> {
+        let f = Load {
+            url: format!("http://{a_addr}/"),
+            seconds: half,
+            connections: cfg.connections,
+            key: None,
+            script: None,
+        }
+        .run()?;
+        eprintln!("A  wasmtime serve hello: {:.0} req/s", f.per_sec);
+        Ok(f)
+    };
+    let around = |workload: &Workload| -> anyhow::Result<(Figures, Figures)> {
+        let before = a_half()?;
+        let f = measure(cfg, addr, workload)?;
+        Ok((f, before.with(a_half()?)))
+    };
+    let (w1, a1) = around(&workloads::w1(&seeded.sample()))?;
+    let (w4, a4) = around(&workloads::w4())?;
+    let (w2, a2) = around(&workloads::w2(&seeded.clients))?;
+    standalone.stop()?;
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\n## The standalone component under wasmtime serve\n\n\
+         `target/faktura-standalone.wasm` under `wasmtime serve -Scli` on a copy of the \
+         seeded data directory, each workload between two halves of A (the hello component \
+         under the same `wasmtime serve`), its ratio to them.\n\n\
+         | workload | rate | p50 | p99 | ratio | goal | |\n|---|---:|---:|---:|---|---|---|"
+    );
+    let rows: [(&str, &Figures, &Figures, String, Option<bool>); 3] = [
+        (
+            "W1 GET /api/invoices/{id}",
+            &w1,
+            &a1,
+            "≥ 0.5 A, p99 ≤ 20 ms".into(),
+            Some(w1.per_sec >= 0.5 * a1.per_sec && w1.p99_ms <= 20.0),
+        ),
+        (
+            "W4 GET ?status=OPEN&per_page=100",
+            &w4,
+            &a4,
+            String::new(),
+            None,
+        ),
+        (
+            "W2 POST /api/invoices, 5 items",
+            &w2,
+            &a2,
+            String::new(),
+            None,
+        ),
+    ];
+    for (name, f, a, goal, met) in rows {
+        if f.errors > 0 || f.count == 0 {
+            failures.push(format!(
+                "standalone {name}: {} failed of {} requests",
+                f.errors, f.count
+            ));
+        }
+        let _ = writeln!(
+            s,
+            "| {name} | {:.0} req/s | {} | {} | {:.2} A ({:.0} req/s) | {goal} | {} |",
+            f.per_sec,
+            ms(f.p50_ms),
+            ms(f.p99_ms),
+            f.per_sec / a.per_sec,
+            a.per_sec,
+            met.map(|m| crate::verdict(cfg, m)).unwrap_or_default()
+        );
+    }
+    Ok(Section {
+        markdown: s,
+        failures,
+    })
+}
