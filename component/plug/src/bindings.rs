@@ -43,6 +43,17 @@ fn backend(e: impl std::fmt::Display) -> Error {
     Error::Backend(e.to_string())
 }
 
+/// A commit the disk had no room for is `full` (the host answers 507); any other failure
+/// is the backend's.
+fn commit_error(e: redb::CommitError) -> Error {
+    match redb::Error::from(e) {
+        redb::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => {
+            Error::Full(io.to_string())
+        }
+        e => backend(e),
+    }
+}
+
 /// A read transaction; dropping it ends it.
 struct ReadTxn(Option<redb::ReadTransaction>);
 
@@ -171,7 +182,7 @@ impl wstore::GuestWriteTxn for WriteTxn {
         store::confirm().map_err(error)?;
         let inner = txn.0.borrow_mut().take();
         let result = match inner {
-            Some(t) => t.commit().map_err(backend),
+            Some(t) => t.commit().map_err(commit_error),
             None => Err(backend("the transaction has ended")),
         };
         // Dropping `txn` ends the session when it was the last transaction.
