@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use faktura_tests::{HostProcess, SmtpSink, free_port, start_host, try_send};
 
-const KEY: &str = "crash-test-key-0123456789";
+pub(crate) const KEY: &str = "crash-test-key-0123456789";
 const ROUNDS: usize = 20;
 const WORKERS: usize = 6;
 
@@ -25,7 +25,7 @@ async fn wait_ready(base: &str) {
 }
 
 /// What the clients were told: invoice id → (number, completed, paid).
-type Acknowledged = Arc<Mutex<BTreeMap<u64, (u64, bool, bool)>>>;
+pub(crate) type Acknowledged = Arc<Mutex<BTreeMap<u64, (u64, bool, bool)>>>;
 
 async fn work(base: String, client: u64, acked: Acknowledged) {
     loop {
@@ -121,7 +121,7 @@ async fn acknowledged_writes_survive_sigkill() {
     );
 }
 
-async fn verify(base: &str, acked: &Acknowledged, round: usize) {
+pub(crate) async fn verify(base: &str, acked: &Acknowledged, round: usize) {
     let expected = acked.lock().unwrap().clone();
     for (id, (number, completed, paid)) in &expected {
         let r = try_send(base, "GET", &format!("/api/invoices/{id}"), None, KEY)
