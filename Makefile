@@ -90,6 +90,9 @@ test-deps: wasmtime-cli
 	@if ! command -v qpdf >/dev/null || ! command -v pdftotext >/dev/null; then \
 	  apt-get update -qq && apt-get install -y -qq qpdf poppler-utils; \
 	fi
+	@if ! command -v fiu-run >/dev/null || ! command -v fiu-ctrl >/dev/null; then \
+	  apt-get update -qq && apt-get install -y -qq fiu-utils; \
+	fi
 	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 	  apt-get update -qq && apt-get install -y -qq postgresql-15; \
 	fi

@@ -17,6 +17,8 @@ pub enum StoreError {
     UnknownOutcome(String),
     /// The store cannot be reached now; nothing was kept.
     Unavailable(String),
+    /// The store's disk is full; from a commit, the commit may or may not have been kept.
+    Full(String),
 }
 
 impl fmt::Display for StoreError {
@@ -27,6 +29,7 @@ impl fmt::Display for StoreError {
             StoreError::Backend(m) => write!(f, "storage backend: {m}"),
             StoreError::UnknownOutcome(m) => write!(f, "commit outcome unknown: {m}"),
             StoreError::Unavailable(m) => write!(f, "store unavailable: {m}"),
+            StoreError::Full(m) => write!(f, "store full: {m}"),
         }
     }
 }

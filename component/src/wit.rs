@@ -51,6 +51,7 @@ fn store_error(e: kv::Error) -> StoreError {
         kv::Error::Backend(m) => StoreError::Backend(m),
         kv::Error::UnknownOutcome(m) => StoreError::UnknownOutcome(m),
         kv::Error::Unavailable(m) => StoreError::Unavailable(m),
+        kv::Error::Full(m) => StoreError::Full(m),
     }
 }
 

@@ -293,7 +293,11 @@ fn attachments(list: Vec<Attachment>) -> Vec<outbox::Attachment> {
 fn mail_error(e: outbox::MailError) -> MailError {
     match e {
         outbox::MailError::Rejected(m) => MailError::Rejected(m),
-        outbox::MailError::Unavailable(m) => MailError::Unavailable(m),
+        outbox::MailError::Unavailable(m) => {
+            // The component keeps the message in the store and hands it over again later.
+            tracing::error!("the mail queue could not take a message: {m}");
+            MailError::Unavailable(m)
+        }
     }
 }
 

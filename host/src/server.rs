@@ -25,6 +25,7 @@ use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
+use crate::store::DbError;
 use crate::{Runtime, new_store};
 
 /// How long shutdown waits for requests in flight.
@@ -70,6 +71,37 @@ fn internal_error() -> Response {
             .boxed_unsync(),
     );
     *response.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/xml; charset=utf-8"),
+    );
+    response
+}
+
+/// The answer in place of one whose reads saw a commit that could not be made durable:
+/// 507 when the disk is full, else 503; the client may send the request again.
+fn not_durable(e: &DbError) -> Response {
+    let (status, message) = match e {
+        DbError::Full(_) => (
+            hyper::StatusCode::INSUFFICIENT_STORAGE,
+            "the server's disk is full: what this request read could not be made durable; \
+             send the request again later",
+        ),
+        _ => (
+            hyper::StatusCode::SERVICE_UNAVAILABLE,
+            "the store could not make what this request read durable; send the request \
+             again later",
+        ),
+    };
+    let body = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<errors>\n  <error>{message}</error>\n</errors>\n"
+    );
+    let mut response = hyper::Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|never: Infallible| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = status;
     response.headers_mut().insert(
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static("application/xml; charset=utf-8"),
@@ -176,12 +208,13 @@ impl Runtime {
             Ok(response) => {
                 // Never show a client a commit that a crash could still take back.
                 let seen = seen.load(Ordering::SeqCst);
-                self.shared
-                    .db
-                    .durable(seen)
-                    .await
-                    .map_err(|e| anyhow!("making what the reads saw durable: {e}"))?;
-                Ok(response)
+                match self.shared.db.durable(seen).await {
+                    Ok(()) => Ok(response),
+                    Err(e) => {
+                        tracing::error!("making what the reads saw durable: {e}");
+                        Ok(not_durable(&e))
+                    }
+                }
             }
             Err(code) => Err(anyhow!("guest answered with error code {code:?}")),
         }

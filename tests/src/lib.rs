@@ -596,9 +596,29 @@ pub fn start_host_with(
     extra: &[&str],
     adjust: impl FnOnce(&mut std::process::Command),
 ) -> HostProcess {
+    start_host_under(&[], data, port, key, extra, adjust)
+}
+
+/// `start_host_with`, the host started by `wrapper` (a program and its arguments, which
+/// runs the host binary given after them: `fiu-run -x`) unless it is empty.
+pub fn start_host_under(
+    wrapper: &[&std::ffi::OsStr],
+    data: &Path,
+    port: u16,
+    key: &str,
+    extra: &[&str],
+    adjust: impl FnOnce(&mut std::process::Command),
+) -> HostProcess {
     let postgres =
         (!extra.contains(&"--store") && test_store_is_postgres()).then(PostgresDatabase::create);
-    let mut command = std::process::Command::new(host_binary());
+    let mut command = match wrapper {
+        [] => std::process::Command::new(host_binary()),
+        [program, args @ ..] => {
+            let mut command = std::process::Command::new(program);
+            command.args(args).arg(host_binary());
+            command
+        }
+    };
     if let Some(pg) = &postgres {
         command.arg("--store").arg(pg.url());
     }
@@ -636,6 +656,11 @@ pub struct HostProcess {
 }
 
 impl HostProcess {
+    /// The process id (a wrapper that runs the host with `exec` keeps it).
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL, then wait for the exit.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

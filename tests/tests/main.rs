@@ -14,6 +14,7 @@ mod concurrency;
 mod corpus;
 mod crash;
 mod credit_notes;
+mod disk_faults;
 mod documents;
 mod einvoice;
 mod failover;

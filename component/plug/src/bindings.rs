@@ -44,6 +44,17 @@ fn backend(e: impl std::fmt::Display) -> Error {
     Error::Backend(e.to_string())
 }
 
+/// A commit the disk had no room for is `full` (the host answers 507); any other failure
+/// is the backend's.
+fn commit_error(e: redb::CommitError) -> Error {
+    match redb::Error::from(e) {
+        redb::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => {
+            Error::Full(io.to_string())
+        }
+        e => backend(e),
+    }
+}
+
 /// A read transaction: a snapshot that holds nothing, so dropping it ends it.
 struct ReadTxn(store::Snapshot);
 
@@ -164,7 +175,7 @@ impl wstore::GuestWriteTxn for WriteTxn {
             // A commit that failed because the turn was lost on the way kept nothing.
             Some(t) => t
                 .commit()
-                .map_err(|e| store::confirm_turn().map_or_else(error, |()| backend(e))),
+                .map_err(|e| store::confirm_turn().map_or_else(error, |()| commit_error(e))),
             None => Err(backend("the transaction has ended")),
         };
         // Dropping `txn` ends the turn.

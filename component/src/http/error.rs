@@ -35,6 +35,9 @@ pub enum ApiError {
     /// 503: a capability the request needs (PDF rendering, mail) failed or is missing; the
     /// message says which, and the request can be tried again.
     Unavailable(String),
+    /// 507: the store's disk is full, so the change could not be made durable; the message
+    /// says whether it may have been made.
+    InsufficientStorage(String),
     /// Another writer got in the way (a serialization failure of a networked store):
     /// `in_write` runs the transaction again; 503 if that keeps happening.
     Busy,
@@ -60,6 +63,7 @@ impl ApiError {
             ApiError::TooManyRequests(..) => 429,
             ApiError::Internal(_) => 500,
             ApiError::Unavailable(_) | ApiError::Busy => 503,
+            ApiError::InsufficientStorage(_) => 507,
         }
     }
 
@@ -77,7 +81,8 @@ impl ApiError {
             | ApiError::Unprocessable(m)
             | ApiError::UnsupportedMediaType(m)
             | ApiError::TooLarge(m)
-            | ApiError::Unavailable(m) => vec![m.clone()],
+            | ApiError::Unavailable(m)
+            | ApiError::InsufficientStorage(m) => vec![m.clone()],
             ApiError::MethodNotAllowed(allowed) => {
                 vec![format!("method not allowed; use {}", allowed.join(", "))]
             }
@@ -144,6 +149,15 @@ impl From<StoreError> for ApiError {
                 ApiError::Unavailable(
                     "the store cannot be reached now; nothing was changed, send the request \
                      again later"
+                        .into(),
+                )
+            }
+            StoreError::Full(m) => {
+                eprintln!("faktura: store full: {m}");
+                ApiError::InsufficientStorage(
+                    "the server's disk is full and the change could not be made durable: it \
+                     may not have been made; read it back before sending it again, or send it \
+                     again with the same Idempotency-Key"
                         .into(),
                 )
             }

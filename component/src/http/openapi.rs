@@ -59,6 +59,12 @@ const ERRORS: &[(u16, &str)] = &[
          commit's outcome is unknown: nothing was changed (or, as the message says, may \
          have been); send the request again (with its `Idempotency-Key`).",
     ),
+    (
+        507,
+        "The server's disk is full and the change could not be made durable: it may not \
+         have been made; read it back, or send the request again (with its \
+         `Idempotency-Key`) once the disk has room.",
+    ),
 ];
 
 /// The document, as JSON text.
@@ -929,6 +935,30 @@ mod tests {
             undescribed.len(),
             undescribed.join("\n")
         );
+    }
+
+    /// Every status a store failure answers is one the reference lists for every
+    /// operation: a full disk's 507 too.
+    #[test]
+    fn every_status_of_a_store_failure_is_in_the_reference() {
+        use crate::caps::StoreError;
+        use crate::http::error::ApiError;
+        let doc: Value = serde_json::from_str(&document()).unwrap();
+        let op = &doc["paths"]["/invoices"]["post"]["responses"];
+        for e in [
+            StoreError::Conflict,
+            StoreError::TooLarge,
+            StoreError::Backend("b".into()),
+            StoreError::UnknownOutcome("u".into()),
+            StoreError::Unavailable("n".into()),
+            StoreError::Full("f".into()),
+        ] {
+            let status = ApiError::from(e.clone()).status().to_string();
+            assert!(
+                doc["components"]["responses"][&status].is_object() && op[&status].is_object(),
+                "{e:?} answers {status}, which the reference does not list"
+            );
+        }
     }
 
     #[test]

@@ -133,13 +133,17 @@ pub fn build(msg: &Message, id: &str) -> Result<(Vec<u8>, Vec<String>), MailErro
     Ok((message.formatted(), recipients))
 }
 
-/// Writes `bytes` to `dir/name` so that the file appears whole or not at all.
+/// Writes `bytes` to `dir/name` so that the file appears whole or not at all. A write
+/// that fails (a full disk) removes its temporary file, so that it holds no room.
 pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = dir.join(format!(".tmp-{name}"));
-    let mut f = File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    fs::rename(&tmp, dir.join(name))?;
+    let written = File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .and_then(|()| fs::rename(&tmp, dir.join(name)));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
     File::open(dir)?.sync_all()
 }
 
@@ -157,9 +161,16 @@ pub fn write_outbox(outbox: &Path, msg: &Message, origin: u64) -> Result<String,
     for r in &recipients {
         envelope.push_str(&format!("to {r}\n"));
     }
-    write_atomically(&queue, &format!("{id}.envelope"), envelope.as_bytes())
-        .map_err(unavailable)?;
-    write_atomically(&queue, &format!("{id}.eml"), &eml).map_err(unavailable)?;
+    let written = write_atomically(&queue, &format!("{id}.envelope"), envelope.as_bytes())
+        .and_then(|()| write_atomically(&queue, &format!("{id}.eml"), &eml));
+    if let Err(e) = written {
+        // The caller is told nothing was queued (and keeps the message to queue it again),
+        // so nothing is: a message whose files may not be durable would be sent twice.
+        for ext in ["eml", "envelope"] {
+            let _ = fs::remove_file(queue.join(format!("{id}.{ext}")));
+        }
+        return Err(unavailable(e));
+    }
     Ok(id)
 }
 
@@ -310,6 +321,17 @@ pub fn write_letter(queue: &Path, letter: &Letter, origin: u64) -> Result<String
     let id = entry_id(origin);
     let tmp = queue.join(format!(".tmp-{id}"));
     fs::create_dir_all(&tmp).map_err(unavailable)?;
+    // As for a message: a letter not queued durably is not left in the queue.
+    queue_letter(queue, &tmp, &id, letter).map_err(|e| {
+        let _ = fs::remove_dir_all(&tmp);
+        let _ = fs::remove_dir_all(queue.join(&id));
+        unavailable(e)
+    })?;
+    Ok(id)
+}
+
+/// Writes a letter's files into `tmp` and renames it to `queue/id`, durably.
+fn queue_letter(queue: &Path, tmp: &Path, id: &str, letter: &Letter) -> std::io::Result<()> {
     let mut job = format!(
         "color={}\nduplex={}\npaper_weight={}\n",
         u8::from(letter.color),
@@ -321,15 +343,12 @@ pub fn write_letter(queue: &Path, letter: &Letter, origin: u64) -> Result<String
     }
     for (i, d) in letter.documents.iter().enumerate() {
         let name = format!("{:02}.pdf", i + 1);
-        write_atomically(&tmp, &name, &d.content).map_err(unavailable)?;
+        write_atomically(tmp, &name, &d.content)?;
         job.push_str(&format!("document={name}\n"));
     }
-    write_atomically(&tmp, "job.txt", job.as_bytes()).map_err(unavailable)?;
-    fs::rename(&tmp, queue.join(&id)).map_err(unavailable)?;
-    File::open(queue)
-        .and_then(|d| d.sync_all())
-        .map_err(unavailable)?;
-    Ok(id)
+    write_atomically(tmp, "job.txt", job.as_bytes())?;
+    fs::rename(tmp, queue.join(id))?;
+    File::open(queue)?.sync_all()
 }
 
 #[cfg(test)]

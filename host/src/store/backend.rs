@@ -38,9 +38,12 @@ pub(crate) enum DbError {
     /// The connection was lost while a commit was under way: it may or may not have been
     /// kept (a networked engine; redb knows).
     Unknown(String),
-    /// The engine cannot be reached now (a networked engine's server is down); nothing of
-    /// the transaction was kept.
+    /// The engine cannot be reached now (a networked engine's server is down, or redb's
+    /// file failed and is not open again yet); nothing of the transaction was kept.
     Unavailable(String),
+    /// The disk is full: the write could not be made durable. From `commit` the outcome
+    /// is unknown, as after `Unknown`; elsewhere nothing was kept.
+    Full(String),
 }
 
 impl fmt::Display for DbError {
@@ -51,6 +54,7 @@ impl fmt::Display for DbError {
             DbError::Backend(message) => write!(f, "storage backend: {message}"),
             DbError::Unknown(message) => write!(f, "commit outcome unknown: {message}"),
             DbError::Unavailable(message) => write!(f, "storage unavailable: {message}"),
+            DbError::Full(message) => write!(f, "storage full: {message}"),
         }
     }
 }

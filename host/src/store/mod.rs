@@ -44,6 +44,7 @@ impl From<DbError> for Error {
             DbError::Backend(message) => Error::Backend(message),
             DbError::Unknown(message) => Error::UnknownOutcome(message),
             DbError::Unavailable(message) => Error::Unavailable(message),
+            DbError::Full(message) => Error::Full(message),
         }
     }
 }

@@ -255,6 +255,7 @@ fn to_db(e: tokio_postgres::Error) -> DbError {
             DbError::Conflict
         }
         Some(c) if *c == SqlState::PROGRAM_LIMIT_EXCEEDED => DbError::TooLarge,
+        Some(c) if *c == SqlState::DISK_FULL => DbError::Full(format!("PostgreSQL: {e}")),
         // The server went away (or is shutting down) before the statement was answered;
         // outside a COMMIT nothing of the transaction is kept.
         Some(c) if c.code().starts_with("57P") || c.code().starts_with("08") => {

@@ -29,9 +29,9 @@
 //! see, and the server holds its response until that commit is durable
 //! (`Backend::visible`, `Backend::durable`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -61,34 +61,149 @@ const BATCH_CHECK: Duration = Duration::from_secs(1);
 /// of the component writes.
 const UNDO_BYTES_MAX: usize = 64 << 20;
 
-/// The store on redb, as the request path sees it: a handle on the shared engine, which
-/// each write transaction holds too.
-pub(crate) struct Redb(Arc<Db>);
+/// Longest a closed store waits before the next attempt to open it again: requests in the
+/// meantime are refused at once rather than each repairing the file.
+const REOPEN_PAUSE: Duration = Duration::from_millis(500);
+
+/// Bits of a commit number (`Backend::visible`) that count commits within one opening of
+/// the database; the bits above them count the openings, so that a number taken before a
+/// failure is never mistaken for one of the database opened after it.
+const GENERATION_SHIFT: u32 = 40;
+
+/// The store on redb, as the request path sees it: the open database (which each write
+/// transaction holds too), and what it takes to open it again after its file failed.
+///
+/// redb refuses every call once a write or sync of its file failed (`PreviousIo`): the
+/// database must be closed and opened again. The first request that finds it failed closes
+/// it; a request then opens it again (redb's repair runs from the last durable commit), at
+/// most once per `REOPEN_PAUSE`, and until that succeeds every request is refused with
+/// `Unavailable` (`Full` while the disk is full), and `/readyz` says not ready. Commits made
+/// visible but not yet durable when the file failed were never acknowledged: the opened
+/// database holds them or not, whole.
+pub(crate) struct Redb {
+    path: PathBuf,
+    metrics: StoreMetrics,
+    /// The database, none while a failed one waits to be opened again.
+    open: std::sync::RwLock<Option<Arc<Db>>>,
+    /// The durable commit of each database closed after a failure, by generation: an
+    /// answer whose reads saw a commit of one may be sent only when that commit was durable.
+    closed: std::sync::Mutex<Vec<watch::Receiver<u64>>>,
+    /// Held by the one request opening the database again; when it last tried.
+    reopening: Mutex<Option<Instant>>,
+    /// What requests are told until the next attempt: a full disk, or a failed one.
+    refusal: std::sync::Mutex<DbError>,
+}
 
 impl Redb {
     /// Opens (or creates) the database file at `path`, reporting its commits to `metrics`.
     pub(crate) fn open(path: &Path, metrics: StoreMetrics) -> anyhow::Result<Redb> {
-        Ok(Redb(Arc::new(Db {
+        let db =
+            Db::open(path).with_context(|| format!("opening the database {}", path.display()))?;
+        Ok(Redb {
+            path: path.to_owned(),
+            open: std::sync::RwLock::new(Some(Arc::new(Db {
+                metrics: metrics.clone(),
+                ..db
+            }))),
             metrics,
-            ..Db::open(path)?
-        })))
+            closed: std::sync::Mutex::new(Vec::new()),
+            reopening: Mutex::new(None),
+            refusal: std::sync::Mutex::new(DbError::Unavailable(String::new())),
+        })
+    }
+
+    fn current(&self) -> Option<Arc<Db>> {
+        self.open.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The open database, opened again when its file failed.
+    async fn db(&self) -> Result<Arc<Db>, DbError> {
+        match self.current() {
+            Some(db) if !db.failed.failed() => Ok(db),
+            _ => self.reopen().await,
+        }
+    }
+
+    /// Closes the database whose file failed, and opens it again unless the last attempt
+    /// was under `REOPEN_PAUSE` ago.
+    async fn reopen(&self) -> Result<Arc<Db>, DbError> {
+        let mut tried = self.reopening.lock().await;
+        {
+            let mut open = self.open.write().unwrap_or_else(|p| p.into_inner());
+            if let Some(db) = open.as_ref() {
+                if !db.failed.failed() {
+                    return Ok(db.clone());
+                }
+                *self.refusal.lock().unwrap_or_else(|p| p.into_inner()) = db.failed.refusal();
+                tracing::error!(
+                    "the store's file failed; it is closed, and opened again once it can be \
+                     written"
+                );
+                self.closed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(db.durable.subscribe());
+                // The last handle but those of requests still under way, which fail at
+                // their next call: redb closes the file when the last one goes.
+                *open = None;
+            }
+        }
+        if tried.is_some_and(|at| at.elapsed() < REOPEN_PAUSE) {
+            return Err(self
+                .refusal
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone());
+        }
+        *tried = Some(Instant::now());
+        let generation = self.closed.lock().unwrap_or_else(|p| p.into_inner()).len() as u64;
+        let path = self.path.clone();
+        let opened = tokio::task::spawn_blocking(move || Db::open(&path))
+            .await
+            .map_err(to_backend)
+            .and_then(|r| r);
+        let db = match opened {
+            Ok(db) => Arc::new(Db {
+                generation,
+                metrics: self.metrics.clone(),
+                ..db
+            }),
+            Err(e) => {
+                tracing::warn!("opening the store again: {e}");
+                *self.refusal.lock().unwrap_or_else(|p| p.into_inner()) = match &e {
+                    DbError::Full(_) => e.clone(),
+                    _ => DbError::Unavailable(
+                        "the store's file failed and is not open again yet".into(),
+                    ),
+                };
+                return Err(e);
+            }
+        };
+        tracing::warn!(generation, "the store is open again");
+        *self.open.write().unwrap_or_else(|p| p.into_inner()) = Some(db.clone());
+        Ok(db)
     }
 }
 
 impl Backend for Redb {
     fn begin_read(&self) -> BoxFuture<'_, Result<Box<dyn backend::ReadTxn>, DbError>> {
-        let table = self
-            .0
-            .db
-            .begin_read()
-            .map_err(to_backend)
-            .and_then(|txn| txn.open_table(TABLE).map_err(to_backend));
-        ready(table.map(|table| Box::new(Snapshot(table)) as Box<dyn backend::ReadTxn>))
+        Box::pin(async move {
+            let db = self.db().await?;
+            let table = db
+                .db
+                .begin_read()
+                .map_err(|e| db.error(e))
+                .and_then(|txn| txn.open_table(TABLE).map_err(|e| db.error(e)))?;
+            Ok(Box::new(Snapshot {
+                table,
+                failed: db.failed.clone(),
+            }) as Box<dyn backend::ReadTxn>)
+        })
     }
 
     fn begin_write(&self) -> BoxFuture<'_, Result<Box<dyn backend::WriteTxn>, DbError>> {
-        let db = Arc::clone(&self.0);
         Box::pin(async move {
+            let db = self.db().await?;
             let turn = db.turn().await;
             Ok(Box::new(Writer {
                 db,
@@ -99,11 +214,31 @@ impl Backend for Redb {
     }
 
     fn visible(&self) -> u64 {
-        self.0.visible()
+        self.current()
+            .map_or(0, |db| db.generation << GENERATION_SHIFT | db.visible())
     }
 
     fn durable(&self, seq: u64) -> BoxFuture<'_, Result<(), DbError>> {
-        Box::pin(self.0.durable(seq))
+        Box::pin(async move {
+            let generation = seq >> GENERATION_SHIFT;
+            let seq = seq & ((1 << GENERATION_SHIFT) - 1);
+            if seq == 0 {
+                return Ok(());
+            }
+            if let Some(db) = self.current()
+                && db.generation == generation
+            {
+                return db.durable(seq).await;
+            }
+            // A commit of a database closed after a failure: durable then, or never.
+            let closed = self.closed.lock().unwrap_or_else(|p| p.into_inner());
+            match closed.get(generation as usize) {
+                Some(durable) if *durable.borrow() >= seq => Ok(()),
+                _ => Err(DbError::Unknown(
+                    "the store's file failed before what the request read was durable".into(),
+                )),
+            }
+        })
     }
 }
 
@@ -126,6 +261,33 @@ struct Db {
     /// Flushes done.
     flushes: AtomicU64,
     metrics: StoreMetrics,
+    /// Which opening of the database this is (`Redb::reopen`).
+    generation: u64,
+    /// Set once a read, write or sync of the file failed: redb refuses every later call,
+    /// and `Redb` opens the database again.
+    failed: Arc<Failure>,
+}
+
+/// Whether a database's file failed, and whether for a full disk.
+#[derive(Default)]
+struct Failure {
+    failed: AtomicBool,
+    full: AtomicBool,
+}
+
+impl Failure {
+    fn failed(&self) -> bool {
+        self.failed.load(Ordering::SeqCst)
+    }
+
+    /// What a request is told while the database is closed after this failure.
+    fn refusal(&self) -> DbError {
+        if self.full.load(Ordering::SeqCst) {
+            DbError::Full("the disk is full; the store is opened again once it has room".into())
+        } else {
+            DbError::Unavailable("the store's file failed and is not open again yet".into())
+        }
+    }
 }
 
 /// What one writer's writes replaced, oldest first, to put back if it does not commit.
@@ -137,15 +299,21 @@ struct Undo {
 }
 
 impl Db {
-    fn open(path: &Path) -> anyhow::Result<Db> {
+    /// Opens the file, and commits durably once: a database that opens can write.
+    fn open(path: &Path) -> Result<Db, DbError> {
+        let failed = Arc::new(Failure::default());
+        let error = |e: redb::Error| classify(&failed, e);
         let db = redb::Builder::new()
             .set_cache_size(CACHE_BYTES)
             .create(path)
-            .with_context(|| format!("opening the database {}", path.display()))?;
+            .map_err(|e| error(e.into()))?;
         // Make sure the table exists so that read transactions can always open it.
-        let txn = db.begin_write()?;
-        kv::ensure_table(&txn)?;
-        txn.commit()?;
+        let txn = db.begin_write().map_err(|e| error(e.into()))?;
+        kv::ensure_table(&txn).map_err(|e| error(e.into()))?;
+        txn.commit().map_err(|e| error(e.into()))?;
+        if failed.failed() {
+            return Err(failed.refusal());
+        }
         Ok(Db {
             db: Arc::new(db),
             writer: Arc::new(Mutex::new(())),
@@ -157,7 +325,15 @@ impl Db {
             flusher: Mutex::new(()),
             flushes: AtomicU64::new(0),
             metrics: StoreMetrics::default(),
+            generation: 0,
+            failed,
         })
+    }
+
+    /// What a redb error means to a request; an error of the file marks this database
+    /// failed.
+    fn error(&self, e: impl Into<redb::Error>) -> DbError {
+        classify(&self.failed, e)
     }
 
     /// Waits for the writer's turn.
@@ -183,7 +359,7 @@ impl Db {
     fn batch(&self) -> Result<std::sync::MutexGuard<'_, Option<Batch>>, DbError> {
         let mut slot = self.slot();
         if slot.is_none() {
-            let txn = self.db.begin_write().map_err(to_backend)?;
+            let txn = self.db.begin_write().map_err(|e| self.error(e))?;
             *slot = Some(Batch {
                 txn,
                 id: self.batches.fetch_add(1, Ordering::SeqCst) + 1,
@@ -202,7 +378,7 @@ impl Db {
     ) -> Result<T, DbError> {
         let mut slot = self.batch()?;
         let batch = slot.as_mut().expect("batch() opens one");
-        let mut table = batch.txn.open_table(TABLE).map_err(to_backend)?;
+        let mut table = batch.txn.open_table(TABLE).map_err(|e| self.error(e))?;
         f(&mut table)
     }
 
@@ -217,7 +393,7 @@ impl Db {
                 Some(v) => table.insert(key.as_slice(), v),
                 None => table.remove(key.as_slice()),
             }
-            .map_err(to_backend)?;
+            .map_err(|e| self.error(e))?;
             Ok(old.map(|v| v.value().to_vec()))
         })?;
         if value.is_none() && old.is_none() {
@@ -244,16 +420,14 @@ impl Db {
                     Some(v) => table.insert(key.as_slice(), v.as_slice()).map(drop),
                     None => table.remove(key.as_slice()).map(drop),
                 }
-                .map_err(to_backend)?;
+                .map_err(|e| self.error(e))?;
             }
             Ok(())
         });
         if let Err(e) = &restored
             && let Some(batch) = self.slot().take()
         {
-            batch
-                .outcome
-                .send_replace(Some(Err(format!("rolled back with its batch: {e:?}"))));
+            batch.outcome.send_replace(Some(Err(e.clone())));
         }
         restored
     }
@@ -312,12 +486,11 @@ impl Db {
                 .map(|r| r.map(|told| told.clone()));
             match waited {
                 Ok(Ok(told)) => {
-                    return told
-                        .expect("waited for an outcome")
-                        .map(Some)
-                        .map_err(DbError::Backend);
+                    return told.expect("waited for an outcome").map(Some);
                 }
-                Ok(Err(_)) => return Err(DbError::Backend("the batch was dropped".into())),
+                Ok(Err(_)) => {
+                    return Err(DbError::Unavailable("the batch was dropped".into()));
+                }
                 Err(_) => {
                     // Nobody committed the batch yet (a writer that was waiting went away):
                     // take the turn and commit it.
@@ -365,14 +538,15 @@ impl Db {
         } = batch;
         let result = txn
             .set_durability(redb::Durability::None)
-            .map_err(to_backend)
+            .map_err(|e| self.error(e))
             .and_then(|()| {
                 // Numbered before it becomes visible, so a reader never sees an unnumbered
                 // commit. Without fsync a commit is CPU work and buffered writes (tens of
                 // microseconds): done in place, which costs less than another thread.
                 let seq = self.committed.fetch_add(1, Ordering::SeqCst) + 1;
-                txn.commit().map_err(to_backend).map(|()| seq)
-            });
+                txn.commit().map_err(|e| self.error(e)).map(|()| seq)
+            })
+            .map_err(outcome_unknown);
         drop(turn);
         if result.is_ok() {
             self.metrics.batch_committed();
@@ -413,21 +587,24 @@ impl Db {
         };
         let upto = self.committed.load(Ordering::SeqCst);
         let db = self.db.clone();
+        let failed = self.failed.clone();
         let flushed = tokio::task::spawn_blocking(move || {
+            let error = |e: redb::Error| classify(&failed, e);
             let mut txn = match txn {
                 Some(t) => t,
-                None => db.begin_write().map_err(to_backend)?,
+                None => db.begin_write().map_err(|e| error(e.into()))?,
             };
             txn.set_durability(redb::Durability::Immediate)
-                .map_err(to_backend)?;
+                .map_err(|e| error(e.into()))?;
             let started = Instant::now();
-            let result = txn.commit().map_err(to_backend);
+            let result = txn.commit().map_err(|e| error(e.into()));
             drop(turn);
             result.map(|()| started.elapsed())
         })
         .await
         .map_err(to_backend)
-        .and_then(|r| r);
+        .and_then(|r| r)
+        .map_err(outcome_unknown);
         if let (Some(outcome), Some(batch_seq)) = (outcome, batch_seq) {
             tell(
                 &outcome,
@@ -445,8 +622,8 @@ impl Db {
 }
 
 /// Tells a batch's writers the number of the commit that holds it, or why there is none.
-fn tell(outcome: &watch::Sender<Option<Result<u64, String>>>, result: &Result<u64, DbError>) {
-    outcome.send_replace(Some(result.clone().map_err(|e| format!("{e:?}"))));
+fn tell(outcome: &watch::Sender<Option<Result<u64, DbError>>>, result: &Result<u64, DbError>) {
+    outcome.send_replace(Some(result.clone()));
 }
 
 /// What a writer ending its turn waits for.
@@ -455,7 +632,7 @@ enum Outcome {
     Committed(Result<u64, DbError>),
     /// The batch is left open for the next writer, who tells the outcome.
     Open {
-        outcome: watch::Receiver<Option<Result<u64, String>>>,
+        outcome: watch::Receiver<Option<Result<u64, DbError>>>,
         id: u64,
     },
 }
@@ -468,19 +645,27 @@ struct Batch {
     writers: usize,
     opened: Instant,
     /// The commit's number once committed, or why it failed.
-    outcome: watch::Sender<Option<Result<u64, String>>>,
+    outcome: watch::Sender<Option<Result<u64, DbError>>>,
 }
 
 /// A snapshot, with its table opened once for all of its reads.
-struct Snapshot(redb::ReadOnlyTable<&'static [u8], &'static [u8]>);
+struct Snapshot {
+    table: redb::ReadOnlyTable<&'static [u8], &'static [u8]>,
+    /// Its database's `Db::failed`.
+    failed: Arc<Failure>,
+}
 
 impl backend::ReadTxn for Snapshot {
     fn get(&self, key: Vec<u8>) -> BoxFuture<'_, Result<Option<Vec<u8>>, DbError>> {
-        ready(get(&self.0, &key))
+        ready(get(&self.table, &key, &self.failed))
     }
 
     fn get_many(&self, keys: Vec<Vec<u8>>) -> BoxFuture<'_, Result<Vec<Option<Vec<u8>>>, DbError>> {
-        ready(keys.iter().map(|k| get(&self.0, k)).collect())
+        ready(
+            keys.iter()
+                .map(|k| get(&self.table, k, &self.failed))
+                .collect(),
+        )
     }
 
     fn scan(
@@ -490,7 +675,14 @@ impl backend::ReadTxn for Snapshot {
         limit: u32,
         reverse: bool,
     ) -> BoxFuture<'_, Result<Vec<Entry>, DbError>> {
-        ready(scan(&self.0, &prefix, after.as_deref(), limit, reverse))
+        ready(scan(
+            &self.table,
+            &prefix,
+            after.as_deref(),
+            limit,
+            reverse,
+            &self.failed,
+        ))
     }
 }
 
@@ -514,16 +706,18 @@ impl Drop for Writer {
 
 impl backend::WriteTxn for Writer {
     fn get(&mut self, key: Vec<u8>) -> BoxFuture<'_, Result<Option<Vec<u8>>, DbError>> {
-        ready(self.db.in_batch(|table| get(&*table, &key)))
+        let failed = &self.db.failed;
+        ready(self.db.in_batch(|table| get(&*table, &key, failed)))
     }
 
     fn get_many(
         &mut self,
         keys: Vec<Vec<u8>>,
     ) -> BoxFuture<'_, Result<Vec<Option<Vec<u8>>>, DbError>> {
+        let failed = &self.db.failed;
         ready(
             self.db
-                .in_batch(|table| keys.iter().map(|k| get(&*table, k)).collect()),
+                .in_batch(|table| keys.iter().map(|k| get(&*table, k, failed)).collect()),
         )
     }
 
@@ -534,9 +728,10 @@ impl backend::WriteTxn for Writer {
         limit: u32,
         reverse: bool,
     ) -> BoxFuture<'_, Result<Vec<Entry>, DbError>> {
+        let failed = &self.db.failed;
         ready(
             self.db
-                .in_batch(|table| scan(&*table, &prefix, after.as_deref(), limit, reverse)),
+                .in_batch(|table| scan(&*table, &prefix, after.as_deref(), limit, reverse, failed)),
         )
     }
 
@@ -594,11 +789,50 @@ fn to_backend(e: impl std::fmt::Display) -> DbError {
     DbError::Backend(e.to_string())
 }
 
+/// What a redb error means to a request. An error of the file (a read, write or sync that
+/// failed) sets `failed`: redb refuses every later call (`PreviousIo`) until the database
+/// is opened again. A full disk is `Full`; any other failure of the file `Unavailable`.
+fn classify(failed: &Failure, e: impl Into<redb::Error>) -> DbError {
+    let e: redb::Error = e.into();
+    let message = e.to_string();
+    match e {
+        redb::Error::Io(io) => {
+            tracing::error!("the store's file failed: {io}");
+            let full = io.kind() == std::io::ErrorKind::StorageFull;
+            failed.full.store(full, Ordering::SeqCst);
+            failed.failed.store(true, Ordering::SeqCst);
+            if full {
+                DbError::Full(message)
+            } else {
+                DbError::Unavailable(message)
+            }
+        }
+        redb::Error::PreviousIo | redb::Error::DatabaseClosed => {
+            failed.failed.store(true, Ordering::SeqCst);
+            DbError::Unavailable(message)
+        }
+        // Another handle on the file not yet closed (a failed one, requests still under
+        // way on it): opened again at a later attempt.
+        redb::Error::DatabaseAlreadyOpen => DbError::Unavailable(message),
+        _ => DbError::Backend(message),
+    }
+}
+
+/// A commit that failed may have been kept: its batch was visible, and its file's last
+/// write or sync failed part way.
+fn outcome_unknown(e: DbError) -> DbError {
+    match e {
+        DbError::Unavailable(m) => DbError::Unknown(m),
+        e => e,
+    }
+}
+
 fn get(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     key: &[u8],
+    failed: &Failure,
 ) -> Result<Option<Vec<u8>>, DbError> {
-    let value = table.get(key).map_err(to_backend)?;
+    let value = table.get(key).map_err(|e| classify(failed, e))?;
     Ok(value.map(|v| v.value().to_vec()))
 }
 
@@ -608,8 +842,9 @@ fn scan(
     after: Option<&[u8]>,
     limit: u32,
     reverse: bool,
+    failed: &Failure,
 ) -> Result<Vec<Entry>, DbError> {
-    kv::scan(table, prefix, after, limit, reverse).map_err(to_backend)
+    kv::scan(table, prefix, after, limit, reverse).map_err(|e| classify(failed, e))
 }
 
 #[cfg(test)]
@@ -829,7 +1064,7 @@ mod tests {
         // The refused writes did not happen and noted nothing.
         assert_eq!((undo.bytes, undo.replaced.len()), (noted, 3));
         for i in 3..5u8 {
-            let kept = db.in_batch(|t| get(&*t, &[i])).unwrap();
+            let kept = db.in_batch(|t| get(&*t, &[i], &db.failed)).unwrap();
             assert!(kept == Some(old(i)), "a refused write changed key {i}");
         }
         // What still fits is still written.
@@ -857,7 +1092,7 @@ mod tests {
         txn.put(b"kept".to_vec(), b"2".to_vec()).await.unwrap();
         txn.commit().await.unwrap();
         assert!(
-            *store.0.durable.borrow() >= store.visible(),
+            *store.current().unwrap().durable.borrow() >= store.visible(),
             "commit returned before its commit was durable"
         );
         let read = store.begin_read().await.unwrap();
