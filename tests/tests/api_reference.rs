@@ -21,6 +21,11 @@ async fn the_reference_is_served_without_a_key_and_passes_the_validator() {
     let app = App::spawn().await;
     let doc = reference(&app).await;
     assert_eq!(doc["openapi"], "3.1.0");
+    for method in ["POST", "TRACE"] {
+        let reply = app.send(method, "/api/openapi.json", None, &[]).await;
+        assert_eq!(reply.status, 405, "{method}: {}", reply.body);
+        assert_eq!(reply.header("allow"), Some("GET, HEAD"), "{method}");
+    }
     assert_eq!(
         doc["components"]["securitySchemes"]["apiKeyHeader"]["name"],
         "X-ServiceApiKey"

@@ -146,6 +146,10 @@ async fn a_client_filter_with_a_bad_value_is_refused_and_changes_nothing() {
             "client_number must list serial numbers",
         ),
         ("client_number=1,-2", "got \"-2\""),
+        (
+            "client_number=000",
+            "client_number must list serial numbers",
+        ),
         ("invoice_id=x", "invoice_id must list positive integers"),
         ("invoice_id=0", "invoice_id must list positive integers"),
         (

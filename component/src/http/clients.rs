@@ -21,7 +21,7 @@ pub(super) const LIST_PARAMS: &[Param] = &[
     ),
     Param::new(
         "client_number",
-        Shape::Ids,
+        Shape::Serials,
         "Only clients with this serial number (the number field, digits only, whatever the \
          prefix); several comma-separated: any of them.",
     ),
@@ -95,9 +95,11 @@ fn filter(query: &Query) -> Result<Filter, ApiError> {
     };
     for n in query.list("client_number") {
         match n.parse::<i64>() {
-            Ok(number) if n.bytes().all(|b| b.is_ascii_digit()) => f.numbers.push(number),
+            Ok(number) if number > 0 && n.bytes().all(|b| b.is_ascii_digit()) => {
+                f.numbers.push(number)
+            }
             _ => errors.push(format!(
-                "client_number must list serial numbers (digits only), got \"{n}\""
+                "client_number must list serial numbers (digits only, from 1), got \"{n}\""
             )),
         }
     }

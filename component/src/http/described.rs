@@ -65,6 +65,8 @@ pub enum Shape {
     PerPage,
     /// Positive integers, comma-separated (any of them).
     Ids,
+    /// Like `Ids`, each also with leading zeros (a number shown padded).
+    Serials,
     /// Like `Ids`, and the parameter must be given.
     RequiredIds,
     /// One positive integer, and the parameter must be given.

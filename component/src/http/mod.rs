@@ -379,8 +379,11 @@ fn serve(
         .filter(|r| r.is_empty() || r.starts_with('/'))
         .ok_or_else(|| ApiError::NotFound(format!("no resource at {}", req.path)))?;
     let query = query::Query::parse(&req.query)?;
-    if rest == "/openapi.json" && matches!(req.method, Method::Get | Method::Head) {
+    if rest == "/openapi.json" {
         // The API description is public: a client generator reads it before it has a key.
+        if !matches!(req.method, Method::Get | Method::Head) {
+            return Err(ApiError::MethodNotAllowed(vec!["GET", "HEAD"]));
+        }
         return Ok(Response {
             status: 200,
             headers: vec![("content-type".into(), "application/json".into())],

@@ -819,6 +819,10 @@ fn shape_schema(shape: &Shape) -> Value {
             "type": "string",
             "pattern": "^([1-9][0-9]{0,17}(,[1-9][0-9]{0,17})*)?$",
         }),
+        Shape::Serials => json!({
+            "type": "string",
+            "pattern": "^(0*[1-9][0-9]{0,17}(,0*[1-9][0-9]{0,17})*)?$",
+        }),
         Shape::RequiredIds => {
             json!({"type": "string", "pattern": "^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17})*$"})
         }
