@@ -1082,7 +1082,7 @@ async fn every_hostile_input_is_refused_at_once_and_changes_nothing() {
             "/api/client-property-values?client_property_id=%C2%84",
             vec![],
             400,
-            "client_property_id must be ids",
+            "client_property_id must list positive integers",
         ),
         case(
             "an item's invoice emptied",

@@ -5,9 +5,8 @@
 use super::described::{Param, Shape};
 use super::error::ApiError;
 use super::query::Query;
-use super::records::{CLIENT_TAGS, CLIENTS, encode_record};
+use super::records::{CLIENT_TAGS, CLIENTS, encode_record, page_answer};
 use super::{Call, Response, in_write};
-use crate::codec::Element;
 use crate::domain::client_query::{self, Filter};
 use crate::domain::{client_tags, codes};
 
@@ -103,13 +102,9 @@ fn filter(query: &Query) -> Result<Filter, ApiError> {
             )),
         }
     }
-    for id in query.list("invoice_id") {
-        match id.parse::<u64>() {
-            Ok(id) if id > 0 => f.invoice_ids.push(id),
-            _ => errors.push(format!(
-                "invoice_id must list positive integers, got \"{id}\""
-            )),
-        }
+    match query.ids("invoice_id") {
+        Ok(ids) => f.invoice_ids = ids,
+        Err(e) => errors.extend(e.messages()),
     }
     for code in query.list("country_code") {
         let upper = code.to_ascii_uppercase();
@@ -166,15 +161,7 @@ pub(super) fn list(c: &Call<'_>, count_only: bool) -> Result<Response, ApiError>
             .map(|r| encode_record(CLIENTS.res.fields, CLIENTS.singular, r, None))
             .collect()
     };
-    let root = Element::list(CLIENTS.plural, children)
-        .with_attr("page", page.to_string())
-        .with_attr("per_page", per_page.to_string())
-        .with_attr("total", total.to_string());
-    let mut response = Response::doc(200, root);
-    response
-        .headers
-        .push(("x-total-count".into(), total.to_string()));
-    Ok(response)
+    Ok(page_answer(CLIENTS.plural, children, page, per_page, total))
 }
 
 /// `POST /client-tags`: tags a client, or answers the tag of that name it carries.

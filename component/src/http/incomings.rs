@@ -4,7 +4,7 @@
 //! are record resources (`records::list` checks the incoming a list names).
 
 use super::error::ApiError;
-use super::records::{self, INCOMINGS as INCOMING_WIRE, decode_base64, encode_record};
+use super::records::{self, INCOMINGS as INCOMING_WIRE, decode_base64, encode_record, page_answer};
 use super::{Payload, Response, in_write};
 use crate::codec::{Content, Element, ScalarType};
 use crate::domain::date::Date;
@@ -82,13 +82,7 @@ fn filtered(c: &Call<'_>, txn: &dyn crate::caps::Read) -> Result<Vec<Record>, Ap
     let (due_from, due_to) = (date("due_from")?, date("due_to")?);
     let number = query.get("number").map(str::to_lowercase);
     let supplier = query.get("supplier_id").map(str::to_owned);
-    for id in query.list("supplier_id") {
-        if !id.parse::<u64>().is_ok_and(|n| n > 0) {
-            return Err(ApiError::bad(format!(
-                "supplier_id must list positive integers, got \"{id}\""
-            )));
-        }
-    }
+    query.ids("supplier_id")?;
     let status = query.get("status").map(str::to_ascii_uppercase);
     let supplier_of = |r: &Record| r.int("supplier_id").unwrap_or(0).to_string();
     Ok(domain_records::load_all(txn, &INCOMINGS, c.ctx.account_id)?
@@ -154,15 +148,7 @@ pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
     for r in all.into_iter().skip(start).take(per_page as usize) {
         children.push(element(c, txn.as_ref(), r)?);
     }
-    let root = Element::list("incomings", children)
-        .with_attr("page", page.to_string())
-        .with_attr("per_page", per_page.to_string())
-        .with_attr("total", total.to_string());
-    let mut response = Response::doc(200, root);
-    response
-        .headers
-        .push(("x-total-count".into(), total.to_string()));
-    Ok(response)
+    Ok(page_answer("incomings", children, page, per_page, total))
 }
 
 /// Groups as invoices answer them: `incoming-groups` per currency (inside

@@ -33,6 +33,22 @@ impl Query {
             .unwrap_or_default()
     }
 
+    /// A comma-separated list of ids: each 1 to 18 digits without sign or leading zero, as
+    /// the reference's id lists say (`Shape::Ids`).
+    pub(super) fn ids(&self, name: &str) -> Result<Vec<u64>, ApiError> {
+        self.list(name)
+            .into_iter()
+            .map(|v| {
+                let is_id = (1..=18).contains(&v.len())
+                    && !v.starts_with('0')
+                    && v.bytes().all(|b| b.is_ascii_digit());
+                is_id.then(|| v.parse().ok()).flatten().ok_or_else(|| {
+                    ApiError::bad(format!("{name} must list positive integers, got \"{v}\""))
+                })
+            })
+            .collect()
+    }
+
     /// A positive integer parameter (an id).
     pub(super) fn id(&self, name: &str) -> Result<Option<u64>, ApiError> {
         match self.get(name) {
