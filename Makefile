@@ -68,7 +68,7 @@ serve-standalone: standalone wasmtime-cli
 	@mkdir -p $(DATA)
 	@echo "Serving $(STANDALONE) with wasmtime serve, data in $(DATA)."
 	@echo "Call the API with the key $(BOOTSTRAP_KEY): curl -H 'X-ServiceApiKey: $(BOOTSTRAP_KEY)' http://$(LISTEN)/api/clients"
-	@$(WASMTIME) serve -Scli --addr $(LISTEN) --dir $(DATA)::/data \
+	@$(WASMTIME) serve -Scli --max-instance-reuse-count 1000 --addr $(LISTEN) --dir $(DATA)::/data \
 	  --env FAKTURA_BOOTSTRAP_KEY=$(BOOTSTRAP_KEY) $(STANDALONE)
 
 wac:

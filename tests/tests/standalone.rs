@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use faktura_tests::{
-    App, HOST_BINARY_HINT, Reply, SmtpSink, WasmtimeServe, check_pdf, concurrently, free_port,
-    host_binary, run_ok, shipped_component, standalone_component, standalone_test_component,
-    test_component, wit_dir,
+    App, HOST_BINARY_HINT, Instances, Reply, SmtpSink, WasmtimeServe, check_pdf, concurrently,
+    free_port, host_binary, run_ok, shipped_component, standalone_component,
+    standalone_test_component, test_component, wit_dir,
 };
 
 const KEY: &str = "standalone-key-0123456789";
@@ -38,7 +38,8 @@ fn ok(reply: &Reply) -> &Reply {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_standalone_component_serves_the_api_and_keeps_data_across_restarts() {
     let data = Arc::new(tempfile::tempdir().unwrap());
-    let serve = WasmtimeServe::start(data.path(), KEY).await;
+    // Instances serve many requests each here, and one per request after the restart.
+    let serve = WasmtimeServe::start_reusing(data.path(), KEY, Instances::Reused).await;
 
     // Only the configured key bootstraps the empty data directory.
     let stranger = serve
@@ -125,7 +126,7 @@ async fn the_standalone_component_serves_the_api_and_keeps_data_across_restarts(
 #[tokio::test(flavor = "multi_thread")]
 async fn sixteen_concurrent_creates_all_survive_a_restart() {
     let data = tempfile::tempdir().unwrap();
-    let serve = Arc::new(WasmtimeServe::start(data.path(), KEY).await);
+    let serve = Arc::new(WasmtimeServe::start_reusing(data.path(), KEY, Instances::Reused).await);
     let client = ok(&serve.call(KEY, "POST", "/api/clients", Some(CLIENT)).await).id();
     let replies = concurrently(16, |_| {
         let serve = serve.clone();
@@ -142,6 +143,20 @@ async fn sixteen_concurrent_creates_all_survive_a_restart() {
     assert_eq!(created.len(), 16);
     let expected: BTreeSet<String> = (1..=16).map(|n| format!("INV-{n:05}")).collect();
     assert_eq!(numbers, expected);
+    // Each reused instance follows the commits the others made since it last read: every
+    // invoice reads back at once, wherever the request lands.
+    let ids: Vec<u64> = created.iter().copied().collect();
+    let read = concurrently(16, |i| {
+        let (serve, id) = (serve.clone(), ids[i]);
+        async move {
+            let reply = serve
+                .call(KEY, "GET", &format!("/api/invoices/{id}"), None)
+                .await;
+            reply.status
+        }
+    })
+    .await;
+    assert_eq!(read, vec![200; 16]);
 
     Arc::try_unwrap(serve).ok().unwrap().kill();
     let serve = WasmtimeServe::start(data.path(), KEY).await;
@@ -167,7 +182,15 @@ async fn acknowledged_writes_survive_sigkills_of_wasmtime_serve() {
     const WORKERS: usize = 6;
     let data = tempfile::tempdir().unwrap();
     let acked: Acknowledged = Arc::default();
-    let mut serve = WasmtimeServe::start(data.path(), KEY).await;
+    // Rounds alternate between instances per request and reused instances.
+    let instances = |round: usize| {
+        if round.is_multiple_of(2) {
+            Instances::Reused
+        } else {
+            Instances::PerRequest
+        }
+    };
+    let mut serve = WasmtimeServe::start_reusing(data.path(), KEY, instances(0)).await;
     let client = ok(&serve
         .call(
             KEY,
@@ -191,7 +214,7 @@ async fn acknowledged_writes_survive_sigkills_of_wasmtime_serve() {
         for w in workers {
             let _ = w.await;
         }
-        serve = WasmtimeServe::start(data.path(), KEY).await;
+        serve = WasmtimeServe::start_reusing(data.path(), KEY, instances(round + 1)).await;
         verify(&serve.base, &acked, round).await;
     }
     let acked = acked.lock().unwrap();
@@ -213,9 +236,17 @@ async fn acknowledged_writes_survive_sigkills_of_wasmtime_serve() {
 /// within a second (the plug's lease expires), and nothing of the trapped write is kept.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_writer_that_traps_holding_the_turn_delays_the_next_by_under_a_second() {
+    // A trapped instance is dropped, also where instances serve many requests.
+    for instances in [Instances::PerRequest, Instances::Reused] {
+        a_writer_traps(instances).await;
+    }
+}
+
+async fn a_writer_traps(instances: Instances) {
     let data = tempfile::tempdir().unwrap();
     let serve =
-        WasmtimeServe::start_component(&standalone_test_component(), data.path(), KEY).await;
+        WasmtimeServe::start_component(&standalone_test_component(), data.path(), KEY, instances)
+            .await;
     ok(&serve.call(KEY, "POST", "/api/clients", Some(CLIENT)).await);
     for round in 0..3 {
         let trapped = serve
@@ -242,7 +273,10 @@ async fn a_writer_that_traps_holding_the_turn_delays_the_next_by_under_a_second(
             write_took < Duration::from_millis(1500),
             "round {round}: the write took {write_took:?}"
         );
-        eprintln!("round {round}: read after the trap {read_took:?}, write {write_took:?}");
+        eprintln!(
+            "{instances:?}, round {round}: read after the trap {read_took:?}, write \
+             {write_took:?}"
+        );
     }
     let list = serve.call(KEY, "GET", "/api/clients", None).await;
     assert_eq!(list.header("x-total-count"), Some("4"));

@@ -6,7 +6,7 @@
     reason = "wit-bindgen's generated glue exports and calls raw ABI functions"
 )]
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use faktura_backend::{kv, outbox, render};
 
@@ -59,12 +59,15 @@ fn commit_error(e: redb::CommitError) -> Error {
 struct ReadTxn(store::Snapshot);
 
 /// The write transaction; dropped without `commit` it rolls back, and ends the turn.
-struct WriteTxn(RefCell<Option<redb::WriteTransaction>>);
+struct WriteTxn {
+    txn: RefCell<Option<redb::WriteTransaction>>,
+    committed: Cell<bool>,
+}
 
 impl Drop for WriteTxn {
     fn drop(&mut self) {
-        drop(self.0.take());
-        store::end_write();
+        drop(self.txn.take());
+        store::end_write(self.committed.get());
     }
 }
 
@@ -84,7 +87,7 @@ impl WriteTxn {
         f: impl FnOnce(&redb::WriteTransaction) -> Result<T, StoreError>,
     ) -> Result<T, Error> {
         store::confirm_turn().map_err(error)?;
-        let txn = self.0.borrow();
+        let txn = self.txn.borrow();
         let txn = txn
             .as_ref()
             .ok_or_else(|| backend("the transaction has ended"))?;
@@ -170,7 +173,7 @@ impl wstore::GuestWriteTxn for WriteTxn {
     fn commit(txn: wstore::WriteTxn) -> Result<(), Error> {
         let txn: WriteTxn = txn.into_inner();
         store::confirm_turn().map_err(error)?;
-        let inner = txn.0.borrow_mut().take();
+        let inner = txn.txn.borrow_mut().take();
         let result = match inner {
             // A commit that failed because the turn was lost on the way kept nothing.
             Some(t) => t
@@ -178,6 +181,7 @@ impl wstore::GuestWriteTxn for WriteTxn {
                 .map_err(|e| store::confirm_turn().map_or_else(error, |()| commit_error(e))),
             None => Err(backend("the transaction has ended")),
         };
+        txn.committed.set(result.is_ok());
         // Dropping `txn` ends the turn.
         drop(txn);
         result
@@ -197,7 +201,10 @@ impl wstore::Guest for Plug {
     /// take turns on the whole store already.
     fn begin_write(_scope: Vec<u8>) -> Result<wstore::WriteTxn, Error> {
         let txn = store::begin_write(&Config::get().store).map_err(error)?;
-        Ok(wstore::WriteTxn::new(WriteTxn(RefCell::new(Some(txn)))))
+        Ok(wstore::WriteTxn::new(WriteTxn {
+            txn: RefCell::new(Some(txn)),
+            committed: Cell::new(false),
+        }))
     }
 }
 

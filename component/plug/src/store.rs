@@ -2,9 +2,9 @@
 //! table (`faktura_backend::kv`) the faktura host keeps, so a data directory moves between
 //! the two (never served by both at once).
 //!
-//! Every request runs in its own instance, and instances share nothing but files. redb's
-//! multi-writer mode lets processes write a file in turn while others read it, each reader on
-//! the last commit it finds, through byte-range locks on the file that announce who writes
+//! Requests run in instances (one per request, or one for many requests in turn) that share
+//! nothing but files. redb's multi-writer mode lets processes write a file in turn while
+//! others read it, each reader on the last commit it finds, through byte-range locks on the file that announce who writes
 //! and which commit each reader reads, so that writers keep those commits' pages; each commit
 //! records the allocator state, so that the next writer (also after one that died) opens the
 //! file without a repair. WASI has no locks, so `SharedFile` gives redb what the locks would
@@ -21,6 +21,10 @@
 //!   Each writer notes in `faktura.pins` the oldest commit the file holds, with the time; the
 //!   commits older than one noted more than `KEPT` ago can have no reader left.
 //!
+//! An instance opens the file once: its reader follows the file to the latest commit at each
+//! read transaction, and its writer, kept open between turns, to the latest commit at each
+//! write transaction (redb reloads what another writer committed in between).
+//!
 //! A writer that dies (a trap, a killed process) leaves its lease and a file marked as open
 //! by a writer; the lease expires within a second (`lease::TTL`), and the next writer opens
 //! the file from its last commit and the allocator state recorded with it. Readers meanwhile
@@ -34,6 +38,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -46,7 +51,7 @@ use redb::{
 
 use crate::lease::{Lease, LeaseError};
 
-/// redb's page cache per instance; instances live for one request.
+/// redb's page cache per open database (an instance has a reader and a writer).
 const CACHE_BYTES: usize = 4 << 20;
 /// How long a replaced commit's pages stay unused by writers: a reader may still read them.
 pub const KEPT: Duration = Duration::from_secs(20);
@@ -81,14 +86,36 @@ fn lease_error(e: LeaseError) -> StoreError {
     }
 }
 
-type SharedLease = Arc<Mutex<Lease>>;
+/// A writer's turns as its database file sees them: the lease while a turn is held, and the
+/// oldest commit a reader may still read, noted when the turn began. One database stays open
+/// across the turns of an instance (a runtime may send an instance many requests).
+#[derive(Debug, Default)]
+struct Turn {
+    lease: Mutex<Option<Lease>>,
+    read_from: AtomicU64,
+}
 
-fn check(lease: &SharedLease) -> Result<(), StoreError> {
-    lease
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .check()
-        .map_err(lease_error)
+impl Turn {
+    fn lease(&self) -> std::sync::MutexGuard<'_, Option<Lease>> {
+        self.lease.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Confirms that this writer holds the store's turn.
+    fn check(&self) -> Result<(), StoreError> {
+        match self.lease().as_mut() {
+            Some(lease) => lease.check().map_err(lease_error),
+            None => Err(backend("no write turn is held")),
+        }
+    }
+
+    /// Ends the turn, if one is held.
+    fn free(&self) {
+        if let Some(mut lease) = self.lease().take()
+            && let Err(e) = lease.release()
+        {
+            eprintln!("faktura-plug: freeing the store's lease: {e}");
+        }
+    }
 }
 
 /// The byte offsets redb's multi-process modes lock (redb 4's `db.rs`; its protocol
@@ -121,18 +148,25 @@ fn ends(start: Bound<u64>, end: Bound<u64>) -> (u64, u64) {
 #[derive(Debug)]
 struct SharedFile {
     file: FileBackend,
-    /// The writer's lease; `None` for a reader, which never writes.
-    lease: Option<SharedLease>,
-    /// The commits from this one on may have readers (writers only).
-    read_from: u64,
+    /// The writer's turns; `None` for a reader, which never writes.
+    turn: Option<Arc<Turn>>,
 }
 
 impl SharedFile {
     fn confirm(&self) -> std::io::Result<()> {
-        match &self.lease {
-            Some(lease) => check(lease).map_err(|e| std::io::Error::other(format!("{e:?}"))),
+        match &self.turn {
+            Some(turn) => turn
+                .check()
+                .map_err(|e| std::io::Error::other(format!("{e:?}"))),
             None => Err(std::io::Error::other("a reader never writes the store")),
         }
+    }
+
+    /// The commits from this one on may have readers (asked by writers only).
+    fn read_from(&self) -> u64 {
+        self.turn
+            .as_ref()
+            .map_or(0, |t| t.read_from.load(Ordering::Acquire))
     }
 }
 
@@ -199,7 +233,7 @@ impl StorageBackend for SharedFile {
     fn query_lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<bool, BackendError> {
         let (low, high) = ends(start, end);
         if high >= locks::READING {
-            return Ok(high >= locks::READING.saturating_add(self.read_from));
+            return Ok(high >= locks::READING.saturating_add(self.read_from()));
         }
         Ok(low <= locks::CONSISTENT && locks::CONSISTENT <= high)
     }
@@ -338,22 +372,17 @@ mod pins {
     }
 }
 
-fn shared_file(
-    file: File,
-    lease: Option<SharedLease>,
-    read_from: u64,
-) -> Result<SharedFile, StoreError> {
+fn shared_file(file: File, turn: Option<Arc<Turn>>) -> Result<SharedFile, StoreError> {
     Ok(SharedFile {
         file: FileBackend::new(file).map_err(backend)?,
-        lease,
-        read_from,
+        turn,
     })
 }
 
-/// This instance's write session: the database open under the lease.
+/// This instance's writer: the database, open from its first turn on, and the turn.
 struct Session {
     db: Database,
-    lease: SharedLease,
+    turn: Arc<Turn>,
     writing: bool,
 }
 
@@ -362,7 +391,19 @@ thread_local! {
     static READER: RefCell<Option<ReadOnlyDatabase>> = const { RefCell::new(None) };
 }
 
-fn open_writable(place: &Place, lease: &SharedLease) -> Result<Database, StoreError> {
+/// Notes, at the start of a turn, which commits readers may still read (`pins`).
+fn note_readers(place: &Place, turn: &Turn, fresh: bool) -> Result<(), StoreError> {
+    // A fresh file has no commit a reader could read yet.
+    let from = if fresh {
+        0
+    } else {
+        pins::note(&place.pins, pins::oldest_in_header(&place.db)?)?
+    };
+    turn.read_from.store(from, Ordering::Release);
+    Ok(())
+}
+
+fn open_writable(place: &Place, turn: &Arc<Turn>) -> Result<Database, StoreError> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -371,16 +412,11 @@ fn open_writable(place: &Place, lease: &SharedLease) -> Result<Database, StoreEr
         .open(&place.db)
         .map_err(backend)?;
     let fresh = file.metadata().map_err(backend)?.len() == 0;
-    // A fresh file has no commit a reader could read yet.
-    let read_from = if fresh {
-        0
-    } else {
-        pins::note(&place.pins, pins::oldest_in_header(&place.db)?)?
-    };
+    note_readers(place, turn, fresh)?;
     let db = Database::builder()
         .set_cache_size(CACHE_BYTES)
         .set_concurrency_mode(ConcurrencyMode::MultiWriter)
-        .create_with_backend(shared_file(file, Some(lease.clone()), read_from)?)
+        .create_with_backend(shared_file(file, Some(turn.clone()))?)
         .map_err(backend)?;
     // Every store has the table, so that reads can open it: a store's first writer makes it.
     let has_table = db.begin_read().map_err(backend)?.open_table(TABLE).is_ok();
@@ -392,27 +428,46 @@ fn open_writable(place: &Place, lease: &SharedLease) -> Result<Database, StoreEr
     Ok(db)
 }
 
-fn open_session(place: &Place) -> Result<Session, StoreError> {
-    let lease = Arc::new(Mutex::new(
-        Lease::acquire(&place.lease_dir).map_err(lease_error)?,
-    ));
-    match open_writable(place, &lease) {
-        Ok(db) => Ok(Session {
-            db,
-            lease,
-            writing: false,
-        }),
-        Err(e) => {
-            free(&lease);
-            Err(e)
+/// Waits for the store's turn and readies this instance's writer for it: the database
+/// opened in an earlier turn when there is one (redb brings it up to the file's last commit
+/// when the write transaction begins), else opened now.
+fn begin_turn(place: &Place, slot: &mut Option<Session>) -> Result<(), StoreError> {
+    let lease = Lease::acquire(&place.lease_dir).map_err(lease_error)?;
+    let begun = match slot {
+        Some(session) => {
+            *session.turn.lease() = Some(lease);
+            note_readers(place, &session.turn, false)
         }
+        None => {
+            let turn = Arc::new(Turn::default());
+            *turn.lease() = Some(lease);
+            open_writable(place, &turn).map(|db| {
+                *slot = Some(Session {
+                    db,
+                    turn,
+                    writing: false,
+                });
+            })
+        }
+    };
+    if begun.is_err() {
+        end_turn(slot, false);
     }
+    begun
 }
 
-fn free(lease: &SharedLease) {
-    let released = lease.lock().unwrap_or_else(|e| e.into_inner()).release();
-    if let Err(e) = released {
-        eprintln!("faktura-plug: freeing the store's lease: {e}");
+/// Ends the turn. `keep`: the database stays open for the instance's next turn (after a
+/// commit, the state it recorded is the file's); otherwise it is left as a writer that died
+/// leaves it, and the next turn opens it again.
+fn end_turn(slot: &mut Option<Session>, keep: bool) {
+    let Some(session) = slot.as_mut() else { return };
+    session.writing = false;
+    session.turn.free();
+    if !keep {
+        let session = slot.take().expect("checked above");
+        // Not closed: every commit recorded what the next writer needs, and closing would
+        // write and sync the file four more times, outside any turn.
+        std::mem::forget(session.db);
     }
 }
 
@@ -421,7 +476,7 @@ fn open_reader(place: &Place) -> Result<ReadOnlyDatabase, StoreError> {
     Database::builder()
         .set_cache_size(CACHE_BYTES)
         .set_concurrency_mode(ConcurrencyMode::MultiWriter)
-        .open_read_only_with_backend(shared_file(file, None, 0)?)
+        .open_read_only_with_backend(shared_file(file, None)?)
         .map_err(backend)
 }
 
@@ -462,9 +517,11 @@ pub fn begin_read(place: &Place) -> Result<Snapshot, StoreError> {
                             // No store yet, or a file only a writer's open can repair (the
                             // first writer died before its first commit): one writer turn
                             // makes it readable.
-                            if let Ok(session) = open_session(place) {
-                                end_session(session);
-                            }
+                            SESSION.with_borrow_mut(|slot| {
+                                if begin_turn(place, slot).is_ok() {
+                                    end_turn(slot, true);
+                                }
+                            });
                         } else {
                             // The header was being written just then.
                             std::thread::sleep(Duration::from_millis(1));
@@ -493,7 +550,7 @@ pub fn begin_read(place: &Place) -> Result<Snapshot, StoreError> {
     })
 }
 
-/// Begins the write transaction: waits for the store's turn, which it holds until `end`.
+/// Begins the write transaction: waits for the store's turn, which it holds until `end_write`.
 pub fn begin_write(place: &Place) -> Result<WriteTransaction, StoreError> {
     SESSION.with_borrow_mut(|slot| {
         if slot.as_ref().is_some_and(|s| s.writing) {
@@ -501,47 +558,34 @@ pub fn begin_write(place: &Place) -> Result<WriteTransaction, StoreError> {
                 "one write transaction at a time: commit or drop the open one first",
             ));
         }
-        if slot.is_none() {
-            *slot = Some(open_session(place)?);
-        }
-        let session = slot.as_mut().expect("opened above");
+        begin_turn(place, slot)?;
+        let session = slot.as_mut().expect("readied by begin_turn");
         match session.db.begin_write() {
             Ok(txn) => {
                 session.writing = true;
                 Ok(txn)
             }
             Err(e) => {
-                end_session(slot.take().expect("checked above"));
+                end_turn(slot, false);
                 Err(backend(e))
             }
         }
     })
 }
 
-/// Ends the write transaction (after its redb transaction was committed or dropped): closes
-/// the database and ends the turn.
-pub fn end_write() {
-    SESSION.with_borrow_mut(|slot| {
-        if let Some(session) = slot.take() {
-            end_session(session);
-        }
-    });
-}
-
-fn end_session(session: Session) {
-    // The database is left open, as a writer that died leaves it: every commit recorded
-    // what the next writer needs, and closing would write and sync the file four more
-    // times in this writer's turn.
-    std::mem::forget(session.db);
-    free(&session.lease);
+/// Ends the write transaction (after its redb transaction was committed or dropped) and the
+/// turn. `committed`: it was committed, and the database stays open for the next turn; after
+/// a rollback or a failure it is opened again then.
+pub fn end_write(committed: bool) {
+    SESSION.with_borrow_mut(|slot| end_turn(slot, committed));
 }
 
 /// Confirms this instance still holds the store's turn, before an operation of its write
 /// transaction.
 pub fn confirm_turn() -> Result<(), StoreError> {
     SESSION.with_borrow(|slot| match slot {
-        Some(session) => check(&session.lease),
-        None => Err(backend("no write transaction is open")),
+        Some(session) if session.writing => session.turn.check(),
+        _ => Err(backend("no write transaction is open")),
     })
 }
 
@@ -607,7 +651,7 @@ mod tests {
     use super::*;
     use std::cell::Cell;
     use std::sync::Barrier;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
 
     thread_local! {
         /// The file syncs of this thread's writers.
@@ -623,7 +667,15 @@ mod tests {
         let txn = begin_write(place).unwrap();
         put(&txn, key, value).unwrap();
         txn.commit().unwrap();
-        end_write();
+        end_write(true);
+    }
+
+    /// This instance's writer stays open between its turns, and holds no turn meanwhile.
+    fn holds_no_turn() -> bool {
+        SESSION.with_borrow(|s| {
+            s.as_ref()
+                .is_some_and(|s| !s.writing && s.turn.lease().is_none())
+        })
     }
 
     fn generation(place: &Place) -> u64 {
@@ -644,7 +696,7 @@ mod tests {
         assert_eq!(read(&place, b"k"), Some(b"v".to_vec()));
         // Two writer turns came and went; the readers took none.
         assert_eq!(generation(&place), 3);
-        assert!(SESSION.with_borrow(Option::is_none));
+        assert!(holds_no_turn());
     }
 
     #[test]
@@ -655,7 +707,9 @@ mod tests {
         let huge = vec![0u8; kv::KEY_BYTES_MAX + 1];
         assert_eq!(put(&txn, &huge, b"v"), Err(StoreError::TooLarge));
         drop(txn);
-        end_write();
+        end_write(false);
+        // A rolled-back turn leaves no writer open; the next turn opens one.
+        assert!(SESSION.with_borrow(Option::is_none));
         assert_eq!(read(&place, &huge), None);
     }
 
@@ -682,7 +736,7 @@ mod tests {
             "the reader waited {took:?}"
         );
         txn.commit().unwrap();
-        end_write();
+        end_write(true);
         assert_eq!(read(&place, b"k"), Some(b"2".to_vec()));
     }
 
@@ -695,7 +749,7 @@ mod tests {
             put(&txn, &k.to_be_bytes(), &value).unwrap();
         }
         txn.commit().unwrap();
-        end_write();
+        end_write(true);
     }
 
     fn numbers(snapshot: &Snapshot) -> Vec<u64> {
@@ -740,7 +794,7 @@ mod tests {
                             .unwrap()
                             .map_or(0, |v| u64::from_be_bytes(v[..8].try_into().unwrap()));
                         drop(txn);
-                        end_write();
+                        end_write(false);
                         // Read and write in one transaction: the increment is lost if
                         // another writer came between.
                         let txn = begin_write(&place).unwrap();
@@ -749,7 +803,7 @@ mod tests {
                             .map_or(0, |v| u64::from_be_bytes(v[..8].try_into().unwrap()));
                         assert!(m >= n);
                         drop(txn);
-                        end_write();
+                        end_write(false);
                         let txn = begin_write(&place).unwrap();
                         let m = get(&write_table(&txn).unwrap(), &0u64.to_be_bytes())
                             .unwrap()
@@ -760,7 +814,7 @@ mod tests {
                             put(&txn, &k.to_be_bytes(), &value).unwrap();
                         }
                         txn.commit().unwrap();
-                        end_write();
+                        end_write(true);
                     }
                 })
             })
@@ -837,11 +891,11 @@ mod tests {
         let txn = begin_write(&place).unwrap();
         put(&txn, b"k", b"2").unwrap();
         // The instance stalls past the lease's TTL and another takes the store over.
-        SESSION.with_borrow(|s| s.as_ref().unwrap().lease.lock().unwrap().expire());
+        SESSION.with_borrow(|s| s.as_ref().unwrap().turn.lease().as_mut().unwrap().expire());
         let mut next = Lease::acquire(&place.lease_dir).unwrap();
         assert_eq!(confirm_turn(), Err(StoreError::Conflict));
         assert!(txn.commit().is_err(), "the displaced holder committed");
-        end_write();
+        end_write(false);
         next.release().unwrap();
         assert_eq!(read(&place, b"k"), Some(b"1".to_vec()));
     }
@@ -853,30 +907,52 @@ mod tests {
         let first = begin_write(&place).unwrap();
         assert!(matches!(begin_write(&place), Err(StoreError::Backend(_))));
         drop(first);
-        end_write();
+        end_write(false);
         // Reads beside one's own write transaction read the last commit.
         let txn = begin_write(&place).unwrap();
         put(&txn, b"k", b"1").unwrap();
         assert_eq!(read(&place, b"k"), None);
         txn.commit().unwrap();
-        end_write();
+        end_write(true);
         assert_eq!(read(&place, b"k"), Some(b"1".to_vec()));
-        assert!(SESSION.with_borrow(Option::is_none));
+        assert!(holds_no_turn());
     }
 
     #[test]
-    fn a_write_turn_syncs_the_file_four_times() {
+    fn a_write_turn_syncs_the_file_twice_and_an_instance_keeps_its_writer_between_turns() {
         // Regression: closing the database at the end of each turn synced it four times
         // more, in the turn that every other writer waits for.
-        let dir = tempfile::tempdir().unwrap();
+        let dir = Arc::new(tempfile::tempdir().unwrap());
         let place = Place::in_dir(dir.path());
+        // A new instance's first turn opens the file, taking it over from the last writer
+        // (its pages, then the header), then commits: its pages and header, then the
+        // header's mark that it is durable.
         write(&place, b"k", b"1");
+        let other = |value: &'static [u8]| {
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                SYNCS.with(|n| n.set(0));
+                write(&Place::in_dir(dir.path()), b"k", value);
+                SYNCS.with(Cell::get)
+            })
+            .join()
+            .unwrap()
+        };
+        assert_eq!(other(b"2"), 4);
+        // The instance's next turn begins on the database it kept open, which follows the
+        // other's commit without a sync: the commit's two alone.
         SYNCS.with(|n| n.set(0));
-        write(&place, b"k", b"2");
-        // The open takes the file over from the last writer (its pages, then the header),
-        // the commit syncs its pages and header, then the header's mark that it is durable.
-        assert_eq!(SYNCS.with(Cell::get), 4);
-        assert_eq!(read(&place, b"k"), Some(b"2".to_vec()));
+        let txn = begin_write(&place).unwrap();
+        assert_eq!(
+            get(&write_table(&txn).unwrap(), b"k").unwrap(),
+            Some(b"2".to_vec())
+        );
+        put(&txn, b"k", b"3").unwrap();
+        txn.commit().unwrap();
+        end_write(true);
+        assert_eq!(SYNCS.with(Cell::get), 2);
+        assert_eq!(read(&place, b"k"), Some(b"3".to_vec()));
+        assert!(holds_no_turn());
     }
 
     #[test]
