@@ -13,7 +13,14 @@
 //! be taken over it. A holder checks before every write that no newer generation exists
 //! and that its own ticket is still there (`check`), so one that was only slow, not dead,
 //! finds out and stops instead of writing beside the new owner.
+//!
+//! Turns go in the order the writers came: a waiter announces itself in `waiting/` under
+//! its arrival time, and takes a free turn only when no earlier waiter is announced. The
+//! first in line looks often; the others rarely, as they cannot take the turn anyway. A
+//! waiter renews its announcement as a holder renews its ticket, and one untouched for `TTL`
+//! (its instance died) is passed over and removed.
 
+use std::collections::VecDeque;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -28,9 +35,14 @@ const RENEW_AFTER: Duration = Duration::from_millis(200);
 /// `check` looks at the directory again after this much time; in between, the holder
 /// cannot have been displaced, since displacing it takes `TTL` without a renewal.
 const RECHECK_AFTER: Duration = Duration::from_millis(50);
-/// The longest pause between two looks at a busy store: a turn lasts a few fsyncs, and
-/// many waiters looking more often would take the CPU its holder needs.
-const PAUSE_MAX: Duration = Duration::from_millis(8);
+/// The pause of the first waiter in line between two looks at a busy store: a turn lasts a
+/// few fsyncs, and the store idles until the first waiter sees it end.
+const FIRST_PAUSE: Duration = Duration::from_micros(200);
+/// The pause of a waiter behind others, per waiter before it, between two looks at the line
+/// (at most `LINE_PAUSE_MAX`): each turn takes longer than this, and many waiters looking
+/// more often would take the CPU the holder needs.
+const LINE_PAUSE: Duration = Duration::from_millis(2);
+const LINE_PAUSE_MAX: Duration = Duration::from_millis(16);
 /// How long `acquire` waits for its turn before it gives up.
 pub const WAIT_MAX: Duration = Duration::from_secs(60);
 
@@ -105,13 +117,103 @@ fn is_stale(path: &Path) -> bool {
     }
 }
 
+/// A waiter's announcement in the line (`waiting/`), removed when it is dropped.
+struct Waiter {
+    line: PathBuf,
+    name: String,
+    file: File,
+    renewed: Instant,
+    /// The waiters announced before this one, earliest first, as the line was when this one
+    /// joined it: later ones come after it, so the list only ever shortens.
+    earlier: VecDeque<String>,
+}
+
+impl Waiter {
+    fn announce(dir: &Path) -> io::Result<Waiter> {
+        use std::hash::{BuildHasher, Hasher};
+        let line = dir.join("waiting");
+        fs::create_dir_all(&line)?;
+        let arrived = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        // Two waiters of the same nanosecond are told apart by a random suffix.
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        let name = format!("{arrived:030}-{random:016x}");
+        let file = File::create_new(line.join(&name))?;
+        let mut earlier: Vec<String> = fs::read_dir(&line)?
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|other| *other < name)
+            .collect();
+        earlier.sort();
+        Ok(Waiter {
+            line,
+            name,
+            file,
+            renewed: Instant::now(),
+            earlier: earlier.into(),
+        })
+    }
+
+    /// How many waiters are before this one (0: it is first in line). The earliest is looked
+    /// at until one is alive: one that left the line is forgotten, and the announcement of
+    /// one that died is removed.
+    fn before(&mut self) -> io::Result<usize> {
+        while let Some(name) = self.earlier.front() {
+            let path = self.line.join(name);
+            match fs::metadata(&path).and_then(|m| m.modified()) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+                Ok(touched) => {
+                    let dead = SystemTime::now()
+                        .duration_since(touched)
+                        .is_ok_and(|age| age > TTL);
+                    if !dead {
+                        return Ok(self.earlier.len());
+                    }
+                    let _ = fs::remove_file(&path);
+                }
+            }
+            self.earlier.pop_front();
+        }
+        Ok(0)
+    }
+
+    fn renew(&mut self) -> io::Result<()> {
+        if self.renewed.elapsed() >= RENEW_AFTER {
+            self.file.set_modified(SystemTime::now())?;
+            self.renewed = Instant::now();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(self.line.join(&self.name));
+    }
+}
+
 impl Lease {
-    /// Waits for the store's turn in `dir` (created when missing).
+    /// Waits for the store's turn in `dir` (created when missing), after the waiters that
+    /// came before.
     pub fn acquire(dir: &Path) -> Result<Lease, LeaseError> {
         fs::create_dir_all(dir)?;
         let started = Instant::now();
-        let mut pause = Duration::from_micros(100);
+        let mut waiter = Waiter::announce(dir)?;
         loop {
+            if started.elapsed() > WAIT_MAX {
+                return Err(LeaseError::Busy);
+            }
+            waiter.renew()?;
+            let before = waiter.before()?;
+            if before > 0 {
+                let pause = LINE_PAUSE.saturating_mul(before as u32);
+                std::thread::sleep(pause.min(LINE_PAUSE_MAX));
+                continue;
+            }
             let (top, freed) = newest(dir)?;
             if freed || is_stale(&dir.join(ticket_name(top))) {
                 let generation = top + 1;
@@ -140,15 +242,15 @@ impl Lease {
                     Err(e) => return Err(e.into()),
                 }
             }
-            // Wait for the turn `top` to end, looking only at the files that tell: its free
-            // mark, the next ticket (another waiter was faster) and its own age. Cheaper than
-            // reading the whole directory, which many waiters do at once.
+            // First in line: wait for the turn `top` to end, looking only at the files that
+            // tell: its free mark, the next ticket (taken by a waiter that died or was passed
+            // over) and its own age. Cheaper than reading the whole directory.
             loop {
                 if started.elapsed() > WAIT_MAX {
                     return Err(LeaseError::Busy);
                 }
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(PAUSE_MAX);
+                std::thread::sleep(FIRST_PAUSE);
+                waiter.renew()?;
                 let ended = match fs::metadata(dir.join(ticket_name(top))) {
                     // Gone: newer holders cleaned it up, long after its turn.
                     Err(e) if e.kind() == io::ErrorKind::NotFound => true,
@@ -247,6 +349,7 @@ mod tests {
         let names: Vec<_> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name != "waiting")
             .collect();
         let mut names = names;
         names.sort();
@@ -291,6 +394,55 @@ mod tests {
         let next = Lease::acquire(dir.path()).unwrap();
         assert_eq!(next.generation(), 2);
         assert!(matches!(dead.check(), Err(LeaseError::Lost)));
+    }
+
+    fn announced(dir: &Path) -> usize {
+        fs::read_dir(dir.join("waiting")).map_or(0, |d| d.count())
+    }
+
+    #[test]
+    fn turns_go_in_the_order_the_writers_came() {
+        let dir = Arc::new(tempfile::tempdir().unwrap());
+        let mut held = Lease::acquire(dir.path()).unwrap();
+        let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut waiters = Vec::new();
+        for n in 0..5 {
+            let (shared, order) = (dir.clone(), order.clone());
+            waiters.push(std::thread::spawn(move || {
+                let mut lease = Lease::acquire(shared.path()).unwrap();
+                order.lock().unwrap().push(n);
+                lease.release().unwrap();
+            }));
+            // The next comes once this one is in line.
+            while announced(dir.path()) < n + 1 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        held.release().unwrap();
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3, 4]);
+        assert_eq!(announced(dir.path()), 0, "every waiter left the line");
+    }
+
+    #[test]
+    fn a_waiter_that_died_in_line_is_passed_over_within_the_ttl() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = dir.path().join("waiting");
+        fs::create_dir_all(&line).unwrap();
+        // One died long ago, one just now: both came before any live waiter.
+        let long_ago = File::create_new(line.join(format!("{:030}-0", 1))).unwrap();
+        long_ago
+            .set_modified(SystemTime::now() - TTL - Duration::from_secs(1))
+            .unwrap();
+        File::create_new(line.join(format!("{:030}-0", 2))).unwrap();
+        let started = Instant::now();
+        let mut lease = Lease::acquire(dir.path()).unwrap();
+        let took = started.elapsed();
+        assert!(took < TTL + Duration::from_millis(500), "{took:?}");
+        assert_eq!(announced(dir.path()), 0, "{:?}", fs::read_dir(&line));
+        lease.release().unwrap();
     }
 
     #[test]
