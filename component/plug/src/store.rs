@@ -441,13 +441,20 @@ fn begin_turn(place: &Place, slot: &mut Option<Session>) -> Result<(), StoreErro
         None => {
             let turn = Arc::new(Turn::default());
             *turn.lease() = Some(lease);
-            open_writable(place, &turn).map(|db| {
-                *slot = Some(Session {
-                    db,
-                    turn,
-                    writing: false,
-                });
-            })
+            match open_writable(place, &turn) {
+                Ok(db) => {
+                    *slot = Some(Session {
+                        db,
+                        turn,
+                        writing: false,
+                    });
+                    Ok(())
+                }
+                Err(e) => {
+                    turn.free();
+                    Err(e)
+                }
+            }
         }
     };
     if begun.is_err() {
@@ -898,6 +905,22 @@ mod tests {
         end_write(false);
         next.release().unwrap();
         assert_eq!(read(&place, b"k"), Some(b"1".to_vec()));
+    }
+
+    #[test]
+    fn a_writer_that_cannot_open_the_file_frees_its_turn_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = Place::in_dir(dir.path());
+        std::fs::create_dir(&place.db).unwrap();
+        assert!(matches!(begin_write(&place), Err(StoreError::Backend(_))));
+        let started = Instant::now();
+        let mut next = Lease::acquire(&place.lease_dir).unwrap();
+        let took = started.elapsed();
+        assert!(
+            took < crate::lease::TTL / 2,
+            "the next writer waited {took:?}"
+        );
+        next.release().unwrap();
     }
 
     #[test]
