@@ -62,37 +62,8 @@ fn request_id(headers: &hyper::HeaderMap) -> String {
 
 type Response = hyper::Response<HyperOutgoingBody>;
 
-/// The answer when the guest failed: the details are in the log, never in the body.
-fn internal_error() -> Response {
-    let body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<errors>\n  <error>internal error</error>\n</errors>\n";
-    let mut response = hyper::Response::new(
-        Full::new(Bytes::from_static(body.as_bytes()))
-            .map_err(|never: Infallible| match never {})
-            .boxed_unsync(),
-    );
-    *response.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
-    response.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/xml; charset=utf-8"),
-    );
-    response
-}
-
-/// The answer in place of one whose reads saw a commit that could not be made durable:
-/// 507 when the disk is full, else 503; the client may send the request again.
-fn not_durable(e: &DbError) -> Response {
-    let (status, message) = match e {
-        DbError::Full(_) => (
-            hyper::StatusCode::INSUFFICIENT_STORAGE,
-            "the server's disk is full: what this request read could not be made durable; \
-             send the request again later",
-        ),
-        _ => (
-            hyper::StatusCode::SERVICE_UNAVAILABLE,
-            "the store could not make what this request read durable; send the request \
-             again later",
-        ),
-    };
+/// An answer of the host's own: `status` with an `<errors>` body holding `message`.
+fn error_answer(status: hyper::StatusCode, message: &str) -> Response {
     let body = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<errors>\n  <error>{message}</error>\n</errors>\n"
     );
@@ -107,6 +78,28 @@ fn not_durable(e: &DbError) -> Response {
         hyper::header::HeaderValue::from_static("application/xml; charset=utf-8"),
     );
     response
+}
+
+/// The answer when the guest failed: the details are in the log, never in the body.
+fn internal_error() -> Response {
+    error_answer(hyper::StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+}
+
+/// The answer in place of one whose reads saw a commit that could not be made durable:
+/// 507 when the disk is full, else 503; the client may send the request again.
+fn not_durable(e: &DbError) -> Response {
+    match e {
+        DbError::Full(_) => error_answer(
+            hyper::StatusCode::INSUFFICIENT_STORAGE,
+            "the server's disk is full: what this request read could not be made durable; \
+             send the request again later",
+        ),
+        _ => error_answer(
+            hyper::StatusCode::SERVICE_UNAVAILABLE,
+            "the store could not make what this request read durable; send the request \
+             again later",
+        ),
+    }
 }
 
 impl Runtime {

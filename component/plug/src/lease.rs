@@ -107,11 +107,16 @@ fn newest(dir: &Path) -> io::Result<(u64, bool)> {
     Ok((top, top == 0 || freed.contains(&top)))
 }
 
+/// Whether a ticket or announcement last touched at `touched` belongs to one that died.
+fn untouched_too_long(touched: SystemTime) -> bool {
+    SystemTime::now()
+        .duration_since(touched)
+        .is_ok_and(|age| age > TTL)
+}
+
 fn is_stale(path: &Path) -> bool {
     match fs::metadata(path).and_then(|m| m.modified()) {
-        Ok(touched) => SystemTime::now()
-            .duration_since(touched)
-            .is_ok_and(|age| age > TTL),
+        Ok(touched) => untouched_too_long(touched),
         // A ticket that vanished was cleaned up by a newer holder: not ours to judge.
         Err(_) => false,
     }
@@ -166,13 +171,10 @@ impl Waiter {
             match fs::metadata(&path).and_then(|m| m.modified()) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
-                Ok(touched) => {
-                    let dead = SystemTime::now()
-                        .duration_since(touched)
-                        .is_ok_and(|age| age > TTL);
-                    if !dead {
-                        return Ok(self.earlier.len());
-                    }
+                Ok(touched) if !untouched_too_long(touched) => {
+                    return Ok(self.earlier.len());
+                }
+                Ok(_) => {
                     let _ = fs::remove_file(&path);
                 }
             }
@@ -197,10 +199,9 @@ impl Drop for Waiter {
 }
 
 impl Lease {
-    /// Waits for the store's turn in `dir` (created when missing), after the waiters that
-    /// came before.
+    /// Waits for the store's turn in `dir` (created when missing, with the line), after the
+    /// waiters that came before.
     pub fn acquire(dir: &Path) -> Result<Lease, LeaseError> {
-        fs::create_dir_all(dir)?;
         let started = Instant::now();
         let mut waiter = Waiter::announce(dir)?;
         loop {
@@ -258,11 +259,7 @@ impl Lease {
                     Ok(ticket) => {
                         dir.join(free_name(top)).exists()
                             || dir.join(ticket_name(top + 1)).exists()
-                            || ticket.modified().is_ok_and(|touched| {
-                                SystemTime::now()
-                                    .duration_since(touched)
-                                    .is_ok_and(|age| age > TTL)
-                            })
+                            || ticket.modified().is_ok_and(untouched_too_long)
                     }
                 };
                 if ended {

@@ -794,27 +794,26 @@ mod tests {
                 let (dir, start) = (dir.clone(), start.clone());
                 std::thread::spawn(move || {
                     let place = Place::in_dir(dir.path());
+                    let counter = |txn: &WriteTransaction| {
+                        get(&write_table(txn).unwrap(), &0u64.to_be_bytes())
+                            .unwrap()
+                            .map_or(0, |v| u64::from_be_bytes(v[..8].try_into().unwrap()))
+                    };
                     start.wait();
                     for _ in 0..15 {
                         let txn = begin_write(&place).unwrap();
-                        let n = get(&write_table(&txn).unwrap(), &0u64.to_be_bytes())
-                            .unwrap()
-                            .map_or(0, |v| u64::from_be_bytes(v[..8].try_into().unwrap()));
+                        let n = counter(&txn);
                         drop(txn);
                         end_write(false);
                         // Read and write in one transaction: the increment is lost if
                         // another writer came between.
                         let txn = begin_write(&place).unwrap();
-                        let m = get(&write_table(&txn).unwrap(), &0u64.to_be_bytes())
-                            .unwrap()
-                            .map_or(0, |v| u64::from_be_bytes(v[..8].try_into().unwrap()));
+                        let m = counter(&txn);
                         assert!(m >= n);
                         drop(txn);
                         end_write(false);
                         let txn = begin_write(&place).unwrap();
-                        let m = get(&write_table(&txn).unwrap(), &0u64.to_be_bytes())
-                            .unwrap()
-                            .map_or(0, |v| u64::from_be_bytes(v[..8].try_into().unwrap()));
+                        let m = counter(&txn);
                         for k in 0..64u64 {
                             let mut value = (m + 1).to_be_bytes().to_vec();
                             value.resize(300, k as u8);

@@ -377,21 +377,11 @@ const INDEXED_TEXT_BYTES_MAX: usize = 200;
 /// A text as its index holds it: without white space, in lower case, cut at
 /// `INDEXED_TEXT_BYTES_MAX`, then a 0 byte (no text of the prefix matches a longer one).
 fn indexed_text(text: &str) -> Option<Vec<u8>> {
-    let mut n = String::new();
-    for c in text
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .flat_map(char::to_lowercase)
-    {
-        if n.len() + c.len_utf8() > INDEXED_TEXT_BYTES_MAX {
-            break;
-        }
-        n.push(c);
-    }
+    let n = normalized(text);
     if n.is_empty() {
         return None;
     }
-    let mut bytes = n.into_bytes();
+    let mut bytes = cut(&n, INDEXED_TEXT_BYTES_MAX).as_bytes().to_vec();
     bytes.push(0);
     Some(bytes)
 }
