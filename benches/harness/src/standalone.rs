@@ -16,7 +16,7 @@ use crate::host::{self, KEY, Proc};
 use crate::stores::Section;
 use crate::workloads::{self, Seeded, Workload};
 use crate::wrk::{Figures, Load};
-use crate::{Config, client, ms};
+use crate::{Config, busy, client, ms};
 
 /// How `wasmtime serve` gives requests instances: a fresh one per request (its default for
 /// WASI 0.2 components), or one instance for many requests in turn, as README recommends.
@@ -28,6 +28,46 @@ const MODES: [(&str, &[&str]); 2] = [
         &["--max-instance-reuse-count", "1000"],
     ),
 ];
+
+/// A measurement and the CPU time the serving process spent on it, per request.
+#[derive(Clone, Copy)]
+struct Costed {
+    figures: Figures,
+    /// Microseconds of the `wasmtime serve` process's CPU time (all its threads, user and
+    /// system) per answered request; None when /proc could not tell.
+    cpu_us: Option<f64>,
+}
+
+impl Costed {
+    /// Two halves as one (`Figures::with`); the CPU time per request is their mean.
+    fn with(self, other: Costed) -> Costed {
+        Costed {
+            figures: self.figures.with(other.figures),
+            cpu_us: self.cpu_us.zip(other.cpu_us).map(|(a, b)| (a + b) / 2.0),
+        }
+    }
+}
+
+/// Runs `load` and reads the CPU time process `pid` spent meanwhile: what one request
+/// costs the runtime, whatever the load generator beside it takes of the machine.
+fn costed(
+    pid: u32,
+    tick_us: f64,
+    load: impl FnOnce() -> anyhow::Result<Figures>,
+) -> anyhow::Result<Costed> {
+    let before = busy::process(pid).map(|p| p.own);
+    let figures = load()?;
+    let after = busy::process(pid).map(|p| p.own);
+    let cpu_us = before
+        .zip(after)
+        .filter(|_| figures.count > 0)
+        .map(|(b, a)| a.saturating_sub(b) as f64 * tick_us / figures.count as f64);
+    Ok(Costed { figures, cpu_us })
+}
+
+fn micros(us: Option<f64>) -> String {
+    us.map_or_else(|| "?".into(), |us| format!("{us:.0} µs"))
+}
 
 /// Starts `wasmtime serve` with the standalone component on a copy of `seeded_data`.
 fn serve(cfg: &Config, seeded_data: &Path, flags: &[&str]) -> anyhow::Result<(Proc, SocketAddr)> {
@@ -81,7 +121,10 @@ pub(crate) fn run(
         "\n## The standalone component under wasmtime serve\n\n\
          `target/faktura-standalone.wasm` under `wasmtime serve -Scli` on a copy of the \
          seeded data directory, each workload between two halves of A (the hello component \
-         under the same `wasmtime serve`, with the same flags), its ratio to them."
+         under the same `wasmtime serve`, with the same flags), its ratio to them, and \
+         the CPU time the `wasmtime serve` process spent per request (all its threads; A's \
+         in parentheses): the cost that sets the ratio, apart from what the load \
+         generator beside it takes of the machine."
     );
     let mut failures = Vec::new();
     for (mode, flags) in MODES {
@@ -105,7 +148,7 @@ fn run_mode(
 ) -> anyhow::Result<Section> {
     let mut failures = Vec::new();
     let a_addr = host::free_addr()?;
-    let _hello = host::spawn(
+    let hello = host::spawn(
         Command::new(&cfg.wasmtime)
             .arg("serve")
             .arg("-Scli")
@@ -129,22 +172,26 @@ fn run_mode(
     eprintln!("standalone ({mode}) up after {:.1} s", up.as_secs_f64());
 
     let half = (cfg.seconds / 2).max(1);
-    let a_half = || -> anyhow::Result<Figures> {
-        let f = Load {
-            url: format!("http://{a_addr}/"),
-            seconds: half,
-            connections: cfg.connections,
-            key: None,
-            script: None,
-        }
-        .run()?;
-        eprintln!("A  wasmtime serve hello: {:.0} req/s", f.per_sec);
-        Ok(f)
+    let tick_us = 1e6 / busy::ticks_per_sec();
+    let a_half = || -> anyhow::Result<Costed> {
+        costed(hello.id(), tick_us, || {
+            let f = Load {
+                url: format!("http://{a_addr}/"),
+                seconds: half,
+                connections: cfg.connections,
+                key: None,
+                script: None,
+            }
+            .run()?;
+            eprintln!("A  wasmtime serve hello: {:.0} req/s", f.per_sec);
+            Ok(f)
+        })
     };
-    let around = |workload: &Workload| -> anyhow::Result<(Figures, Figures)> {
+    let around = |workload: &Workload| -> anyhow::Result<(Costed, Costed)> {
         let before = a_half()?;
-        let f = measure(cfg, addr, workload)?;
-        Ok((f, before.with(a_half()?)))
+        let f = costed(standalone.id(), tick_us, || measure(cfg, addr, workload))?;
+        let after = a_half()?;
+        Ok((f, before.with(after)))
     };
     let (w1, a1) = around(&workloads::w1(&seeded.sample()))?;
     let (w4, a4) = around(&workloads::w4())?;
@@ -155,15 +202,16 @@ fn run_mode(
     let _ = writeln!(
         s,
         "\n### {mode}\n\n\
-         | workload | rate | p50 | p99 | ratio | goal | |\n|---|---:|---:|---:|---|---|---|"
+         | workload | rate | p50 | p99 | ratio | CPU per request (A's) | goal | |\n\
+         |---|---:|---:|---:|---|---:|---|---|"
     );
-    let rows: [(&str, &Figures, &Figures, String, Option<bool>); 3] = [
+    let rows: [(&str, &Costed, &Costed, String, Option<bool>); 3] = [
         (
             "W1 GET /api/invoices/{id}",
             &w1,
             &a1,
             "≥ 0.5 A, p99 ≤ 20 ms".into(),
-            Some(w1.per_sec >= 0.5 * a1.per_sec && w1.p99_ms <= 20.0),
+            Some(w1.figures.per_sec >= 0.5 * a1.figures.per_sec && w1.figures.p99_ms <= 20.0),
         ),
         (
             "W4 GET ?status=OPEN&per_page=100",
@@ -180,7 +228,8 @@ fn run_mode(
             None,
         ),
     ];
-    for (name, f, a, goal, met) in rows {
+    for (name, costed_f, costed_a, goal, met) in rows {
+        let (f, a) = (&costed_f.figures, &costed_a.figures);
         if f.errors > 0 || f.count == 0 {
             failures.push(format!(
                 "standalone ({mode}) {name}: {} failed of {} requests",
@@ -189,12 +238,14 @@ fn run_mode(
         }
         let _ = writeln!(
             s,
-            "| {name} | {:.0} req/s | {} | {} | {:.2} A ({:.0} req/s) | {goal} | {} |",
+            "| {name} | {:.0} req/s | {} | {} | {:.2} A ({:.0} req/s) | {} ({}) | {goal} | {} |",
             f.per_sec,
             ms(f.p50_ms),
             ms(f.p99_ms),
             f.per_sec / a.per_sec,
             a.per_sec,
+            micros(costed_f.cpu_us),
+            micros(costed_a.cpu_us),
             met.map(|m| crate::verdict(cfg, m)).unwrap_or_default()
         );
     }
