@@ -230,6 +230,10 @@ pub enum Kind {
     /// A tag's name: one line without commas, at most `limits::TAG_NAME_CHARS_MAX`
     /// characters.
     Tag,
+    /// E-mail recipients: `to`, `cc` and `bcc` children, each repeated at will and holding
+    /// one address or several separated by commas (JSON: a string or an array of strings).
+    /// Read by the handler that takes them, like a file.
+    Recipients,
 }
 
 /// Who may set a field.
@@ -368,6 +372,11 @@ impl Field {
                 Scalar::Text(code)
             }
             Kind::File => return Err(format!("{name} is a file and is read separately")),
+            Kind::Recipients => {
+                return Err(format!(
+                    "{name} holds to, cc and bcc elements and is read separately"
+                ));
+            }
             Kind::Email => {
                 if !codes::is_email(trimmed) {
                     return Err(format!(

@@ -675,7 +675,7 @@ fn input_schema(f: &Field, media: Media) -> Value {
         None => f.doc.to_owned(),
     };
     let mut text = text_schema(f.kind, f.positive, !f.mandatory);
-    if media == Media::Xml {
+    if media == Media::Xml || f.kind == Kind::Recipients {
         text["description"] = doc.into();
         return text;
     }
@@ -750,6 +750,30 @@ fn text_schema(kind: Kind, positive: bool, blank: bool) -> Value {
         Kind::Words(words) => {
             let one = alternatives(words);
             json!({"type": "string", "pattern": format!(r"^\s*(({one})?\s*(,\s*({one})?\s*)*)$")})
+        }
+        Kind::Recipients => {
+            // One child holds an address or a comma-separated list of them; a child given
+            // more than once (XML) or as an array (JSON) adds its addresses.
+            let addresses = |name: &str| {
+                json!({"anyOf": [
+                    {"type": "string", "maxLength": crate::limits::TEXT_CHARS_MAX},
+                    {
+                        "type": "array",
+                        "maxItems": crate::limits::RECIPIENTS_MAX,
+                        "items": {
+                            "type": "string",
+                            "maxLength": crate::limits::TEXT_CHARS_MAX,
+                            "xml": {"name": name},
+                        },
+                    },
+                ]})
+            };
+            json!({
+                "type": "object",
+                "properties": {"to": addresses("to"), "cc": addresses("cc"), "bcc": addresses("bcc")},
+                "additionalProperties": false,
+                "minProperties": 1,
+            })
         }
         // Mandatory wherever it is used: never blank.
         Kind::Tag => json!({
@@ -965,6 +989,34 @@ mod tests {
         }
     }
 
+    /// An e-mail's recipients are `to`, `cc` and `bcc` children, not text.
+    #[test]
+    fn email_recipients_are_described_as_their_elements() {
+        let doc: Value = serde_json::from_str(&document()).unwrap();
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        for name in ["email-input", "email-input-json"] {
+            let r = &schemas[name]["properties"]["recipients"];
+            assert_eq!(r["type"], "object", "{name}: {r}");
+            assert_eq!(r["additionalProperties"], false, "{name}: {r}");
+            for child in ["to", "cc", "bcc"] {
+                let kinds: Vec<_> = r["properties"][child]["anyOf"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{name}.recipients.{child}: {r}"))
+                    .iter()
+                    .map(|a| a["type"].clone())
+                    .collect();
+                assert_eq!(kinds, ["string", "array"], "{name}.recipients.{child}");
+            }
+            assert!(
+                schemas[name]["required"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&"recipients".into()),
+                "{name}"
+            );
+        }
+    }
+
     #[test]
     fn operation_ids_are_unique() {
         let doc: Value = serde_json::from_str(&document()).unwrap();
@@ -990,7 +1042,13 @@ mod tests {
         assert!(inputs.len() > 20, "{} input schemas", inputs.len());
         for (name, schema) in inputs {
             for (field, f) in schema["properties"].as_object().unwrap() {
-                assert_eq!(f["type"], "string", "{name}.{field} in XML: {f}");
+                // Recipients are the one field of child elements (`to`, `cc`, `bcc`).
+                let kind = if field == "recipients" {
+                    "object"
+                } else {
+                    "string"
+                };
+                assert_eq!(f["type"], kind, "{name}.{field} in XML: {f}");
             }
             let json = &schemas[&format!("{name}-json")];
             assert_eq!(

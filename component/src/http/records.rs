@@ -273,7 +273,8 @@ pub(super) const fn scalar_type(kind: Kind) -> Option<ScalarType> {
         | Kind::Bic
         | Kind::UnitCode
         | Kind::Words(_)
-        | Kind::Tag => None,
+        | Kind::Tag
+        | Kind::Recipients => None,
     }
 }
 

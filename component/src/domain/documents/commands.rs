@@ -1210,7 +1210,8 @@ mod tests {
                     | schema::Kind::Iban
                     | schema::Kind::Bic
                     | schema::Kind::UnitCode
-                    | schema::Kind::Tag => Scalar::Text("x7".into()),
+                    | schema::Kind::Tag
+                    | schema::Kind::Recipients => Scalar::Text("x7".into()),
                     schema::Kind::Words(words) => Scalar::Text(words[1].into()),
                 };
                 let changes = Changes {

@@ -199,9 +199,10 @@ pub(crate) fn post(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
 static EMAIL_FIELDS: &[Field] = &[
     Field::new("from", Kind::Text)
         .doc("Sender address. Default: the settings' default_email_sender."),
-    Field::new("recipients", Kind::Text).mandatory().doc(
-        "The addresses, as `to`, `cc` and `bcc` child elements (JSON: arrays of strings); at \
-         least one.",
+    Field::new("recipients", Kind::Recipients).mandatory().doc(
+        "The addresses, as `to`, `cc` and `bcc` child elements, each repeated at will and \
+         holding one address or several separated by commas (JSON: a string or an array of \
+         strings each); at least one address in all.",
     ),
     Field::new("subject", Kind::Text)
         .doc("Subject, placeholders resolved. Default: the settings' e-mail subject of the kind."),

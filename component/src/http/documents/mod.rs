@@ -419,7 +419,7 @@ macro_rules! params {
             Param::new(
                 "tags",
                 Shape::Text,
-                "Only documents carrying all these tags (comma-separated).",
+                "Only documents carrying any of these tags (comma-separated, in any case).",
             ),
             Param::new(
                 "group_by",
