@@ -88,10 +88,22 @@ pub(crate) struct Redb {
     /// The durable commit of each database closed after a failure, by generation: an
     /// answer whose reads saw a commit of one may be sent only when that commit was durable.
     closed: std::sync::Mutex<Vec<watch::Receiver<u64>>>,
-    /// Held by the one request opening the database again; when it last tried.
-    reopening: Mutex<Option<Instant>>,
+    /// Held by the one request opening the database again.
+    reopening: Mutex<Reopening>,
+}
+
+/// How opening the database again went so far.
+struct Reopening {
+    /// When it was last tried.
+    tried: Option<Instant>,
     /// What requests are told until the next attempt: a full disk, or a failed one.
-    refusal: std::sync::Mutex<DbError>,
+    refusal: DbError,
+}
+
+/// The guarded value, also after a panic in another request while it held the lock: every
+/// value these locks guard is whole between two statements.
+fn unpoisoned<G>(locked: std::sync::LockResult<G>) -> G {
+    locked.unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Redb {
@@ -107,13 +119,15 @@ impl Redb {
             }))),
             metrics,
             closed: std::sync::Mutex::new(Vec::new()),
-            reopening: Mutex::new(None),
-            refusal: std::sync::Mutex::new(DbError::Unavailable(String::new())),
+            reopening: Mutex::new(Reopening {
+                tried: None,
+                refusal: refusal(false),
+            }),
         })
     }
 
     fn current(&self) -> Option<Arc<Db>> {
-        self.open.read().unwrap_or_else(|p| p.into_inner()).clone()
+        unpoisoned(self.open.read()).clone()
     }
 
     /// The open database, opened again when its file failed.
@@ -127,36 +141,32 @@ impl Redb {
     /// Closes the database whose file failed, and opens it again unless the last attempt
     /// was under `REOPEN_PAUSE` ago.
     async fn reopen(&self) -> Result<Arc<Db>, DbError> {
-        let mut tried = self.reopening.lock().await;
+        let mut reopening = self.reopening.lock().await;
         {
-            let mut open = self.open.write().unwrap_or_else(|p| p.into_inner());
+            let mut open = unpoisoned(self.open.write());
             if let Some(db) = open.as_ref() {
                 if !db.failed.failed() {
                     return Ok(db.clone());
                 }
-                *self.refusal.lock().unwrap_or_else(|p| p.into_inner()) = db.failed.refusal();
+                reopening.refusal = db.failed.refusal();
                 tracing::error!(
                     "the store's file failed; it is closed, and opened again once it can be \
                      written"
                 );
-                self.closed
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(db.durable.subscribe());
+                unpoisoned(self.closed.lock()).push(db.durable.subscribe());
                 // The last handle but those of requests still under way, which fail at
                 // their next call: redb closes the file when the last one goes.
                 *open = None;
             }
         }
-        if tried.is_some_and(|at| at.elapsed() < REOPEN_PAUSE) {
-            return Err(self
-                .refusal
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone());
+        if reopening
+            .tried
+            .is_some_and(|at| at.elapsed() < REOPEN_PAUSE)
+        {
+            return Err(reopening.refusal.clone());
         }
-        *tried = Some(Instant::now());
-        let generation = self.closed.lock().unwrap_or_else(|p| p.into_inner()).len() as u64;
+        reopening.tried = Some(Instant::now());
+        let generation = unpoisoned(self.closed.lock()).len() as u64;
         let path = self.path.clone();
         let opened = tokio::task::spawn_blocking(move || Db::open(&path))
             .await
@@ -170,17 +180,15 @@ impl Redb {
             }),
             Err(e) => {
                 tracing::warn!("opening the store again: {e}");
-                *self.refusal.lock().unwrap_or_else(|p| p.into_inner()) = match &e {
+                reopening.refusal = match &e {
                     DbError::Full(_) => e.clone(),
-                    _ => DbError::Unavailable(
-                        "the store's file failed and is not open again yet".into(),
-                    ),
+                    _ => refusal(false),
                 };
                 return Err(e);
             }
         };
         tracing::warn!(generation, "the store is open again");
-        *self.open.write().unwrap_or_else(|p| p.into_inner()) = Some(db.clone());
+        *unpoisoned(self.open.write()) = Some(db.clone());
         Ok(db)
     }
 }
@@ -231,7 +239,7 @@ impl Backend for Redb {
                 return db.durable(seq).await;
             }
             // A commit of a database closed after a failure: durable then, or never.
-            let closed = self.closed.lock().unwrap_or_else(|p| p.into_inner());
+            let closed = unpoisoned(self.closed.lock());
             match closed.get(generation as usize) {
                 Some(durable) if *durable.borrow() >= seq => Ok(()),
                 _ => Err(DbError::Unknown(
@@ -282,11 +290,17 @@ impl Failure {
 
     /// What a request is told while the database is closed after this failure.
     fn refusal(&self) -> DbError {
-        if self.full.load(Ordering::SeqCst) {
-            DbError::Full("the disk is full; the store is opened again once it has room".into())
-        } else {
-            DbError::Unavailable("the store's file failed and is not open again yet".into())
-        }
+        refusal(self.full.load(Ordering::SeqCst))
+    }
+}
+
+/// What a request is told while the database is closed after a failure of its file, for a
+/// full disk or another failure.
+fn refusal(full: bool) -> DbError {
+    if full {
+        DbError::Full("the disk is full; the store is opened again once it has room".into())
+    } else {
+        DbError::Unavailable("the store's file failed and is not open again yet".into())
     }
 }
 
@@ -311,9 +325,6 @@ impl Db {
         let txn = db.begin_write().map_err(|e| error(e.into()))?;
         kv::ensure_table(&txn).map_err(|e| error(e.into()))?;
         txn.commit().map_err(|e| error(e.into()))?;
-        if failed.failed() {
-            return Err(failed.refusal());
-        }
         Ok(Db {
             db: Arc::new(db),
             writer: Arc::new(Mutex::new(())),
@@ -352,7 +363,7 @@ impl Db {
     /// The slot of the open batch; a panic while it was held leaves it usable (every
     /// change to it is one assignment).
     fn slot(&self) -> std::sync::MutexGuard<'_, Option<Batch>> {
-        self.batch.lock().unwrap_or_else(|p| p.into_inner())
+        unpoisoned(self.batch.lock())
     }
 
     /// The open batch, opened when there is none; for the holder of the turn.
