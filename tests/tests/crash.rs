@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use faktura_tests::{HostProcess, SmtpSink, free_port, start_host, try_send};
+use faktura_tests::{HostProcess, Reply, SmtpSink, free_port, start_host, try_send};
 
 pub(crate) const KEY: &str = "crash-test-key-0123456789";
 const ROUNDS: usize = 20;
@@ -28,20 +28,46 @@ async fn wait_ready(base: &str) {
 /// component's crash test (`standalone.rs`) drives and checks it the same way.
 pub(crate) type Acknowledged = Arc<Mutex<BTreeMap<u64, (u64, bool, bool)>>>;
 
+/// The clients' new invoice: one item of 10, which one payment of 10 pays.
+pub(crate) fn invoice_body(client: u64) -> String {
+    format!(
+        "<invoice><client_id>{client}</client_id><invoice-items><invoice-item>\
+         <unit_price>10</unit_price></invoice-item></invoice-items></invoice>"
+    )
+}
+
+pub(crate) fn payment_body(id: u64) -> String {
+    format!("<invoice-payment><invoice_id>{id}</invoice_id><amount>10</amount></invoice-payment>")
+}
+
+/// Notes the invoice `reply` acknowledged as created; its id.
+pub(crate) fn created(acked: &Acknowledged, reply: &Reply) -> u64 {
+    let id = reply.id();
+    let number: u64 = reply.field("number").unwrap().parse().unwrap();
+    acked.lock().unwrap().insert(id, (number, false, false));
+    id
+}
+
+/// Notes that completing invoice `id` was acknowledged.
+pub(crate) fn completed(acked: &Acknowledged, id: u64) {
+    acked.lock().unwrap().get_mut(&id).unwrap().1 = true;
+}
+
+/// Notes that paying invoice `id` was acknowledged.
+pub(crate) fn paid(acked: &Acknowledged, id: u64) {
+    acked.lock().unwrap().get_mut(&id).unwrap().2 = true;
+}
+
 pub(crate) async fn work(base: String, client: u64, acked: Acknowledged) {
     loop {
-        let body = format!(
-            "<invoice><client_id>{client}</client_id><invoice-items><invoice-item><unit_price>10</unit_price></invoice-item></invoice-items></invoice>"
-        );
+        let body = invoice_body(client);
         let Some(r) = try_send(&base, "POST", "/api/invoices", Some(&body), KEY).await else {
             return;
         };
         if r.status != 201 {
             return;
         }
-        let id = r.id();
-        let number: u64 = r.field("number").unwrap().parse().unwrap();
-        acked.lock().unwrap().insert(id, (number, false, false));
+        let id = created(&acked, &r);
         let Some(r) = try_send(
             &base,
             "PUT",
@@ -56,10 +82,8 @@ pub(crate) async fn work(base: String, client: u64, acked: Acknowledged) {
         if r.status != 200 {
             return;
         }
-        acked.lock().unwrap().get_mut(&id).unwrap().1 = true;
-        let pay = format!(
-            "<invoice-payment><invoice_id>{id}</invoice_id><amount>10</amount></invoice-payment>"
-        );
+        completed(&acked, id);
+        let pay = payment_body(id);
         let Some(r) = try_send(&base, "POST", "/api/invoice-payments", Some(&pay), KEY).await
         else {
             return;
@@ -67,7 +91,7 @@ pub(crate) async fn work(base: String, client: u64, acked: Acknowledged) {
         if r.status != 201 {
             return;
         }
-        acked.lock().unwrap().get_mut(&id).unwrap().2 = true;
+        paid(&acked, id);
     }
 }
 
@@ -219,13 +243,9 @@ async fn a_crash_during_delivery_sends_the_message_at_most_once_more() {
     )
     .await
     .id();
-    let id = send(
-        "POST",
-        "/api/invoices".into(),
-        format!("<invoice><client_id>{client}</client_id><invoice-items><invoice-item><unit_price>10</unit_price></invoice-item></invoice-items></invoice>"),
-    )
-    .await
-    .id();
+    let id = send("POST", "/api/invoices".into(), invoice_body(client))
+        .await
+        .id();
     assert_eq!(
         send("PUT", format!("/api/invoices/{id}/complete"), String::new())
             .await

@@ -22,7 +22,9 @@ use faktura_tests::{
     test_component, try_send,
 };
 
-use crate::crash::{Acknowledged, KEY, verify};
+use crate::crash::{
+    Acknowledged, KEY, completed, created, invoice_body, paid, payment_body, verify,
+};
 
 const WORKERS: usize = 6;
 /// How long each fault lasts.
@@ -108,22 +110,18 @@ async fn work(
     let mut n = 0u64;
     while !stop.load(Ordering::SeqCst) {
         n += 1;
-        let body = format!(
-            "<invoice><client_id>{client}</client_id><invoice-items><invoice-item><unit_price>10</unit_price></invoice-item></invoice-items></invoice>"
-        );
+        let body = invoice_body(client);
         let sent = try_send(&base, "POST", "/api/invoices", Some(&body), KEY).await;
         let Some(r) = success(&tally, "create", sent).await else {
             continue;
         };
-        let id = r.id();
-        let number: u64 = r.field("number").unwrap().parse().unwrap();
-        acked.lock().unwrap().insert(id, (number, false, false));
+        let id = created(&acked, &r);
         let path = format!("/api/invoices/{id}/complete");
         let sent = try_send(&base, "PUT", &path, Some(""), KEY).await;
         if success(&tally, "complete", sent).await.is_none() {
             continue;
         }
-        acked.lock().unwrap().get_mut(&id).unwrap().1 = true;
+        completed(&acked, id);
         if n.is_multiple_of(3) {
             let mail =
                 format!("<email><recipients><to>inv{id}@example.org</to></recipients></email>");
@@ -133,12 +131,10 @@ async fn work(
                 tally.lock().unwrap().emailed.insert(id);
             }
         }
-        let pay = format!(
-            "<invoice-payment><invoice_id>{id}</invoice_id><amount>10</amount></invoice-payment>"
-        );
+        let pay = payment_body(id);
         let sent = try_send(&base, "POST", "/api/invoice-payments", Some(&pay), KEY).await;
         if success(&tally, "pay", sent).await.is_some() {
-            acked.lock().unwrap().get_mut(&id).unwrap().2 = true;
+            paid(&acked, id);
         }
     }
 }
@@ -310,24 +306,14 @@ async fn disk_faults_refuse_writes_and_lose_none_acknowledged() {
         &base,
         "POST",
         "/api/invoices",
-        Some(&format!(
-            "<invoice><client_id>{client}</client_id><invoice-items><invoice-item><unit_price>10</unit_price></invoice-item></invoice-items></invoice>"
-        )),
+        Some(&invoice_body(client)),
         KEY,
     )
     .await
     .unwrap();
     assert_eq!(earlier.status, 201, "{}", earlier.body);
-    let id = earlier.id();
     let acked: Acknowledged = Arc::default();
-    acked.lock().unwrap().insert(
-        id,
-        (
-            earlier.field("number").unwrap().parse().unwrap(),
-            false,
-            false,
-        ),
-    );
+    let id = created(&acked, &earlier);
     let r = try_send(
         &base,
         "PUT",
@@ -338,7 +324,7 @@ async fn disk_faults_refuse_writes_and_lose_none_acknowledged() {
     .await
     .unwrap();
     assert_eq!(r.status, 200, "{}", r.body);
-    acked.lock().unwrap().get_mut(&id).unwrap().1 = true;
+    completed(&acked, id);
     let mail = "<email><recipients><to>before@example.org</to></recipients></email>";
     let r = try_send(
         &base,
