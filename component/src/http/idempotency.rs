@@ -49,7 +49,7 @@ pub(super) fn key(req: &Request) -> Result<Option<&str>, ApiError> {
 
 /// A kept answer, with the fingerprint of the request that got it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Kept {
+pub(crate) struct Kept {
     fingerprint: [u8; 32],
     /// Unix seconds of the first answer.
     at: i64,

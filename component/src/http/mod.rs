@@ -16,7 +16,7 @@ mod error;
 mod golden;
 #[cfg(test)]
 mod grouping_tests;
-mod idempotency;
+pub(crate) mod idempotency;
 mod incomings;
 mod openapi;
 mod query;

@@ -3,10 +3,17 @@
 //! hand (destructuring every field, so that a field added on either side and forgotten on
 //! the other does not compile).
 //!
-//! Field order and variant order are the layout: never reorder, only append with a new
-//! data version. Decimals are generic over their `DecimalForm`, because records written at
-//! data version 1 hold them as 16-element tuples and later ones as one 16-byte string:
-//! `store::decode` picks the form by the record's version byte.
+//! Field order and variant order are the layout. A form never changes; what a record
+//! gains later goes into its tail (`tail!`), field after field, where a record written
+//! before a field existed simply ends and reads the field's default: growing needs no new
+//! data version. Enums may gain variants at their end. Anything else (a field changed,
+//! removed or moved) needs a new data version and a migration; `layout_tests` compares
+//! the forms with the layout recorded in `forms.layout.json` and fails on a change the
+//! data version does not account for.
+//!
+//! Decimals are generic over their `DecimalForm`, because records written at data version 1
+//! hold them as 16-element tuples and later ones as one 16-byte string: `store::decode`
+//! picks the form by the record's version byte.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,6 +21,54 @@ use std::fmt;
 use rust_decimal::Decimal;
 use serde::de::Visitor;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// What a stored form gained after it: written behind the form, field after field (its
+/// `Serialize`, which postcard writes as the fields one after the other), and read back
+/// up to where the record ends.
+pub trait Tail: Default + Serialize {
+    /// The fields' names and types, in their order (the layout test reads them).
+    const LAYOUT: &'static [(&'static str, &'static str)];
+    /// Reads the fields a record holds (`rest`: what follows its form); those it ends
+    /// before keep their defaults. Bytes left after the last known field are a record
+    /// of a later layout: an error.
+    fn read_from(rest: &[u8]) -> Result<Self, postcard::Error>;
+}
+
+/// Declares a tail: a struct of its fields with `Tail`. It is written as any struct
+/// (postcard: its fields one after the other, no lengths or names); reading it field by
+/// field is what lets a record end early.
+macro_rules! tail {
+    ($(#[$doc:meta])* $name:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+        pub struct $name {
+            $(pub $field: $ty,)*
+        }
+
+        impl Tail for $name {
+            const LAYOUT: &'static [(&'static str, &'static str)] =
+                &[$((stringify!($field), stringify!($ty))),*];
+
+            fn read_from(rest: &[u8]) -> Result<$name, postcard::Error> {
+                let mut tail = $name::default();
+                let mut rest = rest;
+                $(
+                    if rest.is_empty() {
+                        return Ok(tail);
+                    }
+                    let (value, after) = postcard::take_from_bytes::<$ty>(rest)?;
+                    tail.$field = value;
+                    rest = after;
+                )*
+                if rest.is_empty() {
+                    Ok(tail)
+                } else {
+                    Err(postcard::Error::DeserializeBadEncoding)
+                }
+            }
+        }
+    };
+}
 
 /// How a record holds a decimal.
 pub trait DecimalForm: Copy {
@@ -143,13 +198,14 @@ pub struct StoredDocument<D> {
     pub article_ids: Vec<i64>,
 }
 
-/// What a document holds since data version 4 (e-invoice references), stored after its
-/// `StoredDocument`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct StoredDocumentV4 {
-    pub buyer_reference: String,
-    pub order_reference: String,
-}
+tail!(
+    /// What a document gained after its `StoredDocument` (since data version 4), stored
+    /// after it.
+    StoredDocumentTail {
+        buyer_reference: String,
+        order_reference: String,
+    }
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
@@ -171,14 +227,14 @@ pub struct StoredItem<D> {
     pub updated: i64,
 }
 
-/// What an item holds since data version 4 (e-invoice terms), stored after its
-/// `StoredItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct StoredItemV4 {
-    pub unit_code: String,
-    pub tax_category: String,
-    pub tax_exemption_reason: String,
-}
+tail!(
+    /// What an item gained after its `StoredItem` (since data version 4), stored after it.
+    StoredItemTail {
+        unit_code: String,
+        tax_category: String,
+        tax_exemption_reason: String,
+    }
+);
 
 /// A document's e-invoice of one profile, fixed at completion: the document's number (its
 /// file is named after it) and its XML, or the rules its data failed (rule id, field,

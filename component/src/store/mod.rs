@@ -16,17 +16,20 @@
 
 pub mod forms;
 pub mod keys;
+#[cfg(test)]
+mod layout_tests;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::caps::{Entry, Read, StoreError, Write};
 use crate::limits;
+use forms::Tail;
 
 /// The data version of what this code writes. 1: decimals as 16-element tuples; 2:
 /// decimals as one byte string, kept sums with status counts; 3: key entries hold the
 /// principal, kept data exists for every account; 4: documents and items grew the
-/// e-invoice terms (stored after their earlier form, see `decode_grown`), completed
+/// e-invoice terms (stored after their earlier form, see `decode_with_tail`), completed
 /// documents have their e-invoices; 5: records naming another (an incoming's items,
 /// property values) are indexed by it, key entries carry the version; 6: clients are
 /// indexed by number and by the parts of their name, client tags exist.
@@ -87,25 +90,29 @@ pub fn decode<A: DeserializeOwned, B: DeserializeOwned, R>(
     }
 }
 
-/// Reads a record whose stored form grew at data version `since`: written before, it is
-/// read as the earlier form alone (`A` at version 1, decimals as tuples, else `B`) with
-/// the default of what was added (`E`); from `since` on as `B` followed by `E`, which is
-/// how `encode(&(form, added))` writes it.
-pub fn decode_grown<A, B, E, R>(
+/// Reads a record with a tail, written by `encode(&(form, tail))`: its form (`A` at version 1, decimals as tuples, else `B`),
+/// then as much of the tail as the record holds; a record written before a field of the
+/// tail existed reads that field's default.
+pub fn decode_with_tail<A, B, E, R>(
     bytes: &[u8],
-    since: u8,
     v1: impl FnOnce(A, E) -> R,
     current: impl FnOnce(B, E) -> R,
 ) -> Result<R, StoreError>
 where
     A: DeserializeOwned,
     B: DeserializeOwned,
-    E: DeserializeOwned + Default,
+    E: Tail,
 {
+    let corrupt = |e: postcard::Error| StoreError::Backend(format!("corrupt record: {e}"));
     match version_of(bytes)? {
-        (1, body) => read(body).map(|a| v1(a, E::default())),
-        (v, body) if v < since => read(body).map(|b| current(b, E::default())),
-        (_, body) => read::<(B, E)>(body).map(|(b, e)| current(b, e)),
+        (1, body) => {
+            let (form, rest) = postcard::take_from_bytes::<A>(body).map_err(corrupt)?;
+            Ok(v1(form, E::read_from(rest).map_err(corrupt)?))
+        }
+        (_, body) => {
+            let (form, rest) = postcard::take_from_bytes::<B>(body).map_err(corrupt)?;
+            Ok(current(form, E::read_from(rest).map_err(corrupt)?))
+        }
     }
 }
 

@@ -18,21 +18,18 @@ use super::payments::{self, Payment};
 use super::tags::{self, Tag};
 use crate::caps::{Read, Write};
 use crate::store::forms::{
-    Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredDocumentV4, StoredItem,
-    StoredItemV4, StoredKind, StoredPayment, StoredStatus, StoredTag, StoredTax,
+    Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredDocumentTail, StoredItem,
+    StoredItemTail, StoredKind, StoredPayment, StoredStatus, StoredTag, StoredTax,
 };
 use crate::store::{self, id_of_key};
 
 // ---- documents ---------------------------------------------------------------------------
 
-/// The data version at which documents and items grew their e-invoice terms.
-const GROWN_SINCE: u8 = 4;
-
 /// Converts between a model type and its stored form, naming every field once: `same`
 /// fields are copied as they are, `decimal` ones go through the decimal form, `date` ones
 /// through the Julian day, `map` ones through a pair of functions; `grown` ones are what
-/// the stored form grew later, kept in a struct of their own stored after the form
-/// (`store::decode_grown`). Both directions
+/// the stored form gained later, kept in its tail (`store::forms::Tail`), where a new
+/// field is appended without a new data version. Both directions
 /// destructure the whole value, so a field added on either side and not named here does
 /// not compile.
 /// A stored form, or a stored form and what it grew (a pair, which postcard writes as the
@@ -106,7 +103,7 @@ stored_form!(
         status: status_to_stored, status_from_stored,
         taxes: taxes_to_stored, taxes_from_stored,
     ],
-    grown: StoredDocumentV4 [buyer_reference, order_reference],
+    grown: StoredDocumentTail [buyer_reference, order_reference],
 );
 
 stored_form!(
@@ -118,7 +115,7 @@ stored_form!(
     decimal: [quantity, unit_price, tax_rate],
     date: [],
     map: [],
-    grown: StoredItemV4 [unit_code, tax_category, tax_exemption_reason],
+    grown: StoredItemTail [unit_code, tax_category, tax_exemption_reason],
 );
 
 stored_form!(
@@ -187,12 +184,7 @@ fn taxes_from_stored<D: DecimalForm>(taxes: Vec<StoredTax<D>>) -> Vec<Tax> {
 
 /// A document from its stored bytes.
 pub fn decode(bytes: &[u8]) -> Result<Document, Error> {
-    let doc = store::decode_grown(
-        bytes,
-        GROWN_SINCE,
-        from_stored::<DecTuple>,
-        from_stored::<Dec16>,
-    )?;
+    let doc = store::decode_with_tail(bytes, from_stored::<DecTuple>, from_stored::<Dec16>)?;
     debug_assert!(doc.totals_add_up(), "document totals add up when loaded");
     Ok(doc)
 }
@@ -487,7 +479,7 @@ impl Child for Item {
     }
     fn decode(bytes: &[u8]) -> Result<Item, Error> {
         let (v1, current) = (item_from_stored::<DecTuple>, item_from_stored::<Dec16>);
-        Ok(store::decode_grown(bytes, GROWN_SINCE, v1, current)?)
+        Ok(store::decode_with_tail(bytes, v1, current)?)
     }
     fn not_found(kind: DocKind, id: u64) -> Error {
         Error::NotFound(format!("{} item {id} does not exist", kind.label()))
