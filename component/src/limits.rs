@@ -44,6 +44,8 @@ pub const COMMENTS_MAX: usize = 10_000;
 pub const TAGS_MAX: usize = 100;
 /// Longest tag name, in characters.
 pub const TAG_NAME_CHARS_MAX: usize = 100;
+/// Most days from a document's date to its due or cash discount date (payment terms).
+pub const TERM_DAYS_MAX: i64 = 3650;
 /// Most digits a number is padded to (`number_length`).
 pub const NUMBER_LENGTH_MAX: i64 = 20;
 /// Longest number prefix (`number_pre`), in characters.

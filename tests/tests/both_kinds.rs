@@ -609,7 +609,11 @@ async fn tags_articles_labels_and_numbers_filter_and_statuses_group(kind: &Kind)
         kind,
         &[
             ("tags=wichtig", 1),
-            ("tags=alt,wichtig", 2),
+            // `tags` matches documents carrying all of them, `tags_any` any of them.
+            ("tags=alt,wichtig", 0),
+            ("tags=retoure,WICHTIG", 1),
+            ("tags_any=alt,wichtig", 2),
+            ("tags_any=alt", 1),
             (&number, 3),
             ("label=retoure", 2),
             ("article_id=11", 2),

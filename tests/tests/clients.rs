@@ -286,7 +286,8 @@ async fn client_tags_are_listed_created_and_deleted_like_document_tags() {
 }
 
 #[tokio::test]
-async fn the_tags_filter_answers_the_clients_carrying_all_the_tags() {
+async fn the_tags_filter_answers_the_clients_carrying_all_the_tags_and_tags_any_those_carrying_any()
+{
     let (app, _) = three_clients().await;
     for (client, name) in [(1, "VIP"), (1, "Berlin"), (2, "vip"), (3, "Berlin")] {
         app.create("/api/client-tags", &tag(client, name)).await;
@@ -301,6 +302,10 @@ async fn the_tags_filter_answers_the_clients_carrying_all_the_tags() {
         ("tags=Hamburg", vec![]),
         ("tags=VIP&country_code=AT", vec![B]),
         ("tags=Berlin&name=co", vec![C]),
+        ("tags_any=VIP,Berlin", vec![A, B, C]),
+        ("tags_any=Hamburg,berlin", vec![A, C]),
+        ("tags_any=Hamburg", vec![]),
+        ("tags_any=VIP,Berlin&tags=Berlin", vec![A, C]),
     ] {
         let r = app.get(&format!("/api/clients?{query}")).await;
         assert_eq!(names(&r), expected, "{query}");

@@ -18,6 +18,7 @@ mod disk_faults;
 mod documents;
 mod einvoice;
 mod failover;
+mod fields;
 mod harness;
 mod idempotency;
 mod incoming_views;

@@ -41,6 +41,8 @@ pub struct Filter {
     pub invoice_ids: Vec<u64>,
     /// All of these tags.
     pub tags: Vec<String>,
+    /// Any of these tags.
+    pub tags_any: Vec<String>,
     /// A property's id and the values (any of them) the client holds for it.
     pub properties: Vec<(u64, Vec<String>)>,
 }
@@ -85,6 +87,13 @@ impl Filter {
                     .into_iter()
                     .collect(),
             );
+        }
+        if !self.tags_any.is_empty() {
+            let mut any = BTreeSet::new();
+            for tag in &self.tags_any {
+                any.extend(client_tags::clients_tagged(txn, account, tag)?);
+            }
+            sets.push(any);
         }
         if !self.invoice_ids.is_empty() {
             let mut clients = BTreeSet::new();

@@ -2,9 +2,12 @@
 //! Client numbers come from the account's client range; the address is derived. A client
 //! takes its tags and property values with it when it is deleted.
 
+use rust_decimal::Decimal;
+
+use super::money::Reduction;
 use super::numbering;
 use super::records::{Draft, Resource, Rules};
-use super::schema::{Field, Kind, Record, Scalar, parse_decimal};
+use super::schema::{Field, Kind, Record, Scalar};
 use super::settings;
 use super::{Ctx, Error, codes};
 use crate::caps::Write;
@@ -102,32 +105,35 @@ static FIELDS: &[Field] = &[
          Default: SETTINGS.",
     ),
     Field::new("reduction", Kind::Text).doc(
-        "Reduction the client's new documents start with: an amount (10) or a percentage (10%) off \
-         the total.",
+        "Reduction the client's new documents start with: an amount (10) or a percentage up to \
+         100% (10%) off the total; not negative.",
     ),
     Field::new("discount_rate", Kind::Decimal).doc(
-        "Cash discount in percent for the client's new documents, used when discount_rate_type is \
-         ABSOLUTE or RELATIVE.",
+        "Cash discount in percent for the client's new documents, used as discount_rate_type says; \
+         the rate it gives must lie between 0 and 100.",
     ),
     Field::new("discount_rate_type", Kind::Enum(TERM_TYPES)).doc(
-        "Where new documents take the cash discount rate from: SETTINGS from the settings, \
-         ABSOLUTE and RELATIVE (alike) from the client's discount_rate. Default: SETTINGS.",
+        "Where new documents take the cash discount rate from: SETTINGS the settings' \
+         discount_rate, ABSOLUTE the client's discount_rate, RELATIVE the settings' plus the \
+         client's (which may be negative). Default: SETTINGS.",
     ),
     Field::new("discount_days", Kind::Integer).doc(
-        "Days from the document date to the cash discount date (0 to 3650), used when \
-         discount_days_type is ABSOLUTE or RELATIVE.",
+        "Days from the document date to the cash discount date, used as discount_days_type says; \
+         the days it gives must lie between 0 and 3650.",
     ),
     Field::new("discount_days_type", Kind::Enum(TERM_TYPES)).doc(
-        "Where new documents take the cash discount days from: SETTINGS from the settings, \
-         ABSOLUTE and RELATIVE (alike) from the client's discount_days. Default: SETTINGS.",
+        "Where new documents take the cash discount days from: SETTINGS the settings' \
+         discount_days, ABSOLUTE the client's discount_days, RELATIVE the settings' plus the \
+         client's (which may be negative). Default: SETTINGS.",
     ),
     Field::new("due_days", Kind::Integer).doc(
-        "Days from the document date to the due date (0 to 3650), used when due_days_type is \
-         ABSOLUTE or RELATIVE.",
+        "Days from the document date to the due date, used as due_days_type says; the days it \
+         gives must lie between 0 and 3650.",
     ),
     Field::new("due_days_type", Kind::Enum(TERM_TYPES)).doc(
-        "Where new documents take the due days from: SETTINGS from the settings, ABSOLUTE and \
-         RELATIVE (alike) from the client's due_days. Default: SETTINGS.",
+        "Where new documents take the due days from: SETTINGS the settings' due_days, ABSOLUTE \
+         the client's due_days, RELATIVE the settings' plus the client's (which may be \
+         negative). Default: SETTINGS.",
     ),
     Field::new("note", Kind::Text).doc("Internal note on the client."),
     Field::new("buyer_reference", Kind::Text).doc(
@@ -170,6 +176,48 @@ pub fn claim_key(account: u64, record: &Record) -> Option<Vec<u8>> {
     ))
 }
 
+/// The payment terms a client may set for its documents, with the largest value each
+/// takes: the cash discount rate in percent, the days to the cash discount and due dates.
+pub const TERMS: [(&str, i64); 3] = [
+    ("discount_rate", 100),
+    ("discount_days", limits::TERM_DAYS_MAX),
+    ("due_days", limits::TERM_DAYS_MAX),
+];
+
+/// A payment term of the client's documents: the client's own value when its type
+/// (`{field}_type`) is ABSOLUTE, the settings' value plus the client's when RELATIVE, else
+/// the settings'. A value outside the term's range is refused, naming the client's field:
+/// a RELATIVE value is checked against the settings as they are now.
+pub fn term(client: &Record, settings: &Record, field: &str) -> Result<Decimal, String> {
+    let max = TERMS
+        .iter()
+        .find(|(f, _)| *f == field)
+        .map_or(Decimal::ZERO, |(_, m)| Decimal::from(*m));
+    let setting = settings
+        .get(field)
+        .and_then(Scalar::as_dec)
+        .unwrap_or_default();
+    let own = client.get(field).and_then(Scalar::as_dec);
+    let (value, how) = match (client.text(&format!("{field}_type")), own) {
+        ("RELATIVE", Some(own)) => (setting + own, Some(setting)),
+        ("ABSOLUTE", Some(own)) => (own, None),
+        (_, Some(own)) if !(Decimal::ZERO..=max).contains(&own) => (own, None),
+        _ => return Ok(setting),
+    };
+    if (Decimal::ZERO..=max).contains(&value) {
+        return Ok(value);
+    }
+    let own = own.unwrap_or_default().normalize();
+    Err(match how {
+        Some(setting) => format!(
+            "{field} {own} (RELATIVE: added to the settings' {}) gives {}, outside 0 to {max}",
+            setting.normalize(),
+            value.normalize()
+        ),
+        None => format!("{field} must be between 0 and {max}, got {own}"),
+    })
+}
+
 struct ClientRules;
 
 impl Rules for ClientRules {
@@ -187,11 +235,8 @@ impl Rules for ClientRules {
                 "bank_iban must be a valid IBAN when debit_mandate_reference is set, got \"{iban}\""
             ));
         }
-        let reduction = d.record.text("reduction").trim().to_owned();
-        if !reduction.is_empty() && parse_decimal(reduction.trim_end_matches('%')).is_none() {
-            d.errors.push(format!(
-                "reduction must be an amount or a percentage like 10 or 10%, got \"{reduction}\""
-            ));
+        if let Err(e) = Reduction::parse(d.record.text("reduction")) {
+            d.errors.push(e);
         }
         if let Some(len) = d.record.int("number_length")
             && !(0..=limits::NUMBER_LENGTH_MAX).contains(&len)
@@ -206,19 +251,13 @@ impl Rules for ClientRules {
         {
             d.errors.push(format!("number must be at least 1, got {n}"));
         }
-        for (field, value) in [
-            ("discount_days", d.record.int("discount_days")),
-            ("due_days", d.record.int("due_days")),
-        ] {
-            if let Some(v) = value
-                && !(0..=3650).contains(&v)
-            {
-                d.errors
-                    .push(format!("{field} must be between 0 and 3650, got {v}"));
+        let defaults = settings::load_stored(d.txn.as_read(), d.ctx.account_id)?;
+        for (field, _) in TERMS {
+            if let Err(e) = term(d.record, &defaults, field) {
+                d.errors.push(e);
             }
         }
         if d.old.is_none() {
-            let defaults = settings::load_stored(d.txn.as_read(), d.ctx.account_id)?;
             if !d.changes.has("number_pre") {
                 d.record
                     .set("number_pre", defaults.get("client_number_pre").cloned());

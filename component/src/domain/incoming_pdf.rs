@@ -24,7 +24,9 @@ pub fn pdf(txn: &dyn Read, renderer: &dyn Pdf, account: u64, id: u64) -> Result<
         return Ok(file);
     }
     let (read, _) = incomings::parse(&file)?;
-    let locale = settings::load(txn, account)?.text("locale").to_owned();
+    let locale = settings::load_stored(txn, account)?
+        .text("locale")
+        .to_owned();
     let findings = incomings::extra(txn, account, id)?.findings;
     let doc = document(&read.invoice, &record, &findings, &locale);
     renderer

@@ -80,3 +80,10 @@ pub struct Ctx {
     /// Unix seconds.
     pub now: i64,
 }
+
+impl Ctx {
+    /// The day it is for the caller: the day of `now`.
+    pub fn today(&self) -> date::Date {
+        date::Date::from_unix(self.now)
+    }
+}

@@ -5,6 +5,7 @@
 use rust_decimal::Decimal;
 
 use super::codes::is_email;
+use super::date::Date;
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_not_cleared};
 use super::{Ctx, Error};
 use super::{numbering, records};
@@ -49,7 +50,11 @@ pub static FIELDS: &[Field] = &[
     ),
     Field::new("invoice_number_next", Kind::Integer)
         .read_only()
-        .doc("The number the next invoice with invoice_number_pre gets (read only; computed)."),
+        .doc(
+            "The number the next invoice dated today gets: one past the highest held under \
+             invoice_number_pre with its date placeholders resolved for today (read only; \
+             computed).",
+        ),
     Field::new("credit_note_number_pre", Kind::Text).doc(
         "Number prefix of new credit notes; may hold [YYYY], [YY], [MM] and [DD], resolved from \
          the credit note date. Default: CN-.",
@@ -61,7 +66,8 @@ pub static FIELDS: &[Field] = &[
     Field::new("credit_note_number_next", Kind::Integer)
         .read_only()
         .doc(
-            "The number the next credit note with credit_note_number_pre gets (read only; \
+            "The number the next credit note dated today gets: one past the highest held under \
+             credit_note_number_pre with its date placeholders resolved for today (read only; \
              computed).",
         ),
     Field::new("client_number_pre", Kind::Text)
@@ -219,11 +225,18 @@ pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
     Ok(record)
 }
 
-/// The settings as the API shows them, with the next numbers of each range.
-pub fn load(txn: &dyn Read, account: u64) -> Result<Record, Error> {
+/// The settings as the API shows them, with the next numbers of each range: the number a
+/// document dated `today` would get, its prefix's date placeholders resolved as the
+/// document's are (so a new year's prefix starts a new series).
+pub fn load(txn: &dyn Read, account: u64, today: Date) -> Result<Record, Error> {
     let mut record = load_stored(txn, account)?;
     for range in ["invoice", "credit_note", "client"] {
         let pre = record.text(&format!("{range}_number_pre")).to_owned();
+        let pre = if range == "client" {
+            pre
+        } else {
+            numbering::resolve_prefix(&pre, today)
+        };
         let next = numbering::next_free(txn, account, range, &pre)?;
         record.set(&format!("{range}_number_next"), Some(Scalar::Int(next)));
     }
@@ -245,7 +258,7 @@ pub fn update(ctx: &Ctx, txn: &mut dyn Write, changes: &Changes) -> Result<Recor
         return Err(Error::Invalid(errors));
     }
     txn.put(&key(ctx.account_id), &records::encode_record(&record))?;
-    load(txn.as_read(), ctx.account_id)
+    load(txn.as_read(), ctx.account_id, ctx.today())
 }
 
 fn validate(r: &Record, errors: &mut Vec<String>) {
@@ -269,8 +282,8 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
             ));
         }
     }
-    in_range("due_days", 3650, errors);
-    in_range("discount_days", 3650, errors);
+    in_range("due_days", limits::TERM_DAYS_MAX, errors);
+    in_range("discount_days", limits::TERM_DAYS_MAX, errors);
     if let Some(rate) = r.get("discount_rate").and_then(Scalar::as_dec)
         && !(Decimal::ZERO..=Decimal::ONE_HUNDRED).contains(&rate)
     {

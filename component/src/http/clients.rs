@@ -65,6 +65,11 @@ pub(super) const LIST_PARAMS: &[Param] = &[
         "Only clients carrying all these tags (comma-separated, any case).",
     ),
     Param::new(
+        "tags_any",
+        Shape::Text,
+        "Only clients carrying any of these tags (comma-separated, any case).",
+    ),
+    Param::new(
         "property{ID}",
         Shape::Numbered("property"),
         "`property` followed by the id of a client property (property12=…): only clients \
@@ -90,6 +95,11 @@ fn filter(query: &Query) -> Result<Filter, ApiError> {
         last_names: parts("last_name"),
         notes: parts("note"),
         tags: query.list("tags").into_iter().map(str::to_owned).collect(),
+        tags_any: query
+            .list("tags_any")
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
         ..Filter::default()
     };
     for n in query.list("client_number") {

@@ -9,7 +9,7 @@ use crate::http::Call;
 pub(super) fn get(c: &Call<'_>) -> Result<Response, ApiError> {
     let (caps, ctx) = (c.caps, c.ctx);
     let txn = caps.store.begin_read()?;
-    let record = settings::load(txn.as_ref(), ctx.account_id)?;
+    let record = settings::load(txn.as_ref(), ctx.account_id, ctx.today())?;
     Ok(Response::doc(
         200,
         encode_record(settings::FIELDS, "settings", &record, None),

@@ -5,8 +5,9 @@
 //! comments of the change written.
 
 use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
 
-use super::super::clients::CLIENTS;
+use super::super::clients::{self, CLIENTS};
 use super::super::date::Date;
 use super::super::date::format_datetime;
 use super::super::einvoice;
@@ -31,7 +32,7 @@ use crate::limits;
 use crate::store;
 
 pub fn today(ctx: &Ctx) -> Date {
-    Date::from_unix(ctx.now)
+    ctx.today()
 }
 
 // ---- the one way a document changes ------------------------------------------------------
@@ -262,16 +263,6 @@ fn date_of(changes: &Changes, name: &str) -> Option<Option<Date>> {
     })
 }
 
-/// A term of the client (due days, discount) unless it defers to the settings.
-fn client_term(client: &Record, field: &str) -> Option<Scalar> {
-    let ty = client.text(&format!("{field}_type"));
-    if ty == "ABSOLUTE" || ty == "RELATIVE" {
-        client.get(field).cloned()
-    } else {
-        None
-    }
-}
-
 fn load_client(txn: &dyn Read, account: u64, id: i64) -> Result<Record, Error> {
     if id < 1 {
         return Err(Error::invalid(format!("client_id {id} does not exist")));
@@ -338,6 +329,17 @@ fn validate(doc: &Document, errors: &mut Vec<String>) {
             doc.discount_date, doc.date
         ));
     }
+    if matches!(
+        doc.supply_date_type.as_str(),
+        "SUPPLY_DATE" | "DELIVERY_DATE"
+    ) && !doc.supply_date.trim().is_empty()
+        && Date::parse(doc.supply_date.trim()).is_none()
+    {
+        errors.push(format!(
+            "supply_date must be a date (YYYY-MM-DD) with supply_date_type {}, got \"{}\"",
+            doc.supply_date_type, doc.supply_date
+        ));
+    }
     if doc.number_pre.chars().any(char::is_control)
         || doc.number_pre.chars().count() > limits::NUMBER_PRE_CHARS_MAX
     {
@@ -348,10 +350,13 @@ fn validate(doc: &Document, errors: &mut Vec<String>) {
     }
 }
 
-/// The payment terms a new document of a client starts with: due days and discount days.
+/// The payment terms a new document of a client starts with: due days and discount days;
+/// and what of the client's terms gives no valid document, by the document field that
+/// would take it (a request that sets that field does not need the client's value).
 struct Terms {
     due_days: i64,
     discount_days: i64,
+    problems: Vec<(&'static str, String)>,
 }
 
 /// A new draft of a client with every field at its default: the settings, overridden by
@@ -365,17 +370,33 @@ fn defaults_for(
     defaults: &Record,
     date: Date,
 ) -> (Document, Terms) {
-    let setting_int = |name: &str| defaults.int(name).unwrap_or(0);
-    let due_days = client_term(client, "due_days")
-        .and_then(|s| s.as_int())
-        .unwrap_or(setting_int("due_days"));
-    let discount_days = client_term(client, "discount_days")
-        .and_then(|s| s.as_int())
-        .unwrap_or(setting_int("discount_days"));
-    let discount_rate = client_term(client, "discount_rate")
-        .and_then(|s| s.as_dec())
-        .or_else(|| defaults.get("discount_rate").and_then(Scalar::as_dec))
-        .unwrap_or_default();
+    let mut problems = Vec::new();
+    let mut term = |field: &'static str, takes: &'static str| {
+        clients::term(client, defaults, field).unwrap_or_else(|e| {
+            problems.push((
+                takes,
+                format!(
+                    "client {}'s {e}: change the client's {field} or {field}_type",
+                    client.id()
+                ),
+            ));
+            Decimal::ZERO
+        })
+    };
+    let due_days = term("due_days", "due_date").to_i64().unwrap_or(0);
+    let discount_days = term("discount_days", "discount_date").to_i64().unwrap_or(0);
+    let discount_rate = term("discount_rate", "discount_rate");
+    let mut reduction = client.text("reduction").to_owned();
+    if let Err(e) = Reduction::parse(&reduction) {
+        problems.push((
+            "reduction",
+            format!(
+                "client {}'s {e}: change the client's reduction",
+                client.id()
+            ),
+        ));
+        reduction.clear();
+    }
     let client_basis = client.text("net_gross");
     let net_gross = if client_basis == "NET" || client_basis == "GROSS" {
         client_basis.to_owned()
@@ -396,7 +417,7 @@ fn defaults_for(
         updated: ctx.now,
         number: 0,
         number_pre: setting_text("number_pre"),
-        number_length: setting_int(&kind.setting("number_length")),
+        number_length: defaults.int(&kind.setting("number_length")).unwrap_or(0),
         formatted_number: String::new(),
         status: Status::Draft,
         date,
@@ -413,7 +434,7 @@ fn defaults_for(
         quote: Decimal::ONE,
         payment_types: defaults.text("payment_types").to_owned(),
         net_gross,
-        reduction: client.text("reduction").to_owned(),
+        reduction,
         template_id: None,
         tax_free: false,
         total_net: Decimal::ZERO,
@@ -437,6 +458,7 @@ fn defaults_for(
         Terms {
             due_days,
             discount_days,
+            problems,
         },
     )
 }
@@ -499,6 +521,11 @@ pub fn create(
     let id = store::next_id(txn, kind.collection())?;
     let date = date_of(changes, "date").flatten().unwrap_or(today(ctx));
     let (mut doc, terms) = defaults_for(ctx, kind, id, client_id as u64, &client, &defaults, date);
+    for (takes, problem) in &terms.problems {
+        if !changes.has(takes) {
+            errors.push(problem.clone());
+        }
+    }
     if let Some(src) = &source {
         doc.invoice_id = Some(src.id as i64);
         doc.net_gross = src.net_gross.clone();
@@ -698,8 +725,8 @@ pub enum Action {
 
 /// DRAFT → OPEN (or OVERDUE when the due date has passed). The number is fixed from now on
 /// and the PDF (and its print version) is rendered and stored in the same transaction.
-/// The template of an invoice is `template_id`, else the invoice's own, else the default
-/// INVOICE template; a credit note's own template comes before the one asked for.
+/// The template is the one the request asks for, else the document's own, else the
+/// default template of the kind's type.
 pub fn complete(
     ctx: &Ctx,
     txn: &mut dyn Write,
@@ -710,11 +737,8 @@ pub fn complete(
 ) -> Result<Document, Error> {
     let account = ctx.account_id;
     let old = load_for(ctx, txn.as_read(), kind, id, Event::Complete)?;
-    let own = old.template_id.map(|t| t as u64);
-    let asked = match kind {
-        DocKind::Invoice => template_id.or(own),
-        DocKind::CreditNote => own.or(template_id),
-    };
+    // The request's template first, for every kind, then the document's own.
+    let asked = template_id.or(old.template_id.map(|t| t as u64));
     let template = templates::for_document(txn.as_read(), account, kind.template_type(), asked)?;
     // Totals are final: computed once more from the items as they are now.
     let doc = change(

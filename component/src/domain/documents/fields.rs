@@ -216,8 +216,8 @@ const DATE: DocField = DocField::new("date", Kind::Date, Get::Date).doc(
     "Document date. Default: today. Changing it moves due_date and discount_date by the same days.",
 );
 const SUPPLY_DATE: DocField = DocField::new("supply_date", Kind::Text, Get::SupplyDate).doc(
-    "Supply or delivery date: YYYY-MM-DD for the types SUPPLY_DATE and DELIVERY_DATE (the delivery \
-     date BT-72 of e-invoices), free text for the text types.",
+    "Supply or delivery date: a date (YYYY-MM-DD, else 400) for the types SUPPLY_DATE and \
+     DELIVERY_DATE (the delivery date BT-72 of e-invoices), free text for the text types.",
 );
 const SUPPLY_DATE_TYPE: DocField = DocField::new(
     "supply_date_type",
@@ -330,8 +330,8 @@ const OPEN_AMOUNT: DocField = DocField::new("open_amount", Kind::Decimal, Get::O
          computed).",
     );
 const TEMPLATE_ID: DocField = DocField::new("template_id", Kind::Integer, Get::TemplateId).doc(
-    "Template the document is completed with; for an invoice, a template_id in the complete \
-     request comes first. Empty: the default template of its type.",
+    "Template the document is completed with, unless the complete request names one (which \
+     wins, for every kind). Empty: the default template of its type.",
 );
 const CREDIT_NOTE_NUMBER: DocField =
     DocField::new("credit_note_number", Kind::Text, Get::FormattedNumber)

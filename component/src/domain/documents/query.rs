@@ -33,8 +33,10 @@ pub struct Filter {
     pub contact_id: Option<u64>,
     /// Lower-cased; matches anywhere in the document number.
     pub number: Option<String>,
-    /// Any of these tags.
+    /// All of these tags (`tags`).
     pub tags: Vec<String>,
+    /// Any of these tags (`tags_any`).
+    pub tags_any: Vec<String>,
     pub article_id: Option<i64>,
     pub statuses: Vec<Shown>,
     pub payment_types: Vec<String>,
@@ -43,6 +45,11 @@ pub struct Filter {
     pub label: Option<String>,
     pub intro: Option<String>,
     pub note: Option<String>,
+}
+
+/// Whether the document carries the tag `name` (in any case).
+fn carries(doc: &Document, name: &str) -> bool {
+    doc.tags.iter().any(|t| t.eq_ignore_ascii_case(name))
 }
 
 fn contains_ci(haystack: &str, needle_lower: &str) -> bool {
@@ -66,6 +73,7 @@ impl Filter {
         self.number.is_none()
             && self.contact_id.is_none()
             && self.tags.is_empty()
+            && self.tags_any.is_empty()
             && self.article_id.is_none()
             && self.label.is_none()
             && self.intro.is_none()
@@ -98,11 +106,8 @@ impl Filter {
                 .contact_id
                 .is_none_or(|c| doc.contact_id == Some(c as i64))
             && self.article_id.is_none_or(|a| doc.article_ids.contains(&a))
-            && (self.tags.is_empty()
-                || doc
-                    .tags
-                    .iter()
-                    .any(|t| self.tags.iter().any(|w| w.eq_ignore_ascii_case(t))))
+            && self.tags.iter().all(|w| carries(doc, w))
+            && (self.tags_any.is_empty() || self.tags_any.iter().any(|w| carries(doc, w)))
             && (self.statuses.is_empty() || self.statuses.contains(&doc.shown(today)))
             && self.from.is_none_or(|d| doc.date >= d)
             && self.to.is_none_or(|d| doc.date <= d)

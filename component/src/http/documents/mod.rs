@@ -136,6 +136,11 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         article_id,
         number,
         tags: query.list("tags").into_iter().map(str::to_owned).collect(),
+        tags_any: query
+            .list("tags_any")
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
         label: text("label"),
         intro: text("intro"),
         note: text("note"),
@@ -299,8 +304,8 @@ pub(super) fn delete(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> 
 }
 
 static COMPLETE_FIELDS: &[Field] = &[Field::new("template_id", Kind::Integer).doc(
-    "Template to complete with; an invoice's own template_id comes after it, a credit note's \
-     before it. Default: the default template of the type.",
+    "Template to complete with; it wins over the document's own template_id, for every kind. \
+     Default: the document's template_id, else the default template of the type.",
 )];
 
 /// `PUT .../{id}/complete|cancel|uncancel`; `complete` takes an optional
@@ -418,6 +423,11 @@ macro_rules! params {
             ),
             Param::new(
                 "tags",
+                Shape::Text,
+                "Only documents carrying all of these tags (comma-separated, in any case).",
+            ),
+            Param::new(
+                "tags_any",
                 Shape::Text,
                 "Only documents carrying any of these tags (comma-separated, in any case).",
             ),
