@@ -155,7 +155,7 @@ pub fn send(
     );
     let filename = match req.filename.as_deref().map(str::trim) {
         Some(f) if !f.is_empty() => f.trim_end_matches(".pdf").to_owned(),
-        _ => format!("invoice_{id}"),
+        _ => format!("{}_{id}", kind.spec().file_stem),
     };
     let mut attachments = vec![Attachment {
         filename: format!("{}.pdf", filenames::sanitize(&filename)),
@@ -163,7 +163,15 @@ pub fn send(
         content: pdf.content,
     }];
     let profile = match req.einvoice.as_deref().map(str::trim) {
+        // Only kinds with e-invoices have one to attach by the client's profile.
+        None if !kind.spec().einvoices => None,
         None => Profile::parse(client.text("einvoice_profile")),
+        Some(p) if !kind.spec().einvoices && !p.is_empty() => {
+            return Err(Error::invalid(format!(
+                "einvoice: a {} has no e-invoice (only invoices and credit notes do)",
+                kind.label()
+            )));
+        }
         Some(p) => Profile::parse(p),
     };
     if let Some(profile) = profile {

@@ -199,6 +199,8 @@ pub fn groups(
     kept::for_each_sum(txn, kept, |key, sums| {
         let shown = match (key.status.shown_as_stored(), key.due_month) {
             (Some(shown), _) => shown,
+            // An open document of a kind that never falls due.
+            (None, None) if !f.kind.spec().falls_due => Shown::Open,
             (None, Some(due)) if due < this_month => Shown::Overdue,
             (None, Some(due)) if due > this_month => Shown::Open,
             // Due this month: OPEN or OVERDUE by the day, loaded below.
@@ -221,7 +223,7 @@ pub fn groups(
         groups.add(&key.currency, values, &sums);
         Ok(())
     })?;
-    if wanted(Shown::Open) || wanted(Shown::Overdue) {
+    if f.kind.spec().falls_due && (wanted(Shown::Open) || wanted(Shown::Overdue)) {
         let first = today.add_days(-(today.day() as i64 - 1));
         let last = first.add_days(31);
         let last = last.add_days(-(last.day() as i64));

@@ -89,7 +89,7 @@ pub fn format_date(date: Date, locale: &str) -> String {
     }
 }
 
-/// The values placeholders resolve to for a document (`[Invoice.…]` or `[CreditNote.…]`).
+/// The values placeholders resolve to for a document (`[Invoice.…]`, `[Offer.…]`, ...).
 pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String, String)> {
     let locale = settings.text("locale");
     let money = |d: Decimal| format_money(d, &doc.currency_code, locale);
@@ -100,6 +100,7 @@ pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String
         ("date", format_date(doc.date, locale)),
         ("due_date", format_date(doc.due_date, locale)),
         ("discount_date", format_date(doc.discount_date, locale)),
+        ("validity_date", format_date(doc.validity_date, locale)),
         ("total_gross", money(doc.total_gross)),
         ("total_net", money(doc.total_net)),
         (
@@ -160,7 +161,6 @@ pub fn document(
     let locale = settings.text("locale");
     let values = values(doc, client, settings);
     let resolve = |t: &str| placeholders::resolve(t, &values);
-    let money = |d: Decimal| format_money(d, &doc.currency_code, locale);
     let sender = [
         settings.text("company_name"),
         settings.text("company_street"),
@@ -175,14 +175,75 @@ pub fn document(
     .filter(|s| !s.is_empty())
     .collect::<Vec<_>>()
     .join(" · ");
+    let mut preamble: Vec<String> = template_text
+        .iter()
+        .map(|t| resolve(t))
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    if !doc.intro.trim().is_empty() {
+        preamble.push(resolve(&doc.intro));
+    }
+    // Delivery notes show quantities only, unless the settings ask for prices.
+    let priced = doc.kind != DocKind::DeliveryNote || settings.bool("delivery_note_prices");
+    let footer = [
+        settings.text("company_name"),
+        settings.text("company_vat_number"),
+    ]
+    .iter()
+    .filter(|s| !s.is_empty())
+    .copied()
+    .collect::<Vec<_>>()
+    .join(" · ");
+    PdfDocument {
+        title: if doc.title.trim().is_empty() {
+            format!("{} {}", doc.kind.title(), doc.formatted_number)
+        } else {
+            format!("{} {}", doc.title.trim(), doc.formatted_number)
+        },
+        sender: if sender.is_empty() {
+            Vec::new()
+        } else {
+            vec![sender]
+        },
+        recipient: doc.address.lines().map(str::to_owned).collect(),
+        meta: meta(doc, client, locale),
+        preamble,
+        items: item_table(doc, items, locale, priced),
+        totals: if priced {
+            totals(doc, locale)
+        } else {
+            Vec::new()
+        },
+        closing: closing(doc, locale, &resolve),
+        footer,
+        print,
+        archival: false,
+        attachments: Vec::new(),
+        factur_x: None,
+    }
+}
+
+/// The labelled values beside the address: number, dates, client number, supply date.
+fn meta(doc: &Document, client: &Record, locale: &str) -> Vec<(String, String)> {
     let mut meta = vec![
         (
             format!("{} number", doc.kind.title()),
             doc.formatted_number.clone(),
         ),
         ("Date".to_owned(), format_date(doc.date, locale)),
-        ("Due date".to_owned(), format_date(doc.due_date, locale)),
     ];
+    match doc.kind {
+        DocKind::Invoice | DocKind::CreditNote => {
+            meta.push(("Due date".to_owned(), format_date(doc.due_date, locale)));
+        }
+        DocKind::Offer => {
+            meta.push((
+                "Valid until".to_owned(),
+                format_date(doc.validity_date, locale),
+            ));
+        }
+        DocKind::Confirmation | DocKind::DeliveryNote => {}
+    }
     if !client.text("client_number").is_empty() {
         meta.push((
             "Client number".into(),
@@ -197,18 +258,16 @@ pub fn document(
         };
         meta.push((label.into(), doc.supply_date.clone()));
     }
-    let mut preamble: Vec<String> = template_text
-        .iter()
-        .map(|t| resolve(t))
-        .filter(|t| !t.trim().is_empty())
-        .collect();
-    if !doc.intro.trim().is_empty() {
-        preamble.push(resolve(&doc.intro));
-    }
+    meta
+}
+
+/// The item table: every item with its quantity and, when `priced`, its price, tax and
+/// total. An optional line of an offer says that it is not in the total.
+fn item_table(doc: &Document, items: &[Item], locale: &str, priced: bool) -> Table {
+    let money = |d: Decimal| format_money(d, &doc.currency_code, locale);
     let rows = items
         .iter()
         .map(|item| {
-            let totals = money::line_totals(&item.line(), doc.basis(), doc.tax_free);
             let mut title = item.title.clone();
             if !item.description.is_empty() {
                 title = format!("{title}\n{}", item.description);
@@ -216,25 +275,57 @@ pub fn document(
             if !item.reduction.is_empty() {
                 title = format!("{title}\nReduction {}", item.reduction);
             }
-            let rate = if doc.tax_free {
-                Decimal::ZERO
-            } else {
-                item.tax_rate
-            };
-            let line_total = match doc.basis() {
-                money::PriceBasis::Net => totals.net,
-                money::PriceBasis::Gross => totals.gross,
-            };
-            vec![
+            if item.optional {
+                title = format!("{title}\nOptional: not included in the total");
+            }
+            let mut row = vec![
                 title,
                 format_number(item.quantity, locale),
                 item.unit.clone(),
-                money(item.unit_price),
-                format!("{} %", format_number(rate, locale)),
-                money(line_total),
-            ]
+            ];
+            if priced {
+                let totals = money::line_totals(&item.line(), doc.basis(), doc.tax_free);
+                let rate = if doc.tax_free {
+                    Decimal::ZERO
+                } else {
+                    item.tax_rate
+                };
+                let line_total = match doc.basis() {
+                    money::PriceBasis::Net => totals.net,
+                    money::PriceBasis::Gross => totals.gross,
+                };
+                let total = money(line_total);
+                row.extend([
+                    money(item.unit_price),
+                    format!("{} %", format_number(rate, locale)),
+                    if item.optional {
+                        format!("({total})")
+                    } else {
+                        total
+                    },
+                ]);
+            }
+            row
         })
         .collect();
+    let (header, right_aligned): (&[&str], Vec<u32>) = if priced {
+        (
+            &["Item", "Quantity", "Unit", "Unit price", "Tax", "Total"],
+            vec![1, 3, 4, 5],
+        )
+    } else {
+        (&["Item", "Quantity", "Unit"], vec![1])
+    };
+    Table {
+        header: header.iter().map(|h| (*h).to_owned()).collect(),
+        rows,
+        right_aligned,
+    }
+}
+
+/// The rows below the item table: subtotal and reduction, net, each tax, total.
+fn totals(doc: &Document, locale: &str) -> Vec<(String, String)> {
+    let money = |d: Decimal| format_money(d, &doc.currency_code, locale);
     let mut totals = Vec::new();
     if !doc.total_reduction.is_zero() {
         let basis = match doc.basis() {
@@ -263,6 +354,11 @@ pub fn document(
         ));
     }
     totals.push(("Total".to_owned(), money(doc.total_gross)));
+    totals
+}
+
+/// The paragraphs below the totals: tax note, the document's note, what to do by when.
+fn closing(doc: &Document, locale: &str, resolve: &dyn Fn(&str) -> String) -> Vec<String> {
     let mut closing = Vec::new();
     if doc.tax_free {
         closing.push(format!("No tax is charged on this {}.", doc.kind.label()));
@@ -270,58 +366,32 @@ pub fn document(
     if !doc.note.trim().is_empty() {
         closing.push(resolve(&doc.note));
     }
-    if doc.kind == DocKind::Invoice {
-        closing.push(format!(
-            "Please pay by {}.",
-            format_date(doc.due_date, locale)
-        ));
+    match doc.kind {
+        DocKind::Invoice => {
+            closing.push(format!(
+                "Please pay by {}.",
+                format_date(doc.due_date, locale)
+            ));
+            if !doc.discount_rate.is_zero() {
+                closing.push(format!(
+                    "Paid by {}, a cash discount of {} % ({}) applies.",
+                    format_date(doc.discount_date, locale),
+                    format_number(doc.discount_rate, locale),
+                    format_money(
+                        money::discount_amount(doc.total_gross, doc.discount_rate),
+                        &doc.currency_code,
+                        locale
+                    )
+                ));
+            }
+        }
+        DocKind::Offer => closing.push(format!(
+            "This offer is valid until {}.",
+            format_date(doc.validity_date, locale)
+        )),
+        DocKind::CreditNote | DocKind::Confirmation | DocKind::DeliveryNote => {}
     }
-    if doc.kind == DocKind::Invoice && !doc.discount_rate.is_zero() {
-        closing.push(format!(
-            "Paid by {}, a cash discount of {} % ({}) applies.",
-            format_date(doc.discount_date, locale),
-            format_number(doc.discount_rate, locale),
-            money(money::discount_amount(doc.total_gross, doc.discount_rate))
-        ));
-    }
-    let footer = [
-        settings.text("company_name"),
-        settings.text("company_vat_number"),
-    ]
-    .iter()
-    .filter(|s| !s.is_empty())
-    .copied()
-    .collect::<Vec<_>>()
-    .join(" · ");
-    PdfDocument {
-        title: if doc.title.trim().is_empty() {
-            format!("{} {}", doc.kind.title(), doc.formatted_number)
-        } else {
-            format!("{} {}", doc.title.trim(), doc.formatted_number)
-        },
-        sender: if sender.is_empty() {
-            Vec::new()
-        } else {
-            vec![sender]
-        },
-        recipient: doc.address.lines().map(str::to_owned).collect(),
-        meta,
-        preamble,
-        items: Table {
-            header: ["Item", "Quantity", "Unit", "Unit price", "Tax", "Total"]
-                .map(String::from)
-                .to_vec(),
-            rows,
-            right_aligned: vec![1, 3, 4, 5],
-        },
-        totals,
-        closing,
-        footer,
-        print,
-        archival: false,
-        attachments: Vec::new(),
-        factur_x: None,
-    }
+    closing
 }
 
 #[cfg(test)]

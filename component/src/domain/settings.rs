@@ -26,7 +26,8 @@ pub const PAYMENT_TYPES: &[&str] = &[
     "MISC",
 ];
 
-pub static FIELDS: &[Field] = &[
+/// The settings of the account and of invoices and credit notes, in response order.
+static HEAD: &[Field] = &[
     Field::new("currency_code", Kind::Currency).mandatory().doc(
         "The account's currency: documents of clients without a currency_code are in it. Default: \
          EUR.",
@@ -112,6 +113,100 @@ pub static FIELDS: &[Field] = &[
         "Body of credit note e-mails that give none and use no e-mail template; placeholders are \
          resolved. Default: a short covering letter.",
     ),
+];
+
+/// The settings of a kind of document beyond invoices and credit notes: number range,
+/// texts, file name and e-mail texts, named by the kind's range (`offer_intro`).
+macro_rules! kind_settings {
+    ($range:literal, $label:literal, $pre:literal, $placeholder:literal) => {
+        [
+            Field::new(concat!($range, "_number_pre"), Kind::Text).doc(concat!(
+                "Number prefix of new ",
+                $label,
+                "s; may hold [YYYY], [YY], [MM] and [DD], \
+                 resolved from the ",
+                $label,
+                " date. Default: ",
+                $pre,
+                "."
+            )),
+            Field::new(concat!($range, "_number_length"), Kind::Integer).doc(concat!(
+                "Minimum digits of new ",
+                $label,
+                " numbers, padded with leading zeros (0 to 20). \
+                 Default: 5."
+            )),
+            Field::new(concat!($range, "_number_next"), Kind::Integer)
+                .read_only()
+                .doc(concat!(
+                    "The number the next ",
+                    $label,
+                    " dated today gets: one past the highest \
+                     held under ",
+                    $range,
+                    "_number_pre with its date placeholders resolved for \
+                     today (read only; computed)."
+                )),
+            Field::new(concat!($range, "_intro"), Kind::Text).doc(concat!(
+                "Introductory text of new ",
+                $label,
+                "s; placeholders are resolved in the PDF."
+            )),
+            Field::new(concat!($range, "_note"), Kind::Text).doc(concat!(
+                "Closing note of new ",
+                $label,
+                "s; placeholders are resolved in the PDF."
+            )),
+            Field::new(concat!($range, "_label"), Kind::Text).doc(concat!(
+                "Label of new ",
+                $label,
+                "s."
+            )),
+            Field::new(concat!($range, "_filename"), Kind::Text).doc(concat!(
+                "Name of ",
+                $label,
+                " PDFs without .pdf; placeholders are resolved at \
+                 completion. Empty: the kind's name and id."
+            )),
+            Field::new(concat!($range, "_email_subject"), Kind::Text).doc(concat!(
+                "Subject of ",
+                $label,
+                " e-mails that give none and use no e-mail template; \
+                 placeholders are resolved. Default: ",
+                $placeholder,
+                "."
+            )),
+            Field::new(concat!($range, "_email_body"), Kind::Text).doc(concat!(
+                "Body of ",
+                $label,
+                " e-mails that give none and use no e-mail template; \
+                 placeholders are resolved. Default: a short covering letter."
+            )),
+        ]
+    };
+}
+
+static OFFER: [Field; 9] = kind_settings!("offer", "offer", "OFR-", "Offer [Offer.offer_number]");
+static CONFIRMATION: [Field; 9] = kind_settings!(
+    "confirmation",
+    "confirmation",
+    "OC-",
+    "Order confirmation [Confirmation.confirmation_number]"
+);
+static DELIVERY_NOTE: [Field; 9] = kind_settings!(
+    "delivery_note",
+    "delivery note",
+    "DN-",
+    "Delivery note [DeliveryNote.delivery_note_number]"
+);
+
+/// What offers and delivery notes need beyond their kind's settings, then the terms,
+/// sending and the company.
+static TAIL: &[Field] = &[
+    Field::new("offer_validity_days", Kind::Integer)
+        .doc("Days a new offer holds after its date (0 to 3650): its validity_days. Default: 30."),
+    Field::new("delivery_note_prices", Kind::Bool)
+        .doc("1 prints prices and totals on delivery notes; 0 only the quantities. Default: 0."),
     Field::new("due_days", Kind::Integer).doc(
         "Days from the document date to the due date (0 to 3650) for clients whose due_days_type \
          is SETTINGS. Default: 14.",
@@ -179,6 +274,38 @@ pub static FIELDS: &[Field] = &[
     ),
 ];
 
+/// Every setting, in response order.
+pub static FIELDS: &[Field] = &ALL;
+
+const COUNT: usize =
+    HEAD.len() + OFFER.len() + CONFIRMATION.len() + DELIVERY_NOTE.len() + TAIL.len();
+
+static ALL: [Field; COUNT] = {
+    let parts: [&[Field]; 5] = [HEAD, &OFFER, &CONFIRMATION, &DELIVERY_NOTE, TAIL];
+    let mut out = [Field::new("", Kind::Text); COUNT];
+    let (mut n, mut p) = (0, 0);
+    while p < parts.len() {
+        let mut i = 0;
+        while i < parts[p].len() {
+            out[n] = parts[p][i];
+            n += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    out
+};
+
+/// The number ranges of documents and clients, as their settings name them.
+pub const RANGES: [&str; 6] = [
+    "invoice",
+    "credit_note",
+    "offer",
+    "confirmation",
+    "delivery_note",
+    "client",
+];
+
 /// The value of each setting nobody has changed.
 fn default_of(name: &str) -> Option<Scalar> {
     let text = |s: &str| Some(Scalar::Text(s.to_owned()));
@@ -188,7 +315,35 @@ fn default_of(name: &str) -> Option<Scalar> {
         "net_gross" => text("NET"),
         "invoice_number_pre" => text("INV-"),
         "credit_note_number_pre" => text("CN-"),
-        "invoice_number_length" | "credit_note_number_length" => Some(Scalar::Int(5)),
+        "offer_number_pre" => text("OFR-"),
+        "confirmation_number_pre" => text("OC-"),
+        "delivery_note_number_pre" => text("DN-"),
+        "invoice_number_length"
+        | "credit_note_number_length"
+        | "offer_number_length"
+        | "confirmation_number_length"
+        | "delivery_note_number_length" => Some(Scalar::Int(5)),
+        "offer_validity_days" => Some(Scalar::Int(30)),
+        "delivery_note_prices" => Some(Scalar::Bool(false)),
+        "offer_email_subject" => text("Offer [Offer.offer_number]"),
+        "offer_email_body" => text(
+            "Dear [Client.name],\n\nplease find attached our offer [Offer.offer_number] of \
+             [Offer.date], valid until [Offer.validity_date].\n\nKind regards\n[Company.name]",
+        ),
+        "confirmation_email_subject" => {
+            text("Order confirmation [Confirmation.confirmation_number]")
+        }
+        "confirmation_email_body" => text(
+            "Dear [Client.name],\n\nthank you for your order: please find attached our order \
+             confirmation [Confirmation.confirmation_number] of [Confirmation.date].\n\nKind \
+             regards\n[Company.name]",
+        ),
+        "delivery_note_email_subject" => text("Delivery note [DeliveryNote.delivery_note_number]"),
+        "delivery_note_email_body" => text(
+            "Dear [Client.name],\n\nplease find attached delivery note \
+             [DeliveryNote.delivery_note_number] of [DeliveryNote.date].\n\nKind \
+             regards\n[Company.name]",
+        ),
         "client_number_length" => Some(Scalar::Int(0)),
         "invoice_email_subject" => text("Invoice [Invoice.invoice_number]"),
         "invoice_email_body" => text(
@@ -230,7 +385,7 @@ pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
 /// document's are (so a new year's prefix starts a new series).
 pub fn load(txn: &dyn Read, account: u64, today: Date) -> Result<Record, Error> {
     let mut record = load_stored(txn, account)?;
-    for range in ["invoice", "credit_note", "client"] {
+    for range in RANGES {
         let pre = record.text(&format!("{range}_number_pre")).to_owned();
         let pre = if range == "client" {
             pre
@@ -269,7 +424,7 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
             errors.push(format!("{name} must be between 0 and {max}, got {v}"));
         }
     };
-    for range in ["invoice", "credit_note", "client"] {
+    for range in RANGES {
         in_range(
             &format!("{range}_number_length"),
             limits::NUMBER_LENGTH_MAX,
@@ -283,6 +438,7 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
         }
     }
     in_range("due_days", limits::TERM_DAYS_MAX, errors);
+    in_range("offer_validity_days", limits::TERM_DAYS_MAX, errors);
     in_range("discount_days", limits::TERM_DAYS_MAX, errors);
     if let Some(rate) = r.get("discount_rate").and_then(Scalar::as_dec)
         && !(Decimal::ZERO..=Decimal::ONE_HUNDRED).contains(&rate)

@@ -162,7 +162,9 @@ macro_rules! records {
     };
 }
 
-/// A document kind: its collection, its members, their actions, PDF and e-mail.
+/// A document kind: its collection, its members, their completion, PDF and e-mail; the
+/// kind's other actions are listed with it (`action!`, `signature!`, `einvoice!`,
+/// `letter!`).
 macro_rules! documents {
     ($plural:literal, $kind:expr) => {
         &[
@@ -183,34 +185,12 @@ macro_rules! documents {
             },
             member!($plural, $kind, get, delete, update),
             action!($plural, $kind, "complete", Action::Complete, Op {
-                summary: "Complete a draft: its number is fixed, its PDF and e-invoices made; \
-                          OPEN, or OVERDUE when its due date has passed",
+                summary: "Complete a draft: its number is fixed, its PDF (and, for invoices and \
+                          credit notes, its e-invoices) made; the kind's completed status",
                 params: &[],
                 input: Input::Record(documents::complete_schema, true),
                 output: Output::Empty,
             }),
-            action!($plural, $kind, "cancel", Action::Cancel, Op {
-                summary: "Cancel a completed document",
-                params: &[],
-                input: Input::Nothing,
-                output: Output::Empty,
-            }),
-            action!($plural, $kind, "uncancel", Action::Uncancel, Op {
-                summary: "Take a cancellation back: the status its payments and due date give",
-                params: &[],
-                input: Input::Nothing,
-                output: Output::Empty,
-            }),
-            Route {
-                path: &[$plural, ID, "upload-signature"],
-                handlers: &[(Verb::Put, Handler::Doc(documents::upload_signature, $kind))],
-                about: About::Ops(&[(Verb::Put, Op {
-                    summary: "Upload the signed PDF of a completed document",
-                    params: &[],
-                    input: Input::Record(documents::signature_schema, false),
-                    output: Output::Empty,
-                })]),
-            },
             Route {
                 path: &[$plural, ID, "pdf"],
                 handlers: &[(Verb::Get, Handler::Doc(documents::pdf, $kind))],
@@ -220,16 +200,6 @@ macro_rules! documents {
                     params: documents::PDF_PARAMS,
                     input: Input::Nothing,
                     output: Output::File(documents::pdf_schema, "application/pdf"),
-                })]),
-            },
-            Route {
-                path: &[$plural, ID, "e-invoice"],
-                handlers: &[(Verb::Get, Handler::Doc(documents::einvoice, $kind))],
-                about: About::Ops(&[(Verb::Get, Op {
-                    summary: "The e-invoice (EN 16931 XML) issued when the document was completed",
-                    params: documents::EINVOICE_PARAMS,
-                    input: Input::Nothing,
-                    output: Output::Bytes(&["application/xml"]),
                 })]),
             },
             Route {
@@ -243,6 +213,146 @@ macro_rules! documents {
                 })]),
             },
         ]
+    };
+}
+
+/// `cancel` and `uncancel` of a kind.
+macro_rules! cancel {
+    ($plural:literal, $kind:expr) => {
+        &[
+            action!(
+                $plural,
+                $kind,
+                "cancel",
+                Action::Cancel,
+                Op {
+                    summary: "Cancel a completed document",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Empty,
+                }
+            ),
+            action!(
+                $plural,
+                $kind,
+                "uncancel",
+                Action::Uncancel,
+                Op {
+                    summary: "Take a cancellation back: an invoice or credit note the status its \
+                          payments and due date give, an offer OPEN, a confirmation COMPLETED",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Empty,
+                }
+            ),
+        ]
+    };
+}
+
+/// `clear` and `unclear` of a kind that is invoiced (offers, confirmations).
+macro_rules! clear {
+    ($plural:literal, $kind:expr) => {
+        &[
+            action!(
+                $plural,
+                $kind,
+                "clear",
+                Action::Clear,
+                Op {
+                    summary: "Mark the document as invoiced: CLEARED",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Empty,
+                }
+            ),
+            action!(
+                $plural,
+                $kind,
+                "unclear",
+                Action::Unclear,
+                Op {
+                    summary: "Take the invoicing back: an offer WON, a confirmation COMPLETED",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Empty,
+                }
+            ),
+        ]
+    };
+}
+
+/// The upload of a signed PDF.
+macro_rules! signature {
+    ($plural:literal, $kind:expr) => {
+        &[Route {
+            path: &[$plural, ID, "upload-signature"],
+            handlers: &[(Verb::Put, Handler::Doc(documents::upload_signature, $kind))],
+            about: About::Ops(&[(
+                Verb::Put,
+                Op {
+                    summary: "Upload the signed PDF of a completed document",
+                    params: &[],
+                    input: Input::Record(documents::signature_schema, false),
+                    output: Output::Empty,
+                },
+            )]),
+        }]
+    };
+}
+
+/// The e-invoice of a kind that issues them.
+macro_rules! einvoice {
+    ($plural:literal, $kind:expr) => {
+        &[Route {
+            path: &[$plural, ID, "e-invoice"],
+            handlers: &[(Verb::Get, Handler::Doc(documents::einvoice, $kind))],
+            about: About::Ops(&[(
+                Verb::Get,
+                Op {
+                    summary: "The e-invoice (EN 16931 XML) issued when the document was completed",
+                    params: documents::EINVOICE_PARAMS,
+                    input: Input::Nothing,
+                    output: Output::Bytes(&["application/xml"]),
+                },
+            )]),
+        }]
+    };
+}
+
+/// Sending as a letter through the postal add-on.
+macro_rules! letter {
+    ($plural:literal, $kind:expr) => {
+        &[Route {
+            path: &[$plural, ID, "mail"],
+            handlers: &[(Verb::Post, Handler::Doc(documents::post, $kind))],
+            about: About::Ops(&[(
+                Verb::Post,
+                Op {
+                    summary: "Send a completed document as a letter through the postal add-on",
+                    params: &[],
+                    input: Input::Record(documents::letter_schema, true),
+                    output: Output::Empty,
+                },
+            )]),
+        }]
+    };
+}
+
+/// A new document's body made from an offer or confirmation, ready to POST. Stands
+/// before the kind's members, whose id it would otherwise be read as.
+macro_rules! preset {
+    ($plural:literal, $kind:expr) => {
+        &[Route {
+            path: &[$plural, "preset"],
+            handlers: &[(Verb::Get, Handler::Doc(documents::preset, $kind))],
+            about: About::Ops(&[(Verb::Get, Op {
+                summary: "A new document made from an offer or an order confirmation (its client, \
+                          texts and items), not stored: the body to POST",
+                params: documents::preset_params($kind),
+                input: Input::Nothing,
+                output: Output::Record(200, || documents::schema($kind)),
+            })]),
+        }]
     };
 }
 
@@ -303,23 +413,60 @@ macro_rules! member {
 
 const INVOICE: DocKind = DocKind::Invoice;
 const CREDIT_NOTE: DocKind = DocKind::CreditNote;
+const OFFER: DocKind = DocKind::Offer;
+const CONFIRMATION: DocKind = DocKind::Confirmation;
+const DELIVERY_NOTE: DocKind = DocKind::DeliveryNote;
 
 static TABLE: &[&[Route]] = &[
+    preset!("invoices", INVOICE),
     documents!("invoices", INVOICE),
+    cancel!("invoices", INVOICE),
+    signature!("invoices", INVOICE),
+    einvoice!("invoices", INVOICE),
     documents!("credit-notes", CREDIT_NOTE),
-    &[Route {
-        path: &["credit-notes", ID, "mail"],
-        handlers: &[(Verb::Post, Handler::Doc(documents::post, CREDIT_NOTE))],
-        about: About::Ops(&[(
-            Verb::Post,
+    cancel!("credit-notes", CREDIT_NOTE),
+    signature!("credit-notes", CREDIT_NOTE),
+    einvoice!("credit-notes", CREDIT_NOTE),
+    letter!("credit-notes", CREDIT_NOTE),
+    documents!("offers", OFFER),
+    &[
+        action!(
+            "offers",
+            OFFER,
+            "win",
+            Action::Win,
             Op {
-                summary: "Send a completed credit note as a letter through the postal add-on",
+                summary: "The client accepted the offer: WON",
                 params: &[],
-                input: Input::Record(documents::letter_schema, true),
+                input: Input::Nothing,
                 output: Output::Empty,
-            },
-        )]),
-    }],
+            }
+        ),
+        action!(
+            "offers",
+            OFFER,
+            "lose",
+            Action::Lose,
+            Op {
+                summary: "The client declined the offer: LOST",
+                params: &[],
+                input: Input::Nothing,
+                output: Output::Empty,
+            }
+        ),
+    ],
+    clear!("offers", OFFER),
+    cancel!("offers", OFFER),
+    signature!("offers", OFFER),
+    letter!("offers", OFFER),
+    preset!("confirmations", CONFIRMATION),
+    documents!("confirmations", CONFIRMATION),
+    clear!("confirmations", CONFIRMATION),
+    cancel!("confirmations", CONFIRMATION),
+    signature!("confirmations", CONFIRMATION),
+    letter!("confirmations", CONFIRMATION),
+    documents!("delivery-notes", DELIVERY_NOTE),
+    letter!("delivery-notes", DELIVERY_NOTE),
     part!("invoice-items", INVOICE, Items, update),
     part!("invoice-payments", INVOICE, Payments),
     part!("invoice-comments", INVOICE, Comments),
@@ -328,6 +475,15 @@ static TABLE: &[&[Route]] = &[
     part!("credit-note-payments", CREDIT_NOTE, Payments),
     part!("credit-note-comments", CREDIT_NOTE, Comments),
     part!("credit-note-tags", CREDIT_NOTE, Tags),
+    part!("offer-items", OFFER, Items, update),
+    part!("offer-comments", OFFER, Comments),
+    part!("offer-tags", OFFER, Tags),
+    part!("confirmation-items", CONFIRMATION, Items, update),
+    part!("confirmation-comments", CONFIRMATION, Comments),
+    part!("confirmation-tags", CONFIRMATION, Tags),
+    part!("delivery-note-items", DELIVERY_NOTE, Items, update),
+    part!("delivery-note-comments", DELIVERY_NOTE, Comments),
+    part!("delivery-note-tags", DELIVERY_NOTE, Tags),
     &[
         Route {
             path: &["clients"],

@@ -38,11 +38,11 @@ pub trait Tail: Default + Serialize {
 /// (postcard: its fields one after the other, no lengths or names); reading it field by
 /// field is what lets a record end early.
 macro_rules! tail {
-    ($(#[$doc:meta])* $name:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident: $ty:ty),* $(,)? }) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Default, Serialize)]
         pub struct $name {
-            $(pub $field: $ty,)*
+            $($(#[$fdoc])* pub $field: $ty,)*
         }
 
         impl Tail for $name {
@@ -131,6 +131,9 @@ impl DecimalForm for DecTuple {
 pub enum StoredKind {
     Invoice,
     CreditNote,
+    Offer,
+    Confirmation,
+    DeliveryNote,
 }
 
 /// A document's stored status, in variant order.
@@ -140,6 +143,11 @@ pub enum StoredStatus {
     Open,
     Paid,
     Canceled,
+    Won,
+    Lost,
+    Cleared,
+    Completed,
+    Created,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -204,6 +212,10 @@ tail!(
     StoredDocumentTail {
         buyer_reference: String,
         order_reference: String,
+        offer_id: Option<i64>,
+        confirmation_id: Option<i64>,
+        /// A Julian day number.
+        validity_date: i32,
     }
 );
 
@@ -233,6 +245,7 @@ tail!(
         unit_code: String,
         tax_category: String,
         tax_exemption_reason: String,
+        optional: bool,
     }
 );
 

@@ -21,7 +21,7 @@ use super::super::{
 use super::comments::Comment;
 use super::fields;
 use super::items::{self, Item};
-use super::kind::DocKind;
+use super::kind::{DocKind, Lifecycle};
 use super::lifecycle::{Event, Status, refusal, transition};
 use super::model::{Document, Tax};
 use super::payments::{self, Payment};
@@ -118,7 +118,7 @@ fn change(
         }
     };
     if let Some(event) = event {
-        doc.status = transition(old.status, event).map_err(|m| refusal(doc.kind, m))?;
+        doc.status = transition(doc.kind, old.status, event).map_err(|m| refusal(doc.kind, m))?;
     }
     if c.touch {
         doc.updated = ctx.now;
@@ -149,10 +149,15 @@ fn recompute_totals(txn: &dyn Read, account: u64, doc: &mut Document) -> Result<
     Ok(())
 }
 
-/// The totals, taxes and article ids of `items` on `doc`.
+/// The totals, taxes and article ids of `items` on `doc`; optional lines of an offer count
+/// for nothing.
 fn apply_totals(doc: &mut Document, items: &[Item]) {
     doc.article_ids = items.iter().filter_map(|i| i.article_id).collect();
-    let lines: Vec<Line> = items.iter().map(Item::line).collect();
+    let lines: Vec<Line> = items
+        .iter()
+        .filter(|i| !i.optional)
+        .map(Item::line)
+        .collect();
     let reduction = Reduction::parse(&doc.reduction).ok().flatten();
     let t = money::document_totals(&lines, doc.basis(), reduction, doc.tax_free);
     doc.total_net = t.total_net;
@@ -213,7 +218,7 @@ fn load_for(
     event: Event,
 ) -> Result<Document, Error> {
     let doc = storage::load(txn, ctx.account_id, kind, id)?;
-    transition(doc.status, event).map_err(|m| refusal(kind, m))?;
+    transition(kind, doc.status, event).map_err(|m| refusal(kind, m))?;
     Ok(doc)
 }
 
@@ -317,16 +322,23 @@ fn validate(doc: &Document, errors: &mut Vec<String>) {
             doc.number_length
         ));
     }
+    let label = doc.kind.label();
     if doc.due_date < doc.date {
         errors.push(format!(
-            "due_date {} is before the invoice date {}",
+            "due_date {} is before the {label} date {}",
             doc.due_date, doc.date
         ));
     }
     if doc.discount_date < doc.date {
         errors.push(format!(
-            "discount_date {} is before the invoice date {}",
+            "discount_date {} is before the {label} date {}",
             doc.discount_date, doc.date
+        ));
+    }
+    if doc.validity_date < doc.date {
+        errors.push(format!(
+            "validity_days must be 0 or more, got {}",
+            doc.validity_date.days_since(doc.date)
         ));
     }
     if matches!(
@@ -356,7 +368,21 @@ fn validate(doc: &Document, errors: &mut Vec<String>) {
 struct Terms {
     due_days: i64,
     discount_days: i64,
+    /// Offers: the days the offer holds.
+    validity_days: i64,
     problems: Vec<(&'static str, String)>,
+}
+
+impl Terms {
+    /// The terms a document has now, kept when only its date moves.
+    fn of(doc: &Document) -> Terms {
+        Terms {
+            due_days: doc.due_date.days_since(doc.date),
+            discount_days: doc.discount_date.days_since(doc.date),
+            validity_days: doc.validity_date.days_since(doc.date),
+            problems: Vec::new(),
+        }
+    }
 }
 
 /// A new draft of a client with every field at its default: the settings, overridden by
@@ -386,6 +412,7 @@ fn defaults_for(
     let due_days = term("due_days", "due_date").to_i64().unwrap_or(0);
     let discount_days = term("discount_days", "discount_date").to_i64().unwrap_or(0);
     let discount_rate = term("discount_rate", "discount_rate");
+    let validity_days = defaults.int("offer_validity_days").unwrap_or(30);
     let mut reduction = client.text("reduction").to_owned();
     if let Err(e) = Reduction::parse(&reduction) {
         problems.push((
@@ -452,12 +479,16 @@ fn defaults_for(
         article_ids: Vec::new(),
         buyer_reference: client.text("buyer_reference").to_owned(),
         order_reference: String::new(),
+        offer_id: None,
+        confirmation_id: None,
+        validity_date: date.add_days(validity_days),
     };
     (
         doc,
         Terms {
             due_days,
             discount_days,
+            validity_days,
             problems,
         },
     )
@@ -466,6 +497,8 @@ fn defaults_for(
 /// Creates a draft with its items. Every absent field takes its default from the settings,
 /// the client or the default tax; a credit note made from an invoice takes the invoice's
 /// client, basis, currency, address, reduction and (without items of its own) its items.
+/// The documents it is made from (`offer_id`, `confirmation_id`, a delivery note's
+/// `invoice_id`) must be of its client; an invoice made from one notes it on both.
 pub fn create(
     ctx: &Ctx,
     txn: &mut dyn Write,
@@ -475,24 +508,7 @@ pub fn create(
 ) -> Result<Document, Error> {
     let account = ctx.account_id;
     let mut errors = changes.errors();
-    let source = match (kind, int_of(changes, "invoice_id").flatten()) {
-        (DocKind::CreditNote, Some(invoice)) => {
-            match storage::load(
-                txn.as_read(),
-                account,
-                DocKind::Invoice,
-                invoice.max(0) as u64,
-            ) {
-                Ok(doc) => Some(doc),
-                Err(Error::NotFound(_)) => {
-                    errors.push(format!("invoice_id {invoice} does not exist"));
-                    None
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        _ => None,
-    };
+    let source = credit_source(txn.as_read(), account, kind, changes, &mut errors)?;
     if source.is_none() {
         schema::check_mandatory(fields::fields(kind), changes, &mut errors);
     }
@@ -517,6 +533,14 @@ pub fn create(
         }
         Err(e) => return Err(e),
     };
+    let links = linked(
+        txn.as_read(),
+        account,
+        kind,
+        changes,
+        client_id,
+        &mut errors,
+    )?;
     let defaults = settings::load_stored(txn.as_read(), account)?;
     let id = store::next_id(txn, kind.collection())?;
     let date = date_of(changes, "date").flatten().unwrap_or(today(ctx));
@@ -534,25 +558,22 @@ pub fn create(
         doc.address = src.address.clone();
         doc.reduction = src.reduction.clone();
     }
-    apply(&mut doc, changes, terms.due_days, terms.discount_days);
+    for linked in &links {
+        let id = Some(linked.id as i64);
+        match linked.kind {
+            DocKind::Offer => doc.offer_id = id,
+            DocKind::Confirmation => doc.confirmation_id = id,
+            DocKind::Invoice => doc.invoice_id = id,
+            DocKind::CreditNote | DocKind::DeliveryNote => {}
+        }
+    }
+    apply(&mut doc, changes, &terms);
     let pre = numbering::resolve_prefix(&doc.number_pre, doc.date);
     if int_of(changes, "number").flatten().is_none() {
         doc.number = numbering::next_free(txn.as_read(), account, kind.range(), &pre)?;
     }
     validate(&doc, &mut errors);
-    let default_tax = taxes::default_tax(txn.as_read(), account)?;
-    let mut built = Vec::with_capacity(new_items.len());
-    for (i, item) in new_items.iter().enumerate() {
-        match items::build(ctx, id, i as i64 + 1, item, &default_tax) {
-            Ok(it) => built.push(it),
-            Err(Error::Invalid(item_errors)) => errors.extend(
-                item_errors
-                    .into_iter()
-                    .map(|e| format!("item {}: {e}", i + 1)),
-            ),
-            Err(e) => return Err(e),
-        }
-    }
+    let mut built = build_items(ctx, txn.as_read(), &doc, new_items, &mut errors)?;
     if let (Some(src), true) = (&source, new_items.is_empty()) {
         for item in storage::items(txn.as_read(), account, DocKind::Invoice, src.id)? {
             built.push(items::copy_to(&item, id, ctx.now));
@@ -577,7 +598,218 @@ pub fn create(
         "CREATE",
         &format!("{} created", kind.title()),
     )?;
+    note_links(ctx, txn, &doc, &links)?;
     Ok(doc)
+}
+
+/// A new document of `kind` made from the document `id` of kind `from` (an invoice from an
+/// offer or confirmation, a confirmation from an offer), not stored: the fields and items
+/// of the body to POST. It takes the client, contact, address, texts, price basis,
+/// currency, quote and reduction, names what it was made from, and takes every item but
+/// an offer's optional ones. The source must be completed and still good: an offer OPEN,
+/// WON or CLEARED, a confirmation COMPLETED or CLEARED.
+pub fn preset(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    kind: DocKind,
+    from: DocKind,
+    id: u64,
+) -> Result<(Record, Vec<Record>), Error> {
+    let source = storage::load(txn, ctx.account_id, from, id).map_err(|e| match e {
+        Error::NotFound(_) => {
+            Error::invalid(format!("{} {id} does not exist", from.parent_field()))
+        }
+        other => other,
+    })?;
+    let good = match from.lifecycle() {
+        Lifecycle::Offer => matches!(source.status, Status::Open | Status::Won | Status::Cleared),
+        Lifecycle::Confirmation => matches!(source.status, Status::Completed | Status::Cleared),
+        Lifecycle::Billing | Lifecycle::Delivery => false,
+    };
+    if !good {
+        return Err(Error::invalid(format!(
+            "a {} can be made only from a completed {} that is not lost or canceled; {} {id} is {}",
+            kind.label(),
+            from.label(),
+            from.parent_field(),
+            source.shown(today(ctx)).as_str()
+        )));
+    }
+    let mut r = Record::default();
+    let int = |v: Option<i64>| v.map(Scalar::Int);
+    let text = |t: &str| (!t.is_empty()).then(|| Scalar::Text(t.to_owned()));
+    for (name, value) in [
+        ("client_id", Some(Scalar::Int(source.client_id as i64))),
+        ("contact_id", int(source.contact_id)),
+        ("address", text(&source.address)),
+        ("title", text(&source.title)),
+        ("label", text(&source.label)),
+        ("intro", text(&source.intro)),
+        ("note", text(&source.note)),
+        ("net_gross", text(&source.net_gross)),
+        ("currency_code", text(&source.currency_code)),
+        ("quote", Some(Scalar::Dec(source.quote))),
+        ("reduction", text(&source.reduction)),
+        ("offer_id", int(source.offer_id)),
+        (from.parent_field(), Some(Scalar::Int(id as i64))),
+    ] {
+        if fields::fields(kind).iter().any(|f| f.name == name) {
+            r.set(name, value);
+        }
+    }
+    let items = storage::items(txn, ctx.account_id, from, id)?
+        .into_iter()
+        .filter(|i| !i.optional)
+        .map(|i| {
+            let mut item = items::to_record(&i, &source);
+            for generated in ["id", "created", "updated", "position", from.parent_field()] {
+                item.set(generated, None);
+            }
+            item
+        })
+        .collect();
+    Ok((r, items))
+}
+
+/// The invoice a credit note is made from (`invoice_id`), if it names one.
+fn credit_source(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    changes: &Changes,
+    errors: &mut Vec<String>,
+) -> Result<Option<Document>, Error> {
+    let (DocKind::CreditNote, Some(invoice)) = (kind, int_of(changes, "invoice_id").flatten())
+    else {
+        return Ok(None);
+    };
+    match storage::load(txn, account, DocKind::Invoice, invoice.max(0) as u64) {
+        Ok(doc) => Ok(Some(doc)),
+        Err(Error::NotFound(_)) => {
+            errors.push(format!("invoice_id {invoice} does not exist"));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The fields by which a document names the documents it was made from, of the kinds they
+/// name (a credit note's `invoice_id` is its source, `credit_source`).
+const LINKS: [&str; 3] = ["offer_id", "confirmation_id", "invoice_id"];
+
+/// The documents a new document of `kind` for `client` names as made from: each must
+/// exist in the account and be of the same client.
+fn linked(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    changes: &Changes,
+    client: i64,
+    errors: &mut Vec<String>,
+) -> Result<Vec<Document>, Error> {
+    let mut out = Vec::new();
+    for field in LINKS {
+        let Some(Some(id)) = int_of(changes, field) else {
+            continue;
+        };
+        let Some(of) = DocKind::of_parent_field(field) else {
+            continue;
+        };
+        if kind == DocKind::CreditNote && of == DocKind::Invoice {
+            continue;
+        }
+        match storage::load(txn, account, of, id.max(0) as u64) {
+            Ok(doc) if doc.client_id as i64 == client => out.push(doc),
+            Ok(doc) => errors.push(format!(
+                "{field} {id} is {} {} of client {}, not of client {client}",
+                article(of.label()),
+                of.label(),
+                doc.client_id
+            )),
+            Err(Error::NotFound(_)) => errors.push(format!("{field} {id} does not exist")),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// "a" or "an" before a word.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// Notes on an invoice or confirmation and on the documents it was made from that it was
+/// made from them (CREATE_FROM_OFFER, CREATE_FROM_CONFIRMATION).
+fn note_links(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    doc: &Document,
+    links: &[Document],
+) -> Result<(), Error> {
+    if !matches!(doc.kind, DocKind::Invoice | DocKind::Confirmation) {
+        return Ok(());
+    }
+    for from in links {
+        let actionkey = match from.kind {
+            DocKind::Offer => "CREATE_FROM_OFFER",
+            DocKind::Confirmation => "CREATE_FROM_CONFIRMATION",
+            DocKind::Invoice | DocKind::CreditNote | DocKind::DeliveryNote => continue,
+        };
+        add_system_comment(
+            ctx,
+            txn,
+            doc,
+            actionkey,
+            &format!(
+                "{} created from {} {}",
+                doc.kind.title(),
+                from.kind.label(),
+                from.formatted_number
+            ),
+        )?;
+        add_system_comment(
+            ctx,
+            txn,
+            from,
+            actionkey,
+            &format!(
+                "{} {} created from this {}",
+                doc.kind.title(),
+                doc.formatted_number,
+                from.kind.label()
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// The items of a new document from the request, numbered by position; their problems
+/// go to `errors`, each named by the item's place.
+fn build_items(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    doc: &Document,
+    new_items: &[Changes],
+    errors: &mut Vec<String>,
+) -> Result<Vec<Item>, Error> {
+    let default_tax = taxes::default_tax(txn, ctx.account_id)?;
+    let mut built = Vec::with_capacity(new_items.len());
+    for (i, item) in new_items.iter().enumerate() {
+        match items::build(ctx, doc.id, i as i64 + 1, item, &default_tax) {
+            Ok(it) => built.push(it),
+            Err(Error::Invalid(item_errors)) => errors.extend(
+                item_errors
+                    .into_iter()
+                    .map(|e| format!("item {}: {e}", i + 1)),
+            ),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(built)
 }
 
 fn normalize_payment_types(list: &str) -> String {
@@ -586,11 +818,11 @@ fn normalize_payment_types(list: &str) -> String {
         .unwrap_or_else(|_| list.to_owned())
 }
 
-/// Copies the request's fields onto the document. `due_days` and `discount_days` are the
-/// terms to keep when only the date moves. Every writable field of every kind is applied
-/// here (a test walks them); `client_id` and `invoice_id` are applied by the caller,
-/// which checks what they name.
-fn apply(doc: &mut Document, c: &Changes, due_days: i64, discount_days: i64) {
+/// Copies the request's fields onto the document. `terms` are the days to keep when only
+/// the date moves. Every writable field of every kind is applied here (a test walks
+/// them); `client_id` and the documents it was made from (`invoice_id`, `offer_id`,
+/// `confirmation_id`) are applied by the caller, which checks what they name.
+fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
     if let Some(v) = int_of(c, "contact_id") {
         doc.contact_id = v;
     }
@@ -605,8 +837,12 @@ fn apply(doc: &mut Document, c: &Changes, due_days: i64, discount_days: i64) {
     }
     if let Some(Some(d)) = date_of(c, "date") {
         doc.date = d;
-        doc.due_date = d.add_days(due_days);
-        doc.discount_date = d.add_days(discount_days);
+        doc.due_date = d.add_days(terms.due_days);
+        doc.discount_date = d.add_days(terms.discount_days);
+        doc.validity_date = d.add_days(terms.validity_days);
+    }
+    if let Some(Some(days)) = int_of(c, "validity_days") {
+        doc.validity_date = doc.date.add_days(days);
     }
     if let Some(v) = text_of(c, "supply_date") {
         doc.supply_date = v;
@@ -651,13 +887,11 @@ fn apply(doc: &mut Document, c: &Changes, due_days: i64, discount_days: i64) {
     if let Some(v) = int_of(c, "template_id") {
         doc.template_id = v;
     }
-    if doc.kind == DocKind::CreditNote {
-        if let Some(v) = text_of(c, "title") {
-            doc.title = v;
-        }
-        if let Some(v) = int_of(c, "free_text_id") {
-            doc.free_text_id = v;
-        }
+    if let Some(v) = text_of(c, "title") {
+        doc.title = v;
+    }
+    if let Some(v) = int_of(c, "free_text_id") {
+        doc.free_text_id = v;
     }
 }
 
@@ -682,9 +916,7 @@ pub fn update(
             Err(e) => return Err(e),
         }
     }
-    let due_days = old.due_date.days_since(old.date);
-    let discount_days = old.discount_date.days_since(old.date);
-    apply(&mut doc, changes, due_days, discount_days);
+    apply(&mut doc, changes, &Terms::of(&old));
     validate(&doc, &mut errors);
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
@@ -721,12 +953,32 @@ pub enum Action {
     Complete,
     Cancel,
     Uncancel,
+    Win,
+    Lose,
+    Clear,
+    Unclear,
 }
 
-/// DRAFT → OPEN (or OVERDUE when the due date has passed). The number is fixed from now on
-/// and the PDF (and its print version) is rendered and stored in the same transaction.
-/// The template is the one the request asks for, else the document's own, else the
-/// default template of the kind's type.
+impl Action {
+    /// The lifecycle event of the action, and the actionkey of the comment it writes.
+    fn event(self) -> (Event, &'static str) {
+        match self {
+            Action::Complete => (Event::Complete, "STATUS"),
+            Action::Cancel => (Event::Cancel, "CANCEL"),
+            Action::Uncancel => (Event::Uncancel { settled: false }, "UNCANCEL"),
+            Action::Win => (Event::Win, "WIN"),
+            Action::Lose => (Event::Lose, "LOSE"),
+            Action::Clear => (Event::Clear, "CLEAR"),
+            Action::Unclear => (Event::Unclear, "UNCLEAR"),
+        }
+    }
+}
+
+/// DRAFT → the kind's completed status (an invoice OPEN, or OVERDUE when its due date has
+/// passed). The number is fixed from now on, the e-invoices of a kind that has them are
+/// issued, and the PDF (and its print version) is rendered and stored in the same
+/// transaction. The template is the one the request asks for, else the document's own,
+/// else the default template of the kind's type.
 pub fn complete(
     ctx: &Ctx,
     txn: &mut dyn Write,
@@ -754,27 +1006,23 @@ pub fn complete(
             ..Change::NOTHING
         },
     )?;
-    // The e-invoices first: a rule of the profiles this document must meet refuses the
-    // completion before anything is rendered.
     let items = storage::items(txn.as_read(), account, kind, id)?;
     let client = load_client(txn.as_read(), account, doc.client_id as i64)?;
     let defaults = settings::load_stored(txn.as_read(), account)?;
-    let inv = einvoice::model_of(txn.as_read(), account, &doc, &items, &client, &defaults)?;
-    let required = einvoice::required(&defaults, &client);
-    let issued = einvoice::issue(txn, account, &doc, &inv, &required)?;
-    // With `einvoice_pdf`, the PDF is a Factur-X hybrid carrying that profile's XML (which
-    // the completion required to be valid).
-    let factur_x = issued.into_iter().find_map(|(p, e)| match (p, e) {
-        (einvoice::Profile::FacturX, einvoice::Issued::Xml { xml, .. }) => Some(xml),
-        _ => None,
-    });
+    // The e-invoices first: a rule of the profiles this document must meet refuses the
+    // completion before anything is rendered.
+    let factur_x = if kind.spec().einvoices {
+        issue_einvoices(txn, account, &doc, &items, &client, &defaults)?
+    } else {
+        None
+    };
     let template_text = match &template {
         Some(t) => templates::text_of(txn.as_read(), account, t)?,
         None => Vec::new(),
     };
     let values = printing::values(&doc, &client, &defaults);
     let filename = match defaults.text(&kind.setting("filename")).trim() {
-        "" => format!("{}_{id}", kind.range()),
+        "" => format!("{}_{id}", kind.spec().file_stem),
         pattern => placeholders::resolve(pattern, &values),
     };
     let filename = format!("{}.pdf", filenames::sanitize(&filename));
@@ -814,36 +1062,58 @@ pub fn complete(
     Ok(doc)
 }
 
-pub fn cancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
-    let old = load_for(ctx, txn.as_read(), kind, id, Event::Cancel)?;
+/// Issues the e-invoices of a completed document; the Factur-X XML, when its profile
+/// issued one (a PDF with `einvoice_pdf` carries it).
+fn issue_einvoices(
+    txn: &mut dyn Write,
+    account: u64,
+    doc: &Document,
+    items: &[Item],
+    client: &Record,
+    defaults: &Record,
+) -> Result<Option<Vec<u8>>, Error> {
+    let inv = einvoice::model_of(txn.as_read(), account, doc, items, client, defaults)?;
+    let required = einvoice::required(defaults, client);
+    let issued = einvoice::issue(txn, account, doc, &inv, &required)?;
+    Ok(issued.into_iter().find_map(|(p, e)| match (p, e) {
+        (einvoice::Profile::FacturX, einvoice::Issued::Xml { xml, .. }) => Some(xml),
+        _ => None,
+    }))
+}
+
+/// A status change by an action (cancel, uncancel, win, lose, clear, unclear), with its
+/// comment. Uncanceling a document that takes payments settles it by its payments.
+fn move_status(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    id: u64,
+    action: Action,
+) -> Result<Document, Error> {
+    let (event, actionkey) = action.event();
+    let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
+    let status = match event {
+        Event::Uncancel { .. } if kind.spec().payments.is_some() => {
+            Move::Settle(|settled| Event::Uncancel { settled })
+        }
+        event => Move::By(event),
+    };
     change(
         ctx,
         txn,
         &old,
         old.clone(),
         Change {
-            status: Move::By(Event::Cancel),
+            status,
             touch: true,
-            status_note: StatusNote::Always("CANCEL"),
+            status_note: StatusNote::Always(actionkey),
             ..Change::NOTHING
         },
     )
 }
 
-pub fn uncancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
-    let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
-    change(
-        ctx,
-        txn,
-        &old,
-        old.clone(),
-        Change {
-            status: Move::Settle(|settled| Event::Uncancel { settled }),
-            touch: true,
-            status_note: StatusNote::Always("UNCANCEL"),
-            ..Change::NOTHING
-        },
-    )
+pub fn cancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
+    move_status(ctx, txn, kind, id, Action::Cancel)
 }
 
 /// Runs one of the lifecycle actions.
@@ -858,8 +1128,12 @@ pub fn act(
 ) -> Result<Document, Error> {
     match action {
         Action::Complete => complete(ctx, txn, pdf, kind, id, template_id),
-        Action::Cancel => cancel(ctx, txn, kind, id),
-        Action::Uncancel => uncancel(ctx, txn, kind, id),
+        Action::Cancel
+        | Action::Uncancel
+        | Action::Win
+        | Action::Lose
+        | Action::Clear
+        | Action::Unclear => move_status(ctx, txn, kind, id, action),
     }
 }
 
@@ -891,7 +1165,7 @@ pub fn sign(
     )?;
     let stem = original
         .map(|p| p.filename.trim_end_matches(".pdf").to_owned())
-        .unwrap_or_else(|| format!("{}_{id}", kind.range()));
+        .unwrap_or_else(|| format!("{}_{id}", kind.spec().file_stem));
     pdfs::save(
         txn,
         account,
@@ -909,7 +1183,7 @@ pub fn sign(
 /// The document of an item, which must be a DRAFT for its items to change.
 fn draft_for_items(ctx: &Ctx, txn: &dyn Read, kind: DocKind, id: u64) -> Result<Document, Error> {
     let doc = storage::load(txn, ctx.account_id, kind, id)?;
-    transition(doc.status, Event::Edit).map_err(|_| {
+    transition(kind, doc.status, Event::Edit).map_err(|_| {
         refusal(
             kind,
             format!(
@@ -1057,7 +1331,11 @@ fn payments_changed(
         | Event::Complete
         | Event::Unpay { .. }
         | Event::Cancel
-        | Event::Uncancel { .. } => ("DELETE_PAYMENT", "deleted"),
+        | Event::Uncancel { .. }
+        | Event::Win
+        | Event::Lose
+        | Event::Clear
+        | Event::Unclear => ("DELETE_PAYMENT", "deleted"),
     };
     let text = format!(
         "Payment of {} {} {verb}",
@@ -1215,7 +1493,8 @@ mod tests {
             );
             for f in table(kind) {
                 if f.field.access != Access::Write
-                    || ["client_id", "invoice_id"].contains(&f.field.name)
+                    || ["client_id", "invoice_id", "offer_id", "confirmation_id"]
+                        .contains(&f.field.name)
                 {
                     continue;
                 }
@@ -1243,7 +1522,13 @@ mod tests {
                     ..Changes::default()
                 };
                 let mut doc = blank.clone();
-                apply(&mut doc, &changes, 14, 0);
+                let terms = Terms {
+                    due_days: 14,
+                    discount_days: 0,
+                    validity_days: 30,
+                    problems: Vec::new(),
+                };
+                apply(&mut doc, &changes, &terms);
                 let got = f.get.get(&doc, date).map(|v| v.to_scalar());
                 assert_eq!(got, Some(value), "{kind:?} {} is not applied", f.field.name);
             }

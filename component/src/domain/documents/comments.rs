@@ -7,10 +7,7 @@ use super::kind::DocKind;
 
 /// The storage collection (and id counter) of a kind's comments.
 pub fn collection(kind: DocKind) -> &'static str {
-    match kind {
-        DocKind::Invoice => "invoice-comments",
-        DocKind::CreditNote => "credit-note-comments",
-    }
+    kind.spec().comments
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +41,8 @@ const fn comment_fields(parent_field: &'static str, parent_doc: &'static str) ->
             .doc("Text of the comment."),
         Field::new("actionkey", Kind::Text).read_only().doc(
             "COMMENT for a user's comment, else the action the service wrote it for: CREATE, \
-             STATUS, PAYMENT, DELETE_PAYMENT, CANCEL, UNCANCEL, SIGN, MAIL or LETTER (read only).",
+             STATUS, PAYMENT, DELETE_PAYMENT, CANCEL, UNCANCEL, SIGN, MAIL, LETTER, WIN, LOSE, \
+             CLEAR, UNCLEAR, CREATE_FROM_OFFER or CREATE_FROM_CONFIRMATION (read only).",
         ),
     ]
 }
@@ -56,10 +54,24 @@ static CREDIT_NOTE_FIELDS: [Field; 6] = comment_fields(
     "Id of the credit note the comment belongs to.",
 );
 
+static OFFER_FIELDS: [Field; 6] =
+    comment_fields("offer_id", "Id of the offer the comment belongs to.");
+static CONFIRMATION_FIELDS: [Field; 6] = comment_fields(
+    "confirmation_id",
+    "Id of the confirmation the comment belongs to.",
+);
+static DELIVERY_NOTE_FIELDS: [Field; 6] = comment_fields(
+    "delivery_note_id",
+    "Id of the delivery note the comment belongs to.",
+);
+
 pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {
         DocKind::Invoice => &INVOICE_FIELDS,
         DocKind::CreditNote => &CREDIT_NOTE_FIELDS,
+        DocKind::Offer => &OFFER_FIELDS,
+        DocKind::Confirmation => &CONFIRMATION_FIELDS,
+        DocKind::DeliveryNote => &DELIVERY_NOTE_FIELDS,
     }
 }
 

@@ -63,6 +63,10 @@ pub enum Get {
     TemplateId,
     BuyerReference,
     OrderReference,
+    OfferId,
+    ConfirmationId,
+    ValidityDays,
+    ValidityDate,
     /// A field the service does not keep (`customerportal_url`): always empty.
     NotKept,
 }
@@ -113,6 +117,10 @@ impl Get {
             Get::TemplateId => d.template_id.map(Value::Int),
             Get::BuyerReference => text(&d.buyer_reference),
             Get::OrderReference => text(&d.order_reference),
+            Get::OfferId => d.offer_id.map(Value::Int),
+            Get::ConfirmationId => d.confirmation_id.map(Value::Int),
+            Get::ValidityDays => Some(Value::Int(d.validity_date.days_since(d.date))),
+            Get::ValidityDate => Some(Value::Date(d.validity_date)),
             Get::NotKept => None,
         }
     }
@@ -340,8 +348,10 @@ const CREDIT_NOTE_NUMBER: DocField =
             "The credit note number: number_pre with its date placeholders resolved, then number \
              zero-padded to number_length digits (read only; computed).",
         );
-const TITLE: DocField = DocField::new("title", Kind::Text, Get::Title)
-    .doc("Title printed before the credit note's number. Empty: Credit note.");
+const TITLE: DocField = DocField::new("title", Kind::Text, Get::Title).doc(
+    "Title printed as the document's heading, before its number. Empty: the kind's name (Credit \
+     note, Offer, Order confirmation, Delivery note).",
+);
 const CUSTOMERPORTAL_URL: DocField = DocField::new("customerportal_url", Kind::Text, Get::NotKept)
     .read_only()
     .doc(
@@ -362,6 +372,46 @@ const BUYER_REFERENCE: DocField = DocField::new("buyer_reference", Kind::Text, G
     );
 const ORDER_REFERENCE: DocField = DocField::new("order_reference", Kind::Text, Get::OrderReference)
     .doc("Purchase order reference (BT-13) of e-invoices.");
+const OFFER_NUMBER: DocField = DocField::new("offer_number", Kind::Text, Get::FormattedNumber)
+    .read_only()
+    .doc(
+        "The offer number: number_pre with its date placeholders resolved, then number \
+         zero-padded to number_length digits (read only; computed).",
+    );
+const CONFIRMATION_NUMBER: DocField =
+    DocField::new("confirmation_number", Kind::Text, Get::FormattedNumber)
+        .read_only()
+        .doc(
+            "The confirmation number: number_pre with its date placeholders resolved, then \
+             number zero-padded to number_length digits (read only; computed).",
+        );
+const DELIVERY_NOTE_NUMBER: DocField =
+    DocField::new("delivery_note_number", Kind::Text, Get::FormattedNumber)
+        .read_only()
+        .doc(
+            "The delivery note number: number_pre with its date placeholders resolved, then \
+             number zero-padded to number_length digits (read only; computed).",
+        );
+const VALIDITY_DAYS: DocField = DocField::new("validity_days", Kind::Integer, Get::ValidityDays)
+    .doc(
+        "Days the offer holds after its date (0 or more); sets validity_date. Default: the \
+         settings' offer_validity_days (30).",
+    );
+const VALIDITY_DATE: DocField = DocField::new("validity_date", Kind::Date, Get::ValidityDate)
+    .read_only()
+    .doc("Last day the offer holds: date plus validity_days (read only; computed).");
+const OFFER_ID: DocField = DocField::new("offer_id", Kind::Integer, Get::OfferId).doc(
+    "The offer the document was made from: an offer of the same client (else 400). Set on \
+     create; an invoice made from an offer adds a CREATE_FROM_OFFER comment to both.",
+);
+const CONFIRMATION_ID: DocField =
+    DocField::new("confirmation_id", Kind::Integer, Get::ConfirmationId).doc(
+        "The order confirmation the document was made from: a confirmation of the same client \
+         (else 400). Set on create; an invoice made from one adds a CREATE_FROM_CONFIRMATION \
+         comment to both.",
+    );
+const DELIVERED_INVOICE_ID: DocField = DocField::new("invoice_id", Kind::Integer, Get::InvoiceId)
+    .doc("The invoice the delivery note belongs to: an invoice of the same client (else 400).");
 
 /// Invoice fields in response order.
 pub static INVOICE: &[DocField] = &[
@@ -403,6 +453,8 @@ pub static INVOICE: &[DocField] = &[
     TEMPLATE_ID,
     BUYER_REFERENCE,
     ORDER_REFERENCE,
+    OFFER_ID,
+    CONFIRMATION_ID,
 ];
 
 /// Credit note fields in response order.
@@ -444,11 +496,108 @@ pub static CREDIT_NOTE: &[DocField] = &[
     ORDER_REFERENCE,
 ];
 
+/// Offer fields in response order.
+pub static OFFER: &[DocField] = &[
+    ID,
+    CLIENT_ID,
+    CONTACT_ID,
+    CREATED,
+    UPDATED,
+    OFFER_NUMBER,
+    NUMBER,
+    NUMBER_PRE,
+    NUMBER_LENGTH,
+    STATUS,
+    DATE,
+    VALIDITY_DAYS,
+    VALIDITY_DATE,
+    ADDRESS,
+    TITLE,
+    LABEL,
+    INTRO,
+    NOTE,
+    TOTAL_GROSS,
+    TOTAL_NET,
+    NET_GROSS,
+    REDUCTION,
+    TOTAL_GROSS_UNREDUCED,
+    TOTAL_NET_UNREDUCED,
+    TOTAL_REDUCTION,
+    CURRENCY_CODE,
+    QUOTE,
+    TEMPLATE_ID,
+    CUSTOMERPORTAL_URL,
+];
+
+/// Order confirmation fields in response order.
+pub static CONFIRMATION: &[DocField] = &[
+    ID,
+    CLIENT_ID,
+    CONTACT_ID,
+    CREATED,
+    UPDATED,
+    CONFIRMATION_NUMBER,
+    NUMBER,
+    NUMBER_PRE,
+    NUMBER_LENGTH,
+    STATUS,
+    DATE,
+    ADDRESS,
+    TITLE,
+    LABEL,
+    INTRO,
+    NOTE,
+    TOTAL_GROSS,
+    TOTAL_NET,
+    NET_GROSS,
+    REDUCTION,
+    TOTAL_GROSS_UNREDUCED,
+    TOTAL_NET_UNREDUCED,
+    TOTAL_REDUCTION,
+    CURRENCY_CODE,
+    QUOTE,
+    TEMPLATE_ID,
+    OFFER_ID,
+    CUSTOMERPORTAL_URL,
+];
+
+/// Delivery note fields in response order: no reduction, currency or quote (its items keep
+/// their prices, and its totals are computed).
+pub static DELIVERY_NOTE: &[DocField] = &[
+    ID,
+    CLIENT_ID,
+    CONTACT_ID,
+    CREATED,
+    UPDATED,
+    DELIVERY_NOTE_NUMBER,
+    NUMBER,
+    NUMBER_PRE,
+    NUMBER_LENGTH,
+    STATUS,
+    DATE,
+    ADDRESS,
+    TITLE,
+    LABEL,
+    INTRO,
+    NOTE,
+    TOTAL_GROSS,
+    TOTAL_NET,
+    NET_GROSS,
+    TEMPLATE_ID,
+    OFFER_ID,
+    CONFIRMATION_ID,
+    DELIVERED_INVOICE_ID,
+    CUSTOMERPORTAL_URL,
+];
+
 /// The field table of a kind, in response order.
 pub fn table(kind: DocKind) -> &'static [DocField] {
     match kind {
         DocKind::Invoice => INVOICE,
         DocKind::CreditNote => CREDIT_NOTE,
+        DocKind::Offer => OFFER,
+        DocKind::Confirmation => CONFIRMATION,
+        DocKind::DeliveryNote => DELIVERY_NOTE,
     }
 }
 
@@ -465,9 +614,15 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
     }
     static INVOICE_SCHEMA: [Field; INVOICE.len()] = schema(INVOICE);
     static CREDIT_NOTE_SCHEMA: [Field; CREDIT_NOTE.len()] = schema(CREDIT_NOTE);
+    static OFFER_SCHEMA: [Field; OFFER.len()] = schema(OFFER);
+    static CONFIRMATION_SCHEMA: [Field; CONFIRMATION.len()] = schema(CONFIRMATION);
+    static DELIVERY_NOTE_SCHEMA: [Field; DELIVERY_NOTE.len()] = schema(DELIVERY_NOTE);
     match kind {
         DocKind::Invoice => &INVOICE_SCHEMA,
         DocKind::CreditNote => &CREDIT_NOTE_SCHEMA,
+        DocKind::Offer => &OFFER_SCHEMA,
+        DocKind::Confirmation => &CONFIRMATION_SCHEMA,
+        DocKind::DeliveryNote => &DELIVERY_NOTE_SCHEMA,
     }
 }
 

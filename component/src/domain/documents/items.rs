@@ -14,10 +14,7 @@ use crate::limits;
 
 /// The storage collection (and id counter) of a kind's items.
 pub fn collection(kind: DocKind) -> &'static str {
-    match kind {
-        DocKind::Invoice => "invoice-items",
-        DocKind::CreditNote => "credit-note-items",
-    }
+    kind.spec().items
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +40,8 @@ pub struct Item {
     pub unit_code: String,
     pub tax_category: String,
     pub tax_exemption_reason: String,
+    /// Offers: a line shown as an option, left out of every total and tax.
+    pub optional: bool,
 }
 
 impl Item {
@@ -58,7 +57,7 @@ impl Item {
 }
 
 macro_rules! item_fields {
-    ($parent:literal, $parent_doc:literal) => {
+    ($parent:literal, $parent_doc:literal $(, $extra:expr)* $(,)?) => {
         &[
             Field::new("id", Kind::Integer)
                 .read_only()
@@ -141,6 +140,7 @@ macro_rules! item_fields {
                     "Gross amount of quantity × unit_price before the item's reduction (read only; \
                      computed).",
                 ),
+            $($extra,)*
         ]
     };
 }
@@ -159,10 +159,33 @@ static CREDIT_NOTE_ITEM_FIELDS: &[Field] = item_fields!(
      sent in items nested in a credit note."
 );
 
+static OFFER_ITEM_FIELDS: &[Field] = item_fields!(
+    "offer_id",
+    "Id of the offer the item belongs to; its items change only while it is a DRAFT. Not sent \
+     in items nested in an offer.",
+    Field::new("optional", Kind::Bool).doc(
+        "1 makes the line an option: shown (and marked as optional on the PDF), but left out of \
+         every total and tax of the offer, and not taken into documents made from it. Default: 0.",
+    ),
+);
+static CONFIRMATION_ITEM_FIELDS: &[Field] = item_fields!(
+    "confirmation_id",
+    "Id of the confirmation the item belongs to; its items change only while it is a DRAFT. Not \
+     sent in items nested in a confirmation."
+);
+static DELIVERY_NOTE_ITEM_FIELDS: &[Field] = item_fields!(
+    "delivery_note_id",
+    "Id of the delivery note the item belongs to; its items change only while it is a DRAFT. \
+     Not sent in items nested in a delivery note."
+);
+
 pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {
         DocKind::Invoice => INVOICE_ITEM_FIELDS,
         DocKind::CreditNote => CREDIT_NOTE_ITEM_FIELDS,
+        DocKind::Offer => OFFER_ITEM_FIELDS,
+        DocKind::Confirmation => CONFIRMATION_ITEM_FIELDS,
+        DocKind::DeliveryNote => DELIVERY_NOTE_ITEM_FIELDS,
     }
 }
 
@@ -198,6 +221,7 @@ pub fn to_record(item: &Item, doc: &Document) -> Record {
     );
     set("tax_category", text(&item.tax_category));
     set("tax_exemption_reason", text(&item.tax_exemption_reason));
+    set("optional", Scalar::Bool(item.optional));
     set("total_net", Scalar::Dec(t.net));
     set("total_gross", Scalar::Dec(t.gross));
     set("total_net_unreduced", Scalar::Dec(t.net_unreduced));
@@ -231,6 +255,9 @@ pub fn apply(item: &mut Item, c: &Changes, errors: &mut Vec<String>) {
     }
     if let Some(v) = dec("tax_rate") {
         item.tax_rate = v.unwrap_or_default();
+    }
+    if let Some(v) = c.get("optional") {
+        item.optional = matches!(v, Some(Scalar::Bool(true)));
     }
     for (name, field) in [
         ("unit", &mut item.unit),
@@ -303,6 +330,7 @@ pub fn build(
         unit_code: String::new(),
         tax_category: String::new(),
         tax_exemption_reason: String::new(),
+        optional: false,
     };
     apply(&mut item, c, &mut errors);
     if !errors.is_empty() {

@@ -18,7 +18,7 @@ use super::super::Error;
 use super::super::date::Date;
 use super::keys::{self as doc_keys, status_byte, status_of_byte};
 use super::kind::DocKind;
-use super::lifecycle::{SHOWN_AS_STORED, Shown, Status};
+use super::lifecycle::{Shown, Status};
 use super::model::Document;
 use crate::caps::{Read, Write};
 use crate::store::forms::{Dec16, DecTuple, DecimalForm, StoredSums};
@@ -73,7 +73,7 @@ fn status_count_prefix(account: u64, kind: DocKind, status: Status) -> Vec<u8> {
 /// Where a document is counted: its stored status, and for open ones the day it is due.
 fn status_count_key(account: u64, doc: &Document) -> Vec<u8> {
     let mut k = status_count_prefix(account, doc.kind, doc.status);
-    if doc.status == Status::Open {
+    if doc.falls_due() {
         k.extend_from_slice(&doc_keys::day(doc.due_date));
     }
     k
@@ -154,7 +154,7 @@ impl SumKey {
             month: month_number(doc.date),
             client: doc.client_id,
             status: doc.status,
-            due_month: (doc.status == Status::Open).then(|| month_number(doc.due_date)),
+            due_month: doc.falls_due().then(|| month_number(doc.due_date)),
             currency: doc.currency_code.clone(),
         }
     }
@@ -179,8 +179,8 @@ impl SumKey {
         k
     }
 
-    /// Reads the part of a key after the sums prefix.
-    fn read(tail: &[u8]) -> Result<SumKey, Error> {
+    /// Reads the part of a key of `kind`'s sums after the sums prefix.
+    fn read(kind: DocKind, tail: &[u8]) -> Result<SumKey, Error> {
         let corrupt = || corrupt("sums key");
         if tail.len() < 13 {
             return Err(corrupt());
@@ -193,7 +193,7 @@ impl SumKey {
         let month = i32_at(0)?;
         let client = u64::from_be_bytes(tail[4..12].try_into().map_err(|_| corrupt())?);
         let status = status_of_byte(tail[12]).ok_or_else(corrupt)?;
-        let (due_month, rest) = if status == Status::Open {
+        let (due_month, rest) = if status == Status::Open && kind.spec().falls_due {
             (Some(i32_at(13)?), 17)
         } else {
             (None, 13)
@@ -245,19 +245,24 @@ pub fn count_statuses(
 ) -> Result<u64, Error> {
     let (account, kind) = (kept.account, kept.kind);
     let mut total = 0;
-    for stored in SHOWN_AS_STORED {
+    for stored in Status::of(kind.lifecycle()) {
         if stored
             .shown_as_stored()
             .is_some_and(|s| statuses.contains(&s))
         {
-            total += read_counter(txn, &status_count_prefix(account, kind, stored))?;
+            total += read_counter(txn, &status_count_prefix(account, kind, *stored))?;
         }
     }
     let (open, overdue) = (
         statuses.contains(&Shown::Open),
         statuses.contains(&Shown::Overdue),
     );
-    if open || overdue {
+    if !kind.spec().falls_due {
+        // Open documents of a kind that never falls due are counted as one.
+        if open && Status::of(kind.lifecycle()).contains(&Status::Open) {
+            total += read_counter(txn, &status_count_prefix(account, kind, Status::Open))?;
+        }
+    } else if open || overdue {
         let prefix = status_count_prefix(account, kind, Status::Open);
         // Open documents are counted per due day: OPEN from today on, OVERDUE before.
         let today_key = doc_keys::day(today);
@@ -282,7 +287,10 @@ pub fn for_each_sum(
 ) -> Result<(), Error> {
     let prefix = keys::index(kept.account, kept.kind.collection(), SUMS);
     store::for_each(txn, &prefix, |(k, v)| {
-        f(SumKey::read(&k[prefix.len()..])?, Sums::decode(&v)?)
+        f(
+            SumKey::read(kept.kind, &k[prefix.len()..])?,
+            Sums::decode(&v)?,
+        )
     })
 }
 
@@ -416,7 +424,7 @@ impl Rebuild {
         let prefix = keys::index(account, kind.collection(), SUMS);
         store::for_each(txn, &prefix, |(k, v)| {
             read += 1;
-            let at = describe_sums(&k[prefix.len()..]);
+            let at = describe_sums(kind, &k[prefix.len()..]);
             let recount = sums.remove(&k);
             match (Sums::decode(&v), recount) {
                 (Err(e), _) => problem(format!(
@@ -438,7 +446,7 @@ impl Rebuild {
             problem(format!(
                 "account {account}: the kept sums of {label}s {} are missing; the documents \
                  add up to {recount}",
-                describe_sums(&k[prefix.len()..])
+                describe_sums(kind, &k[prefix.len()..])
             ));
         }
         let prefix = keys::index(account, kind.collection(), STATUS_COUNT);
@@ -494,8 +502,8 @@ fn show_month(month: i32) -> String {
 }
 
 /// What a sums key (after its prefix) sums, in words.
-fn describe_sums(tail: &[u8]) -> String {
-    match SumKey::read(tail) {
+fn describe_sums(kind: DocKind, tail: &[u8]) -> String {
+    match SumKey::read(kind, tail) {
         Ok(k) => format!(
             "of {}, client {}, status {:?}{}, currency {}",
             show_month(k.month),

@@ -24,24 +24,16 @@ pub(super) fn status_byte(status: Status) -> u8 {
         Status::Open => b'O',
         Status::Paid => b'P',
         Status::Canceled => b'C',
+        Status::Won => b'W',
+        Status::Lost => b'L',
+        Status::Cleared => b'X',
+        Status::Completed => b'F',
+        Status::Created => b'N',
     }
 }
 
 pub(super) fn status_of_byte(byte: u8) -> Option<Status> {
-    Some(match byte {
-        b'D' => Status::Draft,
-        b'O' => Status::Open,
-        b'P' => Status::Paid,
-        b'C' => Status::Canceled,
-        _ => return None,
-    })
-}
-
-fn client_index_byte(kind: DocKind) -> u8 {
-    match kind {
-        DocKind::Invoice => b'i',
-        DocKind::CreditNote => b'c',
-    }
+    Status::ALL.into_iter().find(|s| status_byte(*s) == byte)
 }
 
 /// The kind of document an entry of the client's document index names: its byte stands
@@ -50,7 +42,7 @@ pub(super) fn kind_of_client_entry(key: &[u8]) -> Option<DocKind> {
     let byte = *key.len().checked_sub(9).and_then(|at| key.get(at))?;
     DocKind::ALL
         .into_iter()
-        .find(|kind| client_index_byte(*kind) == byte)
+        .find(|kind| kind.spec().client_byte == byte)
 }
 
 /// Prefix of the status index entries of every stored status.
@@ -83,16 +75,17 @@ pub(super) fn day(date: Date) -> [u8; 4] {
 /// The prefix of a client's documents of `kind` in the client's document index.
 pub(super) fn client_documents(account: u64, client: u64, kind: DocKind) -> Vec<u8> {
     let mut k = keys::client_documents(account, client);
-    k.push(client_index_byte(kind));
+    k.push(kind.spec().client_byte);
     k
 }
 
-/// The status index entry of a document; for open ones the value is the day it is due,
-/// so that OPEN and OVERDUE pages are told apart without loading documents.
+/// The status index entry of a document; for open ones of a kind that falls due the value
+/// is the day it is due, so that OPEN and OVERDUE pages are told apart without loading
+/// documents.
 pub(super) fn status_entry(account: u64, doc: &Document) -> (Vec<u8>, Vec<u8>) {
     let mut key = status_prefix(account, doc.kind, doc.status);
     key.extend_from_slice(&doc.id.to_be_bytes());
-    let value = if doc.status == Status::Open {
+    let value = if doc.falls_due() {
         day(doc.due_date).to_vec()
     } else {
         Vec::new()
@@ -110,11 +103,11 @@ pub(super) fn index_entries(account: u64, doc: &Document) -> Vec<(Vec<u8>, Vec<u
             Vec::new(),
         ),
         (
-            keys::client_document(account, doc.client_id, client_index_byte(doc.kind), doc.id),
+            keys::client_document(account, doc.client_id, doc.kind.spec().client_byte, doc.id),
             Vec::new(),
         ),
     ];
-    if doc.status == Status::Open {
+    if doc.falls_due() {
         entries.push((
             keys::index_entry(account, coll, "open-due", &day(doc.due_date), doc.id),
             Vec::new(),

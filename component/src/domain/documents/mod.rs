@@ -36,6 +36,7 @@ pub mod tags;
 pub use commands::{Action, today};
 pub use fields::{DocField, Get, fields, to_record};
 pub use kind::DocKind;
-pub use lifecycle::{Event, SHOWN_AS_STORED, Shown, Status, refusal, transition};
+pub use kind::{Lifecycle, Spec};
+pub use lifecycle::{Event, Shown, Status, refusal, transition};
 pub use model::{Document, Tax};
 pub use query::Filter;

@@ -71,17 +71,26 @@ pub struct Document {
     /// E-invoice references: BT-10 (e.g. a Leitweg-ID) and BT-13.
     pub buyer_reference: String,
     pub order_reference: String,
+    /// The offer and the order confirmation the document was made from.
+    pub offer_id: Option<i64>,
+    pub confirmation_id: Option<i64>,
+    /// Offers: the last day the offer holds (date + validity days).
+    pub validity_date: Date,
 }
 
 impl Document {
     pub fn shown(&self, today: Date) -> Shown {
-        match self.status {
-            Status::Draft => Shown::Draft,
-            Status::Open if self.due_date < today => Shown::Overdue,
-            Status::Open => Shown::Open,
-            Status::Paid => Shown::Paid,
-            Status::Canceled => Shown::Canceled,
+        match self.status.shown_as_stored() {
+            Some(shown) => shown,
+            None if self.falls_due() && self.due_date < today => Shown::Overdue,
+            None => Shown::Open,
         }
+    }
+
+    /// Whether the document is OPEN and of a kind whose OPEN documents fall due: what the
+    /// day decides (OPEN or OVERDUE), and what indexes and kept counts hold by due day.
+    pub fn falls_due(&self) -> bool {
+        self.status == Status::Open && self.kind.spec().falls_due
     }
 
     pub fn basis(&self) -> PriceBasis {
@@ -95,9 +104,13 @@ impl Document {
     pub fn open_amount(&self) -> Decimal {
         match self.status {
             Status::Paid | Status::Canceled => Decimal::ZERO,
-            Status::Draft | Status::Open => {
-                (self.total_gross - self.paid_amount).max(Decimal::ZERO)
-            }
+            Status::Draft
+            | Status::Open
+            | Status::Won
+            | Status::Lost
+            | Status::Cleared
+            | Status::Completed
+            | Status::Created => (self.total_gross - self.paid_amount).max(Decimal::ZERO),
         }
     }
 

@@ -11,20 +11,17 @@ use super::super::settings::PAYMENT_TYPES;
 use super::kind::DocKind;
 use crate::limits;
 
-/// The storage collection (and id counter) of a kind's payments.
+/// The storage collection (and id counter) of a kind's payments. Only kinds that take
+/// payments have one; asking for another's is a bug.
 pub fn collection(kind: DocKind) -> &'static str {
-    match kind {
-        DocKind::Invoice => "invoice-payments",
-        DocKind::CreditNote => "credit-note-payments",
-    }
+    kind.spec()
+        .payments
+        .expect("only kinds that take payments have payments")
 }
 
 /// The create-only field that marks the document as paid.
-pub fn mark_field(kind: DocKind) -> &'static str {
-    match kind {
-        DocKind::Invoice => "mark_invoice_as_paid",
-        DocKind::CreditNote => "mark_credit_note_as_paid",
-    }
+pub fn mark_field(kind: DocKind) -> String {
+    format!("mark_{}_as_paid", kind.range())
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -86,10 +83,12 @@ static CREDIT_NOTE_PAYMENT_FIELDS: &[Field] = payment_fields!(
      deleting the payment undoes that. Default: 0."
 );
 
+/// The wire fields of a kind's payments; none for kinds that take no payments.
 pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {
         DocKind::Invoice => INVOICE_PAYMENT_FIELDS,
         DocKind::CreditNote => CREDIT_NOTE_PAYMENT_FIELDS,
+        DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote => &[],
     }
 }
 
@@ -103,7 +102,7 @@ pub fn to_record(kind: DocKind, p: &Payment) -> Record {
     r.set("amount", Some(Scalar::Dec(p.amount)));
     r.set("comment", Some(Scalar::Text(p.comment.clone())));
     r.set("type", Some(Scalar::Text(p.payment_type.clone())));
-    r.set(mark_field(kind), Some(Scalar::Bool(p.mark_paid)));
+    r.set(&mark_field(kind), Some(Scalar::Bool(p.mark_paid)));
     r.values
         .retain(|_, v| !matches!(v, Scalar::Text(t) if t.is_empty()));
     r
@@ -153,7 +152,7 @@ pub fn build(
         amount,
         comment: text_of("comment"),
         payment_type: text_of("type"),
-        mark_paid: matches!(c.get(mark_field(kind)), Some(Some(Scalar::Bool(true)))),
+        mark_paid: matches!(c.get(&mark_field(kind)), Some(Some(Scalar::Bool(true)))),
     });
     (document, payment)
 }

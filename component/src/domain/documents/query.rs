@@ -18,7 +18,7 @@ use super::fields;
 use super::kept::{self, Kept};
 use super::keys;
 use super::kind::DocKind;
-use super::lifecycle::{SHOWN_AS_STORED, Shown, Status};
+use super::lifecycle::{Shown, Status};
 use super::model::Document;
 use super::storage;
 use crate::caps::Read;
@@ -45,6 +45,11 @@ pub struct Filter {
     pub label: Option<String>,
     pub intro: Option<String>,
     pub note: Option<String>,
+    /// The documents made from these (`offer_id`, `confirmation_id`) or belonging to it
+    /// (`invoice_id` of delivery notes).
+    pub offer_id: Option<i64>,
+    pub confirmation_id: Option<i64>,
+    pub invoice_id: Option<i64>,
 }
 
 /// Whether the document carries the tag `name` (in any case).
@@ -75,6 +80,9 @@ impl Filter {
             && self.tags.is_empty()
             && self.tags_any.is_empty()
             && self.article_id.is_none()
+            && self.offer_id.is_none()
+            && self.confirmation_id.is_none()
+            && self.invoice_id.is_none()
             && self.label.is_none()
             && self.intro.is_none()
             && self.note.is_none()
@@ -106,6 +114,11 @@ impl Filter {
                 .contact_id
                 .is_none_or(|c| doc.contact_id == Some(c as i64))
             && self.article_id.is_none_or(|a| doc.article_ids.contains(&a))
+            && self.offer_id.is_none_or(|o| doc.offer_id == Some(o))
+            && self
+                .confirmation_id
+                .is_none_or(|c| doc.confirmation_id == Some(c))
+            && self.invoice_id.is_none_or(|i| doc.invoice_id == Some(i))
             && self.tags.iter().all(|w| carries(doc, w))
             && (self.tags_any.is_empty() || self.tags_any.iter().any(|w| carries(doc, w)))
             && (self.statuses.is_empty() || self.statuses.contains(&doc.shown(today)))
@@ -190,9 +203,13 @@ pub fn open_due_between(
     Ok(ids)
 }
 
-/// The stored status that shows as `shown` whatever the day: none for OPEN and OVERDUE.
-fn stored_as(shown: Shown) -> Option<Status> {
-    SHOWN_AS_STORED
+/// The stored status that shows as `shown` whatever the day: none for OPEN and OVERDUE of
+/// a kind that falls due (the due day decides), OPEN for OPEN of any other kind.
+fn stored_as(kind: DocKind, shown: Shown) -> Option<Status> {
+    if shown == Shown::Open && !kind.spec().falls_due {
+        return Some(Status::Open);
+    }
+    Status::ALL
         .into_iter()
         .find(|s| s.shown_as_stored() == Some(shown))
 }
@@ -216,7 +233,7 @@ fn candidates(
     if !f.statuses.is_empty() {
         let mut ids = Vec::new();
         for st in &f.statuses {
-            match stored_as(*st) {
+            match stored_as(f.kind, *st) {
                 Some(stored) => {
                     let prefix = keys::status_prefix(account, f.kind, stored);
                     ids.extend(ids_from_index(txn, &prefix, None, None)?);
@@ -429,13 +446,19 @@ fn status_page_ids(
     let batch = (2 * start.saturating_add(per_page)).clamp(64, limits::INDEX_SCAN_BATCH as usize);
     let stream = |status, due| StatusStream::new(account, f.kind, status, due, batch as u32);
     let mut streams = Vec::new();
-    for status in SHOWN_AS_STORED {
-        if status.shown_as_stored().is_some_and(wants) {
-            streams.push(stream(status, Due::Any));
+    for status in Status::of(f.kind.lifecycle()) {
+        if stored_as(f.kind, Shown::Open) == Some(*status) && wants(Shown::Open)
+            || status.shown_as_stored().is_some_and(wants)
+        {
+            streams.push(stream(*status, Due::Any));
         }
     }
     let today = today.julian();
-    match (wants(Shown::Open), wants(Shown::Overdue)) {
+    let falls_due = (wants(Shown::Open) || wants(Shown::Overdue)) && f.kind.spec().falls_due;
+    match (
+        falls_due && wants(Shown::Open),
+        falls_due && wants(Shown::Overdue),
+    ) {
         (true, true) => streams.push(stream(Status::Open, Due::Any)),
         (true, false) => streams.push(stream(Status::Open, Due::From(today))),
         (false, true) => streams.push(stream(Status::Open, Due::Before(today))),

@@ -56,10 +56,12 @@ macro_rules! stored_form {
         decimal: [$($dec:ident),* $(,)?],
         date: [$($date:ident),* $(,)?],
         map: [$($map:ident: $into:path, $outof:path),* $(,)?]
-        $(, grown: $grown:ident [$($g:ident),* $(,)?])? $(,)?
+        $(, grown: $grown:ident [$($g:ident),* $(,)?] $(dates [$($gd:ident),* $(,)?])?)? $(,)?
     ) => {
         fn $to(m: &$model) -> grown!($stored<Dec16> $(, $grown)?) {
-            let $model { $($same,)* $($dec,)* $($date,)* $($map,)* $($($g,)*)? } = m;
+            let $model {
+                $($same,)* $($dec,)* $($date,)* $($map,)* $($($g,)* $($($gd,)*)?)?
+            } = m;
             grown!(
                 $stored {
                     $($same: Clone::clone($same),)*
@@ -67,19 +69,22 @@ macro_rules! stored_form {
                     $($date: $date.julian(),)*
                     $($map: $into($map),)*
                 }
-                $(, $grown { $($g: Clone::clone($g),)* })?
+                $(, $grown {
+                    $($g: Clone::clone($g),)*
+                    $($($gd: $gd.julian(),)*)?
+                })?
             )
         }
 
         fn $from<D: DecimalForm>(s: $stored<D> $(, grown: $grown)?) -> $model {
             let $stored { $($same,)* $($dec,)* $($date,)* $($map,)* } = s;
-            $(let $grown { $($g,)* } = grown;)?
+            $(let $grown { $($g,)* $($($gd,)*)? } = grown;)?
             $model {
                 $($same,)*
                 $($dec: $dec.get(),)*
                 $($date: Date::from_julian($date),)*
                 $($map: $outof($map),)*
-                $($($g,)*)?
+                $($($g,)* $($($gd: Date::from_julian($gd),)*)?)?
             }
         }
     };
@@ -103,7 +108,8 @@ stored_form!(
         status: status_to_stored, status_from_stored,
         taxes: taxes_to_stored, taxes_from_stored,
     ],
-    grown: StoredDocumentTail [buyer_reference, order_reference],
+    grown: StoredDocumentTail [buyer_reference, order_reference, offer_id, confirmation_id]
+        dates [validity_date],
 );
 
 stored_form!(
@@ -115,7 +121,7 @@ stored_form!(
     decimal: [quantity, unit_price, tax_rate],
     date: [],
     map: [],
-    grown: StoredItemTail [unit_code, tax_category, tax_exemption_reason],
+    grown: StoredItemTail [unit_code, tax_category, tax_exemption_reason, optional],
 );
 
 stored_form!(
@@ -130,6 +136,9 @@ fn kind_to_stored(kind: &DocKind) -> StoredKind {
     match kind {
         DocKind::Invoice => StoredKind::Invoice,
         DocKind::CreditNote => StoredKind::CreditNote,
+        DocKind::Offer => StoredKind::Offer,
+        DocKind::Confirmation => StoredKind::Confirmation,
+        DocKind::DeliveryNote => StoredKind::DeliveryNote,
     }
 }
 
@@ -137,6 +146,9 @@ fn kind_from_stored(kind: StoredKind) -> DocKind {
     match kind {
         StoredKind::Invoice => DocKind::Invoice,
         StoredKind::CreditNote => DocKind::CreditNote,
+        StoredKind::Offer => DocKind::Offer,
+        StoredKind::Confirmation => DocKind::Confirmation,
+        StoredKind::DeliveryNote => DocKind::DeliveryNote,
     }
 }
 
@@ -146,6 +158,11 @@ fn status_to_stored(status: &Status) -> StoredStatus {
         Status::Open => StoredStatus::Open,
         Status::Paid => StoredStatus::Paid,
         Status::Canceled => StoredStatus::Canceled,
+        Status::Won => StoredStatus::Won,
+        Status::Lost => StoredStatus::Lost,
+        Status::Cleared => StoredStatus::Cleared,
+        Status::Completed => StoredStatus::Completed,
+        Status::Created => StoredStatus::Created,
     }
 }
 
@@ -155,6 +172,11 @@ fn status_from_stored(status: StoredStatus) -> Status {
         StoredStatus::Open => Status::Open,
         StoredStatus::Paid => Status::Paid,
         StoredStatus::Canceled => Status::Canceled,
+        StoredStatus::Won => Status::Won,
+        StoredStatus::Lost => Status::Lost,
+        StoredStatus::Cleared => Status::Cleared,
+        StoredStatus::Completed => Status::Completed,
+        StoredStatus::Created => Status::Created,
     }
 }
 
@@ -281,13 +303,17 @@ pub fn claim_key(account: u64, doc: &Document) -> Vec<u8> {
 }
 
 /// The collections of a kind's children, each child under its document.
-pub fn child_collections(kind: DocKind) -> [&'static str; 4] {
+pub fn child_collections(kind: DocKind) -> Vec<&'static str> {
+    let spec = kind.spec();
     [
-        Item::collection(kind),
-        Payment::collection(kind),
-        Comment::collection(kind),
-        Tag::collection(kind),
+        Some(spec.items),
+        spec.payments,
+        Some(spec.comments),
+        Some(spec.tags),
     ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Writes the document and moves its index entries, number claim and kept data.

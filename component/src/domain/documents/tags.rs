@@ -7,10 +7,7 @@ use super::kind::DocKind;
 
 /// The storage collection (and id counter) of a kind's tags.
 pub fn collection(kind: DocKind) -> &'static str {
-    match kind {
-        DocKind::Invoice => "invoice-tags",
-        DocKind::CreditNote => "credit-note-tags",
-    }
+    kind.spec().tags
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -20,36 +17,39 @@ pub struct Tag {
     pub name: String,
 }
 
-static INVOICE_TAG_FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer)
-        .read_only()
-        .doc("Id of the tag (read only; assigned on create)."),
-    Field::new("invoice_id", Kind::Integer)
-        .mandatory()
-        .doc("Id of the invoice the tag is on."),
-    Field::new("name", Kind::Tag).mandatory().doc(
-        "Name of the tag: one line without commas, at most 100 characters. A name the invoice \
-         already carries (in any case) answers that tag.",
-    ),
-];
+/// Wire fields; `parent_field` names the document id (`invoice_id`), `parent_doc`
+/// describes it.
+const fn tag_fields(parent_field: &'static str, parent_doc: &'static str) -> [Field; 3] {
+    [
+        Field::new("id", Kind::Integer)
+            .read_only()
+            .doc("Id of the tag (read only; assigned on create)."),
+        Field::new(parent_field, Kind::Integer)
+            .mandatory()
+            .doc(parent_doc),
+        Field::new("name", Kind::Tag).mandatory().doc(
+            "Name of the tag: one line without commas, at most 100 characters. A name the \
+             document already carries (in any case) answers that tag.",
+        ),
+    ]
+}
 
-static CREDIT_NOTE_TAG_FIELDS: &[Field] = &[
-    Field::new("id", Kind::Integer)
-        .read_only()
-        .doc("Id of the tag (read only; assigned on create)."),
-    Field::new("credit_note_id", Kind::Integer)
-        .mandatory()
-        .doc("Id of the credit note the tag is on."),
-    Field::new("name", Kind::Tag).mandatory().doc(
-        "Name of the tag: one line without commas, at most 100 characters. A name the credit note \
-         already carries (in any case) answers that tag.",
-    ),
-];
+static INVOICE_FIELDS: [Field; 3] = tag_fields("invoice_id", "Id of the invoice the tag is on.");
+static CREDIT_NOTE_FIELDS: [Field; 3] =
+    tag_fields("credit_note_id", "Id of the credit note the tag is on.");
+static OFFER_FIELDS: [Field; 3] = tag_fields("offer_id", "Id of the offer the tag is on.");
+static CONFIRMATION_FIELDS: [Field; 3] =
+    tag_fields("confirmation_id", "Id of the confirmation the tag is on.");
+static DELIVERY_NOTE_FIELDS: [Field; 3] =
+    tag_fields("delivery_note_id", "Id of the delivery note the tag is on.");
 
 pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {
-        DocKind::Invoice => INVOICE_TAG_FIELDS,
-        DocKind::CreditNote => CREDIT_NOTE_TAG_FIELDS,
+        DocKind::Invoice => &INVOICE_FIELDS,
+        DocKind::CreditNote => &CREDIT_NOTE_FIELDS,
+        DocKind::Offer => &OFFER_FIELDS,
+        DocKind::Confirmation => &CONFIRMATION_FIELDS,
+        DocKind::DeliveryNote => &DELIVERY_NOTE_FIELDS,
     }
 }
 

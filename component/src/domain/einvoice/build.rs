@@ -409,8 +409,11 @@ pub fn build(s: &Sources<'_>) -> Invoice {
         number: doc.formatted_number.clone(),
         issue_date: doc.date,
         type_code: match doc.kind {
-            DocKind::Invoice => "380".to_owned(),
             DocKind::CreditNote => "381".to_owned(),
+            // Only kinds with e-invoices are issued one (`Spec::einvoices`).
+            DocKind::Invoice | DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote => {
+                "380".to_owned()
+            }
         },
         currency: doc.currency_code.clone(),
         due_date: Some(doc.due_date),

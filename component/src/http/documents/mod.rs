@@ -47,39 +47,32 @@ pub(super) struct Names {
 }
 
 pub(super) fn names(kind: DocKind) -> &'static Names {
+    macro_rules! names {
+        ($singular:literal, $plural:literal) => {
+            &Names {
+                singular: $singular,
+                plural: $plural,
+                item: concat!($singular, "-item"),
+                items: concat!($singular, "-items"),
+                payment: concat!($singular, "-payment"),
+                payments: concat!($singular, "-payments"),
+                comment: concat!($singular, "-comment"),
+                comments: concat!($singular, "-comments"),
+                tag: concat!($singular, "-tag"),
+                tags: concat!($singular, "-tags"),
+                group: concat!($singular, "-group"),
+                groups: concat!($singular, "-groups"),
+                group_lists: concat!($singular, "-group-lists"),
+                params: concat!($singular, "-params"),
+            }
+        };
+    }
     match kind {
-        DocKind::Invoice => &Names {
-            singular: "invoice",
-            plural: "invoices",
-            item: "invoice-item",
-            items: "invoice-items",
-            payment: "invoice-payment",
-            payments: "invoice-payments",
-            comment: "invoice-comment",
-            comments: "invoice-comments",
-            tag: "invoice-tag",
-            tags: "invoice-tags",
-            group: "invoice-group",
-            groups: "invoice-groups",
-            group_lists: "invoice-group-lists",
-            params: "invoice-params",
-        },
-        DocKind::CreditNote => &Names {
-            singular: "credit-note",
-            plural: "credit-notes",
-            item: "credit-note-item",
-            items: "credit-note-items",
-            payment: "credit-note-payment",
-            payments: "credit-note-payments",
-            comment: "credit-note-comment",
-            comments: "credit-note-comments",
-            tag: "credit-note-tag",
-            tags: "credit-note-tags",
-            group: "credit-note-group",
-            groups: "credit-note-groups",
-            group_lists: "credit-note-group-lists",
-            params: "credit-note-params",
-        },
+        DocKind::Invoice => names!("invoice", "invoices"),
+        DocKind::CreditNote => names!("credit-note", "credit-notes"),
+        DocKind::Offer => names!("offer", "offers"),
+        DocKind::Confirmation => names!("confirmation", "confirmations"),
+        DocKind::DeliveryNote => names!("delivery-note", "delivery-notes"),
     }
 }
 
@@ -112,6 +105,11 @@ fn existing(caps: &Caps, ctx: &Ctx, kind: DocKind, raw: &str) -> Result<u64, Api
     Ok(id)
 }
 
+/// Whether a kind's lists take the parameter `name` (others are ignored, as unknown ones).
+fn takes(kind: DocKind, name: &str) -> bool {
+    list_params(kind).iter().any(|p| p.name == name)
+}
+
 fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
     let mut errors = Vec::new();
     let mut id = |name: &str| {
@@ -123,11 +121,23 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
     let client_id = id("client_id");
     let contact_id = id("contact_id");
     let article_id = id("article_id").map(|a| a as i64);
+    let mut link = |name: &str| {
+        takes(kind, name)
+            .then(|| id(name).map(|v| v as i64))
+            .flatten()
+    };
+    let (offer_id, confirmation_id, invoice_id) = (
+        link("offer_id"),
+        link("confirmation_id"),
+        link("invoice_id"),
+    );
     let text = |name: &str| query.get(name).map(|s| s.trim().to_lowercase());
     let number = match kind {
-        DocKind::Invoice => text("invoice_number"),
         // An example of the contract spells it credit-note_number.
         DocKind::CreditNote => text("credit_note_number").or_else(|| text("credit-note_number")),
+        DocKind::Invoice | DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote => {
+            text(kind.number_field())
+        }
     };
     let mut f = Filter {
         kind,
@@ -144,17 +154,31 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         label: text("label"),
         intro: text("intro"),
         note: text("note"),
+        offer_id,
+        confirmation_id,
+        invoice_id,
         ..Filter::default()
     };
+    let statuses = Shown::of(kind);
     for s in query.list("status") {
-        match Shown::parse(s) {
+        match Shown::parse(s).filter(|st| statuses.contains(st)) {
             Some(st) => f.statuses.push(st),
             None => errors.push(format!(
-                "status must list values of DRAFT, OPEN, OVERDUE, PAID, CANCELED, got \"{s}\""
+                "status must list values of {}, got \"{s}\"",
+                statuses
+                    .iter()
+                    .map(|st| st.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         }
     }
-    for t in query.list("payment_type") {
+    let payment_types = if takes(kind, "payment_type") {
+        query.list("payment_type")
+    } else {
+        Vec::new()
+    };
+    for t in payment_types {
         match PAYMENT_TYPES.iter().find(|p| p.eq_ignore_ascii_case(t)) {
             Some(p) => f.payment_types.push((*p).to_owned()),
             None => errors.push(format!(
@@ -189,7 +213,7 @@ pub(super) fn list(c: &Call<'_>, kind: DocKind, count_only: bool) -> Result<Resp
     let today = commands::today(ctx);
     let txn = caps.store.begin_read()?;
     let kept = kept::check(txn.as_ref(), ctx.account_id, kind)?;
-    if let Some(raw) = query.get("group_by") {
+    if let Some(raw) = query.get("group_by").filter(|_| takes(kind, "group_by")) {
         let mut keys = Vec::new();
         for k in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let key = grouping::GroupKey::parse(k).ok_or_else(|| {
@@ -335,6 +359,67 @@ pub(super) fn action(c: &Call<'_>, kind: DocKind, action: Action) -> Result<Resp
     Ok(Response::empty())
 }
 
+/// `GET /{kind}/preset?offer_id=N` (or `confirmation_id=N`): a new document's body made
+/// from an offer or confirmation, with its items, ready to POST; nothing is stored.
+pub(super) fn preset(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, query) = (c.caps, c.ctx, c.query);
+    let mut sources = Vec::new();
+    for p in preset_params(kind) {
+        if let Some(id) = query
+            .id(p.name)
+            .map_err(|e| ApiError::BadRequest(e.messages()))?
+        {
+            let from = DocKind::of_parent_field(p.name).expect("preset params name document kinds");
+            sources.push((from, id));
+        }
+    }
+    let [(from, id)] = sources[..] else {
+        let names: Vec<&str> = preset_params(kind).iter().map(|p| p.name).collect();
+        return Err(ApiError::bad(format!(
+            "a {} preset needs exactly one of {}",
+            kind.label(),
+            names.join(", ")
+        )));
+    };
+    let txn = caps.store.begin_read()?;
+    let (record, items) = commands::preset(ctx, txn.as_ref(), kind, from, id)?;
+    let n = names(kind);
+    let root = super::records::encode_record(fields(kind), n.singular, &record, None);
+    let item_fields = crate::domain::documents::items::fields(kind);
+    let items = items
+        .iter()
+        .map(|item| super::records::encode_record(item_fields, n.item, item, None))
+        .collect();
+    let mut children = root.children().to_vec();
+    children.push(crate::codec::Element::list(n.items, items));
+    Ok(Response::doc(
+        200,
+        crate::codec::Element::node(n.singular, children),
+    ))
+}
+
+/// The query of `preset`: what a kind can be made from.
+pub(crate) const fn preset_params(kind: DocKind) -> &'static [Param] {
+    const INVOICE_FROM: &[Param] = &[
+        Param::new("offer_id", Shape::Id, "The offer to make the invoice from."),
+        Param::new(
+            "confirmation_id",
+            Shape::Id,
+            "The order confirmation to make the invoice from.",
+        ),
+    ];
+    const CONFIRMATION_FROM: &[Param] = &[Param::new(
+        "offer_id",
+        Shape::Id,
+        "The offer to make the confirmation from.",
+    )];
+    match kind {
+        DocKind::Invoice => INVOICE_FROM,
+        DocKind::Confirmation => CONFIRMATION_FROM,
+        DocKind::CreditNote | DocKind::Offer | DocKind::DeliveryNote => &[],
+    }
+}
+
 use crate::http::described::{Param, Schema, Shape};
 
 /// The record shape of a kind for the API description.
@@ -368,11 +453,38 @@ pub(crate) const fn list_params(kind: DocKind) -> &'static [Param] {
     match kind {
         DocKind::Invoice => INVOICE_PARAMS,
         DocKind::CreditNote => CREDIT_NOTE_PARAMS,
+        DocKind::Offer => OFFER_PARAMS,
+        DocKind::Confirmation => CONFIRMATION_PARAMS,
+        DocKind::DeliveryNote => DELIVERY_NOTE_PARAMS,
     }
 }
 
+const PAYMENT_TYPE: Param = Param::new(
+    "payment_type",
+    Shape::AnyOf(PAYMENT_TYPES),
+    "Only documents with a payment of these types.",
+);
+const OFFER_ID: Param = Param::new(
+    "offer_id",
+    Shape::Id,
+    "Only documents made from this offer.",
+);
+const CONFIRMATION_ID: Param = Param::new(
+    "confirmation_id",
+    Shape::Id,
+    "Only documents made from this order confirmation.",
+);
+const INVOICE_ID: Param = Param::new("invoice_id", Shape::Id, "Only documents of this invoice.");
+const GROUP_BY: Param = Param::new(
+    "group_by",
+    Shape::AnyOf(&["client", "status", "day", "week", "month", "year"]),
+    "Instead of the list, its sums grouped by these keys, per currency.",
+);
+
+/// The list parameters of a kind: those of every kind, with the kind's number field and
+/// statuses, and its own (`extra`) before the tags.
 macro_rules! params {
-    ($number:literal) => {
+    ($number:literal, $statuses:expr $(, $extra:expr)* $(,)?) => {
         &[
             Param::new("client_id", Shape::Id, "Only documents of this client."),
             Param::new("contact_id", Shape::Id, "Only documents of this contact."),
@@ -388,13 +500,8 @@ macro_rules! params {
             ),
             Param::new(
                 "status",
-                Shape::AnyOf(&["DRAFT", "OPEN", "OVERDUE", "PAID", "CANCELED"]),
+                Shape::AnyOf($statuses),
                 "Only documents of these statuses, as shown today.",
-            ),
-            Param::new(
-                "payment_type",
-                Shape::AnyOf(PAYMENT_TYPES),
-                "Only documents with a payment of these types.",
             ),
             Param::new(
                 "from",
@@ -421,6 +528,7 @@ macro_rules! params {
                 Shape::Text,
                 "Only documents whose note contains this.",
             ),
+            $($extra,)*
             Param::new(
                 "tags",
                 Shape::Text,
@@ -431,16 +539,42 @@ macro_rules! params {
                 Shape::Text,
                 "Only documents carrying any of these tags (comma-separated, in any case).",
             ),
-            Param::new(
-                "group_by",
-                Shape::AnyOf(&["client", "status", "day", "week", "month", "year"]),
-                "Instead of the list, its sums grouped by these keys, per currency.",
-            ),
         ]
     };
 }
-const INVOICE_PARAMS: &[Param] = params!("invoice_number");
-const CREDIT_NOTE_PARAMS: &[Param] = params!("credit_note_number");
+const BILLING_STATUSES: &[&str] = &["DRAFT", "OPEN", "OVERDUE", "PAID", "CANCELED"];
+const INVOICE_PARAMS: &[Param] = params!(
+    "invoice_number",
+    BILLING_STATUSES,
+    PAYMENT_TYPE,
+    OFFER_ID,
+    CONFIRMATION_ID,
+    GROUP_BY
+);
+const CREDIT_NOTE_PARAMS: &[Param] = params!(
+    "credit_note_number",
+    BILLING_STATUSES,
+    PAYMENT_TYPE,
+    GROUP_BY
+);
+const OFFER_PARAMS: &[Param] = params!(
+    "offer_number",
+    &["DRAFT", "OPEN", "WON", "LOST", "CANCELED", "CLEARED"],
+    GROUP_BY
+);
+const CONFIRMATION_PARAMS: &[Param] = params!(
+    "confirmation_number",
+    &["DRAFT", "COMPLETED", "CANCELED", "CLEARED"],
+    OFFER_ID,
+    GROUP_BY
+);
+const DELIVERY_NOTE_PARAMS: &[Param] = params!(
+    "delivery_note_number",
+    &["DRAFT", "CREATED"],
+    OFFER_ID,
+    CONFIRMATION_ID,
+    INVOICE_ID
+);
 
 /// The query of `pdf`, for the API description.
 pub(crate) const PDF_PARAMS: &[Param] = &[
