@@ -208,7 +208,7 @@ async fn template_text_is_laid_out_with_placeholders_resolved() {
     );
 }
 
-per_kind!(signatures_print_versions_and_bad_input);
+per_kind!(priced: signatures_print_versions_and_bad_input);
 async fn signatures_print_versions_and_bad_input(kind: &Kind) {
     let app = App::spawn().await;
     let id = setup_as(&app, kind, &app.key, 1).await;
@@ -233,7 +233,7 @@ async fn signatures_print_versions_and_bad_input(kind: &Kind) {
     assert_eq!(record.field(&kind.parent()), Some(id.to_string()));
     assert_eq!(
         record.field("filename"),
-        Some(format!("{}_{id}.pdf", kind.range))
+        Some(format!("{}_{id}.pdf", kind.file_stem))
     );
     let not_pdf = base64::engine::general_purpose::STANDARD.encode(b"GIF89a");
     app.put(
@@ -253,7 +253,7 @@ async fn signatures_print_versions_and_bad_input(kind: &Kind) {
     assert_eq!(signed.field("base64file").as_deref(), Some(&*pdf_b64));
     assert_eq!(
         signed.field("filename"),
-        Some(format!("{}_{id}_signed.pdf", kind.range))
+        Some(format!("{}_{id}_signed.pdf", kind.file_stem))
     );
     let comments = app.get(&kind.parts_of("comments", id)).await;
     assert!(comments.fields("actionkey").contains(&"SIGN".to_string()));

@@ -34,6 +34,7 @@ mod profiling;
 mod property_values;
 mod protocol;
 mod resources;
+mod sales;
 mod sandbox;
 mod standalone;
 mod store_conformance;

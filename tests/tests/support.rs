@@ -4,9 +4,10 @@
 
 use faktura_tests::{App, Reply};
 
-/// A kind of document as the API spells it. Invoices and credit notes share every line of
-/// document code (ARCHITECTURE.md), so a test written against a `Kind` runs for both; what
-/// differs between them is these names and the names made of them.
+/// A kind of document as the API spells it. Every kind shares every line of document code
+/// (ARCHITECTURE.md), so a test written against a `Kind` runs for each of them; what
+/// differs between them is these names and the names made of them, and what the kind does
+/// (payments, a due date, reductions).
 pub(crate) struct Kind {
     /// The root element of one document (`invoice`), the first word of the elements and
     /// collections of its parts (`invoice-items`) and, with an `s`, its collection.
@@ -14,10 +15,19 @@ pub(crate) struct Kind {
     /// The kind in messages: `invoice`, `credit note`.
     pub label: &'static str,
     /// The kind in field names: the first word of the number field (`invoice_number`), of
-    /// the kind's settings (`invoice_intro`) and of its PDF file names (`invoice_7.pdf`).
+    /// the kind's settings (`invoice_intro`).
     pub range: &'static str,
     /// The number prefix a fresh account uses.
     pub number_pre: &'static str,
+    /// The status a draft completes to.
+    pub completed: &'static str,
+    /// Whether it takes payments, falls due (OVERDUE) and is canceled (invoices and credit
+    /// notes).
+    pub billing: bool,
+    /// Whether it has a reduction, a currency and a quote (all but delivery notes).
+    pub priced: bool,
+    /// The name of its PDF before `_{id}.pdf`.
+    pub file_stem: &'static str,
 }
 
 pub(crate) static INVOICES: Kind = Kind {
@@ -25,6 +35,10 @@ pub(crate) static INVOICES: Kind = Kind {
     label: "invoice",
     range: "invoice",
     number_pre: "INV-",
+    completed: "OPEN",
+    billing: true,
+    priced: true,
+    file_stem: "invoice",
 };
 
 pub(crate) static CREDIT_NOTES: Kind = Kind {
@@ -32,6 +46,43 @@ pub(crate) static CREDIT_NOTES: Kind = Kind {
     label: "credit note",
     range: "credit_note",
     number_pre: "CN-",
+    completed: "OPEN",
+    billing: true,
+    priced: true,
+    file_stem: "credit_note",
+};
+
+pub(crate) static OFFERS: Kind = Kind {
+    singular: "offer",
+    label: "offer",
+    range: "offer",
+    number_pre: "OFR-",
+    completed: "OPEN",
+    billing: false,
+    priced: true,
+    file_stem: "offer",
+};
+
+pub(crate) static CONFIRMATIONS: Kind = Kind {
+    singular: "confirmation",
+    label: "confirmation",
+    range: "confirmation",
+    number_pre: "OC-",
+    completed: "COMPLETED",
+    billing: false,
+    priced: true,
+    file_stem: "confirmation",
+};
+
+pub(crate) static DELIVERY_NOTES: Kind = Kind {
+    singular: "delivery-note",
+    label: "delivery note",
+    range: "delivery_note",
+    number_pre: "DN-",
+    completed: "CREATED",
+    billing: false,
+    priced: false,
+    file_stem: "delivery-note",
 };
 
 impl Kind {
@@ -97,29 +148,42 @@ impl Kind {
 }
 
 /// Runs each named shared test, an `async fn name(kind: &Kind)`, once per kind as the tests
-/// `name::invoices` and `name::credit_notes`, so that a failure names its kind. The test
-/// runs on tokio's current-thread runtime, or with `multi_thread:` first on two workers.
+/// `name::invoices`, `name::credit_notes`, `name::offers`, `name::confirmations` and
+/// `name::delivery_notes`, so that a failure names its kind. `priced:` first runs it for
+/// the kinds with reductions, currencies and quotes (all but delivery notes), `billing:`
+/// for invoices and credit notes (payments, due dates, cancellation) only. The test runs
+/// on tokio's current-thread runtime, or with `multi_thread:` first on two workers.
 macro_rules! per_kind {
     (multi_thread: $($name:ident),+ $(,)?) => {
-        per_kind!(@each [tokio::test(flavor = "multi_thread", worker_threads = 2)] $($name),+);
+        per_kind!(@each [tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            [invoices INVOICES, credit_notes CREDIT_NOTES, offers OFFERS,
+             confirmations CONFIRMATIONS, delivery_notes DELIVERY_NOTES] $($name),+);
+    };
+    (priced: $($name:ident),+ $(,)?) => {
+        per_kind!(@each [tokio::test]
+            [invoices INVOICES, credit_notes CREDIT_NOTES, offers OFFERS,
+             confirmations CONFIRMATIONS] $($name),+);
+    };
+    (billing: $($name:ident),+ $(,)?) => {
+        per_kind!(@each [tokio::test] [invoices INVOICES, credit_notes CREDIT_NOTES] $($name),+);
     };
     ($($name:ident),+ $(,)?) => {
-        per_kind!(@each [tokio::test] $($name),+);
+        per_kind!(@each [tokio::test]
+            [invoices INVOICES, credit_notes CREDIT_NOTES, offers OFFERS,
+             confirmations CONFIRMATIONS, delivery_notes DELIVERY_NOTES] $($name),+);
     };
-    (@each [$test:meta] $($name:ident),+) => {
-        $(
-            mod $name {
+    (@each [$test:meta] $kinds:tt $($name:ident),+) => {
+        $(per_kind!(@one [$test] $kinds $name);)+
+    };
+    (@one [$test:meta] [$($test_name:ident $kind:ident),+] $name:ident) => {
+        mod $name {
+            $(
                 #[$test]
-                async fn invoices() {
-                    super::$name(&$crate::support::INVOICES).await;
+                async fn $test_name() {
+                    super::$name(&$crate::support::$kind).await;
                 }
-
-                #[$test]
-                async fn credit_notes() {
-                    super::$name(&$crate::support::CREDIT_NOTES).await;
-                }
-            }
-        )+
+            )+
+        }
     };
 }
 
@@ -208,8 +272,8 @@ pub(crate) fn items(kind: &Kind, items: &[String]) -> String {
     format!("<{0}>{1}</{0}>", kind.named("items"), items.concat())
 }
 
-/// Settings with every default a new document of `kind` takes from them; the discount and
-/// the payment types apply to invoices only.
+/// Settings with every default a new document of `kind` takes from them; the terms and the
+/// payment types apply to invoices and credit notes only.
 pub(crate) fn default_settings(kind: &Kind) -> String {
     format!(
         "<settings><due_days>30</due_days><discount_rate>2</discount_rate><discount_days>10</discount_days>\

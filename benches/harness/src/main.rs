@@ -390,6 +390,9 @@ fn main() -> anyhow::Result<()> {
     workloads::einvoice_pdf(&rt, addr, false)?;
     let w3x = w3x?;
     ran_out(&mut failures, "W3 Factur-X", &w3x, mid + 1, hi);
+    // W12 beside W3: offers created and completed, half the requests each.
+    let w12_load = workloads::w12(&seeded.clients);
+    let w12 = run(&w12_load)?;
 
     // W8: imports of incoming e-invoices, each file once into the admin's account before
     // its measurement, which imports into accounts of its own.
@@ -475,6 +478,7 @@ fn main() -> anyhow::Result<()> {
         ("W2", &w2),
         ("W3", &w3),
         ("W3 Factur-X", &w3x),
+        ("W12", &w12),
         ("W4", &w4),
         ("W5", &w5),
         ("HEAD", &count),
@@ -533,6 +537,16 @@ fn main() -> anyhow::Result<()> {
         ),
         "≥ 600/s".into(),
         w3x.per_sec >= 600.0,
+    ));
+    rows.push(load_row(
+        w12_load.label,
+        &w12,
+        "req/s",
+        format!(
+            "{:.0} offers/s, {:.2} W3",
+            w12.per_sec / 2.0,
+            w12.per_sec / 2.0 / w3.per_sec
+        ),
     ));
     rows.push(goal_row(
         "W4 GET ?status=OPEN&per_page=100",

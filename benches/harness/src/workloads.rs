@@ -508,6 +508,34 @@ pub(crate) fn completions_of(ids: &[u64]) -> Workload {
     }
 }
 
+/// W12: offers with five items, each created and then completed (its PDF rendered): a
+/// thread sends a POST whenever no offer of its own waits for completion, else completes
+/// the oldest one waiting, so about half the requests are each. The offers are of
+/// `clients`.
+pub(crate) fn w12(clients: &[u64]) -> Workload {
+    let item = ITEM.replace("invoice-item", "offer-item");
+    Workload {
+        short: "W12",
+        label: "W12 offer: POST with 5 items, then PUT …/complete (PDF)",
+        file: "w12-offer",
+        creates: false,
+        numbered: false,
+        body: format!(
+            "local clients = {{{}}}\nlocal items = \"<offer-items>{}</offer-items></offer>\"\n\
+             local waiting = {{}}\n\
+             request = function()\n  local id = table.remove(waiting, 1)\n  \
+             if id then\n    return wrk.format(\"PUT\", \"/api/offers/\" .. id .. \"/complete\", headers, \"<complete/>\")\n  end\n  \
+             return wrk.format(\"POST\", \"/api/offers\", headers, \
+             \"<offer><client_id>\" .. clients[math.random(#clients)] .. \"</client_id>\" .. items)\nend\n\
+             response = function(status, headers, body)\n  if status == 201 then\n    \
+             local id = string.match(body, \"<id type=\\\"integer\\\">(%d+)</id>\")\n    \
+             if id then table.insert(waiting, id) end\n  end\nend\n",
+            lua_list(clients),
+            item.repeat(5)
+        ),
+    }
+}
+
 /// W7: the XRechnung CII e-invoice of a random invoice of `completed`, each a completed
 /// invoice.
 pub(crate) fn w7(completed: &[u64]) -> Workload {

@@ -615,12 +615,7 @@ pub fn preset(
     from: DocKind,
     id: u64,
 ) -> Result<(Record, Vec<Record>), Error> {
-    let source = storage::load(txn, ctx.account_id, from, id).map_err(|e| match e {
-        Error::NotFound(_) => {
-            Error::invalid(format!("{} {id} does not exist", from.parent_field()))
-        }
-        other => other,
-    })?;
+    let source = storage::load(txn, ctx.account_id, from, id)?;
     let good = match from.lifecycle() {
         Lifecycle::Offer => matches!(source.status, Status::Open | Status::Won | Status::Cleared),
         Lifecycle::Confirmation => matches!(source.status, Status::Completed | Status::Cleared),
