@@ -10,11 +10,11 @@
 use std::collections::BTreeSet;
 
 use super::Error;
-use super::client_tags;
 use super::clients::CLIENTS;
 use super::documents::{DocKind, storage};
 use super::properties::CLIENT_PROPERTIES;
 use super::property_values::CLIENT_PROPERTY_VALUES;
+use super::record_tags;
 use super::records;
 use super::schema::{Record, parse_bool};
 use crate::caps::Read;
@@ -83,7 +83,8 @@ impl Filter {
         }
         for tag in &self.tags {
             sets.push(
-                client_tags::clients_tagged(txn, account, tag)?
+                record_tags::CLIENTS
+                    .tagged(txn, account, tag)?
                     .into_iter()
                     .collect(),
             );
@@ -91,7 +92,7 @@ impl Filter {
         if !self.tags_any.is_empty() {
             let mut any = BTreeSet::new();
             for tag in &self.tags_any {
-                any.extend(client_tags::clients_tagged(txn, account, tag)?);
+                any.extend(record_tags::CLIENTS.tagged(txn, account, tag)?);
             }
             sets.push(any);
         }

@@ -9,7 +9,7 @@ use super::numbering;
 use super::records::{Draft, Resource, Rules};
 use super::schema::{Field, Kind, Record, Scalar};
 use super::settings;
-use super::{Ctx, Error, codes};
+use super::{Ctx, Error, address, codes};
 use crate::caps::Write;
 use crate::limits;
 use crate::store;
@@ -136,6 +136,10 @@ static FIELDS: &[Field] = &[
          negative). Default: SETTINGS.",
     ),
     Field::new("note", Kind::Text).doc("Internal note on the client."),
+    Field::new("price_group", Kind::Integer).doc(
+        "Which of an article's five sales prices items made from articles take for the client's \
+         documents (1 to 5). Default: 1.",
+    ),
     Field::new("buyer_reference", Kind::Text).doc(
         "Buyer reference (BT-10), e.g. a Leitweg-ID: new documents start with it, and e-invoices \
          of documents without one use it.",
@@ -251,6 +255,12 @@ impl Rules for ClientRules {
         {
             d.errors.push(format!("number must be at least 1, got {n}"));
         }
+        if let Some(group) = d.record.int("price_group")
+            && !(1..=5).contains(&group)
+        {
+            d.errors
+                .push(format!("price_group must be between 1 and 5, got {group}"));
+        }
         let defaults = settings::load_stored(d.txn.as_read(), d.ctx.account_id)?;
         for (field, _) in TERMS {
             if let Err(e) = term(d.record, &defaults, field) {
@@ -275,6 +285,7 @@ impl Rules for ClientRules {
                 ("discount_rate_type", Scalar::Text("SETTINGS".into())),
                 ("discount_days_type", Scalar::Text("SETTINGS".into())),
                 ("due_days_type", Scalar::Text("SETTINGS".into())),
+                ("price_group", Scalar::Int(1)),
             ] {
                 if !d.changes.has(field) {
                     d.record.set(field, Some(default));
@@ -284,9 +295,9 @@ impl Rules for ClientRules {
         if !d.errors.is_empty() {
             return Ok(());
         }
-        self.number(d.ctx, d.txn, d.record, d.old)?;
+        numbering::number_record(d.ctx, d.txn, RANGE, "client", d.record, d.old)?;
         d.record
-            .set("address", Some(Scalar::Text(address_of(d.record))));
+            .set("address", Some(Scalar::Text(address::block(d.record))));
         Ok(())
     }
 
@@ -306,7 +317,8 @@ impl Rules for ClientRules {
         if let Some(n) = record.int("number") {
             numbering::release(txn, ctx.account_id, RANGE, record.text("number_pre"), n)?;
         }
-        super::client_tags::remove_of_client(txn, ctx.account_id, record.id())?;
+        super::record_tags::CLIENTS.remove_of(txn, ctx.account_id, record.id())?;
+        super::contacts::remove_of_client(txn, ctx.account_id, record.id())?;
         super::property_values::remove_of_owner(
             txn,
             &super::property_values::CLIENT_PROPERTY_VALUES,
@@ -314,77 +326,4 @@ impl Rules for ClientRules {
             record.id(),
         )
     }
-}
-
-impl ClientRules {
-    /// Keeps (prefix, number) unique in the account's client range.
-    fn number(
-        &self,
-        ctx: &Ctx,
-        txn: &mut dyn Write,
-        record: &mut Record,
-        old: Option<&Record>,
-    ) -> Result<(), Error> {
-        let pre = record.text("number_pre").to_owned();
-        let id = record.id();
-        let old_claim = old.and_then(|o| Some((o.text("number_pre").to_owned(), o.int("number")?)));
-        match record.int("number") {
-            Some(n) if old_claim.as_ref() != Some(&(pre.clone(), n)) => {
-                if !numbering::claim(txn, ctx.account_id, RANGE, &pre, n, id)? {
-                    return Err(Error::Conflict(format!(
-                        "number {n} is already used by another client"
-                    )));
-                }
-                if let Some((old_pre, old_n)) = &old_claim {
-                    numbering::release(txn, ctx.account_id, RANGE, old_pre, *old_n)?;
-                }
-            }
-            Some(_) => {}
-            None => {
-                let n = numbering::take_next(txn, ctx.account_id, RANGE, &pre, id)?;
-                if let Some((old_pre, old_n)) = &old_claim {
-                    numbering::release(txn, ctx.account_id, RANGE, old_pre, *old_n)?;
-                }
-                record.set("number", Some(Scalar::Int(n)));
-            }
-        }
-        let number = record.int("number").unwrap_or(0);
-        let length = record.int("number_length").unwrap_or(0);
-        record.set(
-            "client_number",
-            Some(Scalar::Text(numbering::format_number(&pre, number, length))),
-        );
-        Ok(())
-    }
-}
-
-/// The postal address block: company, person, street, zip and city, country.
-pub fn address_of(r: &Record) -> String {
-    let person = [
-        r.text("salutation"),
-        r.text("first_name"),
-        r.text("last_name"),
-    ]
-    .iter()
-    .map(|s| s.trim())
-    .filter(|s| !s.is_empty())
-    .collect::<Vec<_>>()
-    .join(" ");
-    let city = [r.text("zip").trim(), r.text("city").trim()]
-        .iter()
-        .filter(|s| !s.is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" ");
-    [
-        r.text("name").trim().to_owned(),
-        person,
-        r.text("street").trim().to_owned(),
-        city,
-        r.text("country_code").to_owned(),
-    ]
-    .into_iter()
-    .filter(|l| !l.is_empty())
-    .collect::<Vec<_>>()
-    .join("\n")
 }

@@ -105,6 +105,14 @@ pub fn check(txn: &dyn Read) -> Result<Report, Error> {
             &|key, _| document_named(account, storage::kind_of_client_entry(key)?, key),
             &mut |_, bytes| stored_document_entries(account, bytes),
         )?;
+        report.index_entries += check_entries(
+            txn,
+            &mut report,
+            &scope,
+            &keys::all_contact_documents(account),
+            &|key, _| document_named(account, storage::kind_of_client_entry(key)?, key),
+            &mut |_, bytes| stored_document_entries(account, bytes),
+        )?;
         // Clients are among the indexed resources, checked with their number claims.
         for res in INDEXED {
             check_indexed(txn, &mut report, &scope, account, res)?;

@@ -7,7 +7,7 @@ use super::codes::is_email;
 use super::dispatch::{Dispatch, Parcel};
 use super::documents::{DocKind, Document, Status, refusal, storage};
 use super::einvoice::{self, Issued, Profile};
-use super::{Ctx, Error, filenames, pdfs, placeholders, printing, settings};
+use super::{Ctx, Error, contacts, filenames, pdfs, placeholders, printing, settings};
 use crate::caps::{Attachment, Message, Read};
 use crate::limits;
 
@@ -40,9 +40,6 @@ fn check_addresses(field: &str, list: &[String], errors: &mut Vec<String>) {
 /// Checks what the client sent, before anything is loaded.
 pub fn check(req: &EmailRequest) -> Result<(), Error> {
     let mut errors = Vec::new();
-    if req.to.is_empty() && req.cc.is_empty() && req.bcc.is_empty() {
-        errors.push("recipients must name at least one to, cc or bcc address".into());
-    }
     check_addresses("to", &req.to, &mut errors);
     check_addresses("cc", &req.cc, &mut errors);
     check_addresses("bcc", &req.bcc, &mut errors);
@@ -124,6 +121,26 @@ pub fn send(
 ) -> Result<Dispatch, Error> {
     check(&req)?;
     let (doc, pdf) = sendable(ctx, txn, kind, id)?;
+    let mut req = req;
+    if req.to.is_empty() && req.cc.is_empty() && req.bcc.is_empty() {
+        // No recipient named: the document's contact, if it has an e-mail address.
+        let to = match doc.contact_id {
+            Some(contact) => contacts::of(txn, ctx.account_id, doc.client_id, contact)?
+                .ok()
+                .map(|c| c.text("email").trim().to_owned())
+                .filter(|e| !e.is_empty()),
+            None => None,
+        };
+        match to {
+            Some(to) => req.to.push(to),
+            None => {
+                return Err(Error::invalid(
+                    "recipients must name at least one to, cc or bcc address (the document has \
+                     no contact with an e-mail address to send to)",
+                ));
+            }
+        }
+    }
     // Subject and body: the request's, else the e-mail template's, else the settings'.
     let template = super::email_templates::pick(txn, ctx.account_id, req.email_template_id)?;
     let defaults = settings::load_stored(txn, ctx.account_id)?;

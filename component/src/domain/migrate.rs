@@ -109,7 +109,7 @@ fn account_ids(store: &dyn Store) -> Result<Vec<u64>, Error> {
 /// Every resource with an index.
 pub static INDEXED: &[&records::Resource] = &[
     &super::clients::CLIENTS,
-    &super::client_tags::CLIENT_TAGS,
+    &super::record_tags::CLIENT_TAGS,
     &super::incomings::INCOMINGS,
     &super::suppliers::SUPPLIERS,
     &super::incomings::INCOMING_ITEMS,
@@ -118,6 +118,11 @@ pub static INDEXED: &[&records::Resource] = &[
     &super::property_values::INCOMING_PROPERTY_VALUES,
     &super::property_values::CLIENT_PROPERTY_VALUES,
     &super::property_values::USER_PROPERTY_VALUES,
+    &super::property_values::ARTICLE_PROPERTY_VALUES,
+    &super::units::UNITS,
+    &super::articles::ARTICLES,
+    &super::record_tags::ARTICLE_TAGS,
+    &super::contacts::CONTACTS,
 ];
 
 /// Writes the index entries of the records of `res` in an account, a bounded number of

@@ -7,11 +7,13 @@
 #![forbid(unsafe_code)]
 
 pub mod accounts;
+pub mod address;
+pub mod articles;
 pub mod client_query;
-pub mod client_tags;
 pub mod clients;
 pub mod codes;
 pub mod consistency;
+pub mod contacts;
 pub mod country_taxes;
 pub mod date;
 pub mod dispatch;
@@ -31,6 +33,7 @@ pub mod placeholders;
 pub mod printing;
 pub mod properties;
 pub mod property_values;
+pub mod record_tags;
 pub mod records;
 pub mod schema;
 pub mod settings;
@@ -38,6 +41,7 @@ pub mod suppliers;
 pub mod taxes;
 pub mod template_text;
 pub mod templates;
+pub mod units;
 
 use crate::caps::StoreError;
 

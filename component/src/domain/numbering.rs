@@ -86,6 +86,50 @@ pub fn release(
     Ok(())
 }
 
+/// Keeps a record's (prefix, number) unique in `range` (clients, articles): an explicit
+/// number is claimed, none takes the next free one, a change releases the old claim; the
+/// formatted number is set as `{label}_number`.
+pub fn number_record(
+    ctx: &super::Ctx,
+    txn: &mut dyn Write,
+    range: &str,
+    label: &str,
+    record: &mut super::schema::Record,
+    old: Option<&super::schema::Record>,
+) -> Result<(), Error> {
+    use super::schema::Scalar;
+    let pre = record.text("number_pre").to_owned();
+    let id = record.id();
+    let old_claim = old.and_then(|o| Some((o.text("number_pre").to_owned(), o.int("number")?)));
+    match record.int("number") {
+        Some(n) if old_claim.as_ref() != Some(&(pre.clone(), n)) => {
+            if !claim(txn, ctx.account_id, range, &pre, n, id)? {
+                return Err(Error::Conflict(format!(
+                    "number {n} is already used by another {label}"
+                )));
+            }
+            if let Some((old_pre, old_n)) = &old_claim {
+                release(txn, ctx.account_id, range, old_pre, *old_n)?;
+            }
+        }
+        Some(_) => {}
+        None => {
+            let n = take_next(txn, ctx.account_id, range, &pre, id)?;
+            if let Some((old_pre, old_n)) = &old_claim {
+                release(txn, ctx.account_id, range, old_pre, *old_n)?;
+            }
+            record.set("number", Some(Scalar::Int(n)));
+        }
+    }
+    let number = record.int("number").unwrap_or(0);
+    let length = record.int("number_length").unwrap_or(0);
+    record.set(
+        &format!("{label}_number"),
+        Some(Scalar::Text(format_number(&pre, number, length))),
+    );
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

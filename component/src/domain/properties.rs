@@ -1,5 +1,5 @@
-//! Custom property definitions for users, incoming invoices and clients: three collections
-//! with one field list.
+//! Custom property definitions for users, incoming invoices, clients and articles: four
+//! collections with one field list.
 
 use super::records::{Draft, Resource, Rules};
 use super::schema::Record;
@@ -50,6 +50,13 @@ pub static CLIENT_PROPERTIES: Resource = Resource::new(
     "client property",
     FIELDS,
     &PropertyRules(&property_values::CLIENT_PROPERTY_VALUES),
+);
+
+pub static ARTICLE_PROPERTIES: Resource = Resource::new(
+    "article-properties",
+    "article property",
+    FIELDS,
+    &PropertyRules(&property_values::ARTICLE_PROPERTY_VALUES),
 );
 
 /// A property's rules; its values go with it.

@@ -1,5 +1,6 @@
-//! Values of custom properties: what an incoming invoice, a client or a user holds for a
-//! property defined in `incoming-properties`, `client-properties` or `user-properties`.
+//! Values of custom properties: what an incoming invoice, a client, a user or an article
+//! holds for a property defined in `incoming-properties`, `client-properties`,
+//! `user-properties` or `article-properties`.
 //! One value per record and property; a value given as nothing takes the property's
 //! default when the property says so (`is_nvl` 1). A CHECKBOX holds 1 or 0, a TEXTFIELD
 //! one line.
@@ -140,12 +141,36 @@ pub static USER_PROPERTY_VALUES: Resource = Resource::new(
 .filtered(filters!("user_id", "user_property_id"))
 .indexed(&["user_id", "user_property_id"]);
 
+static ARTICLE: Owner = Owner {
+    values: &ARTICLE_PROPERTY_VALUES,
+    field: "article_id",
+    property: "article_property_id",
+    properties: ("article-properties", "article property"),
+    label: "article",
+    exists: |txn, account, id| in_collection(txn, "articles", account, id),
+};
+
+pub static ARTICLE_PROPERTY_VALUES: Resource = Resource::new(
+    "article-property-values",
+    "article property value",
+    fields!(
+        "article_id",
+        "Id of the article that holds the value; it does not change.",
+        "article_property_id",
+        "Id of the article property the value is for; an article holds one value per property. \
+         It does not change."
+    ),
+    &ValueRules(&ARTICLE),
+)
+.filtered(filters!("article_id", "article_property_id"))
+.indexed(&["article_id", "article_property_id"]);
+
 /// Whether record `id` of `collection` exists in the account.
 fn in_collection(txn: &dyn Read, collection: &str, account: u64, id: u64) -> Result<bool, Error> {
     Ok(txn.get(&keys::record(account, collection, id))?.is_some())
 }
 
-const OWNERS: [&Owner; 3] = [&INCOMING, &CLIENT, &USER];
+const OWNERS: [&Owner; 4] = [&INCOMING, &CLIENT, &USER, &ARTICLE];
 
 /// The values resource of a properties resource.
 pub fn of_properties(properties: &Resource) -> &'static Resource {

@@ -11,18 +11,33 @@ use crate::caps::{Read, Write};
 use crate::store::forms::{Dec16, DecTuple, DecimalForm, StoredRecord, StoredScalar};
 use crate::store::{self, keys};
 
-/// A list filter: query parameter name to the field it matches (exact, case-insensitive,
-/// comma-separated values OR-ed).
+/// A list filter: query parameter name to the field it matches (exactly or by a part, in
+/// any case; comma-separated values OR-ed).
 #[derive(Debug, Clone, Copy)]
 pub struct Filter {
     pub param: &'static str,
     pub field: &'static str,
+    /// Whether a value matches any part of the field rather than all of it.
+    pub part: bool,
 }
 
 impl Filter {
     /// Query parameter `param` matches field `field` exactly.
     pub const fn exact(param: &'static str, field: &'static str) -> Filter {
-        Filter { param, field }
+        Filter {
+            param,
+            field,
+            part: false,
+        }
+    }
+
+    /// Query parameter `param` matches records whose field `field` contains it.
+    pub const fn part(param: &'static str, field: &'static str) -> Filter {
+        Filter {
+            param,
+            field,
+            part: true,
+        }
     }
 }
 
@@ -57,6 +72,12 @@ pub trait Rules: Sync {
     /// Runs after the record is saved, in the same transaction (indexes, unique defaults).
     fn after_save(&self, _saved: Saved<'_>) -> Result<(), Error> {
         Ok(())
+    }
+
+    /// The record as the API shows it: what it derives from others when read (a contact,
+    /// the fields its client fills).
+    fn shown(&self, _txn: &dyn Read, _account: u64, record: Record) -> Result<Record, Error> {
+        Ok(record)
     }
 
     /// Refuses or cleans up a delete, in the same transaction.
@@ -161,6 +182,10 @@ impl Resource {
 pub struct ListQuery {
     /// Field and the values it may equal (any of them).
     pub filters: Vec<(&'static str, Vec<String>)>,
+    /// Field and the parts it may contain (any of them, in any case).
+    pub parts: Vec<(&'static str, Vec<String>)>,
+    /// Only these records, when set (found through another index, e.g. their tags).
+    pub only: Option<BTreeSet<u64>>,
     /// Field and descending?
     pub order: Vec<(&'static str, bool)>,
     /// 1-based.
@@ -436,6 +461,37 @@ pub fn children(
         .collect()
 }
 
+/// The record `id` of `collection`, if there is one: for a resource that may not name the
+/// resource it reads (a contact, whose client takes it along when deleted).
+pub fn load_named(
+    txn: &dyn Read,
+    collection: &str,
+    account: u64,
+    id: u64,
+) -> Result<Option<Record>, Error> {
+    txn.get(&keys::record(account, collection, id))?
+        .map(|bytes| decode_record(&bytes))
+        .transpose()
+}
+
+/// The ids of the records of `collection` whose indexed integer `field` is `value`, in id
+/// order: for a resource that may not name the one whose records name it (a unit, whose
+/// articles depend on it).
+pub fn ids_of(
+    txn: &dyn Read,
+    collection: &str,
+    account: u64,
+    field: &str,
+    value: u64,
+) -> Result<Vec<u64>, Error> {
+    let mut prefix = keys::index(account, collection, field);
+    prefix.extend_from_slice(&(value as i64).to_be_bytes());
+    store::scan_all(txn, &prefix)?
+        .iter()
+        .map(|(k, _)| Ok(store::id_of_key(k)?))
+        .collect()
+}
+
 /// Writes the index entries of a record (idempotent): for the migration that introduced
 /// an index.
 pub fn index(
@@ -635,11 +691,21 @@ fn candidates(
 }
 
 pub fn list(txn: &dyn Read, res: &Resource, account: u64, q: &ListQuery) -> Result<Page, Error> {
-    let mut records = candidates(txn, res, account, q)?;
+    let mut records = match &q.only {
+        Some(ids) => load_many(txn, res, account, &ids.iter().copied().collect::<Vec<_>>())?,
+        None => candidates(txn, res, account, q)?,
+    };
     records.retain(|r| {
         q.filters.iter().all(|(field, wanted)| {
             let have = r.get(field).map(Scalar::to_wire).unwrap_or_default();
             wanted.iter().any(|w| w.eq_ignore_ascii_case(&have))
+        }) && q.parts.iter().all(|(field, wanted)| {
+            let have = r
+                .get(field)
+                .map(Scalar::to_wire)
+                .unwrap_or_default()
+                .to_lowercase();
+            wanted.iter().any(|w| have.contains(&w.to_lowercase()))
         })
     });
     if !q.order.is_empty() {

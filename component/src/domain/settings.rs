@@ -203,6 +203,14 @@ static DELIVERY_NOTE: [Field; 9] = kind_settings!(
 /// What offers and delivery notes need beyond their kind's settings, then the terms,
 /// sending and the company.
 static TAIL: &[Field] = &[
+    Field::new("article_number_pre", Kind::Text)
+        .doc("Number prefix of new articles. Default: ART-."),
+    Field::new("article_number_length", Kind::Integer).doc(
+        "Minimum digits of new article numbers, padded with leading zeros (0 to 20). Default: 5.",
+    ),
+    Field::new("article_number_next", Kind::Integer)
+        .read_only()
+        .doc("The number the next article with article_number_pre gets (read only; computed)."),
     Field::new("offer_validity_days", Kind::Integer)
         .doc("Days a new offer holds after its date (0 to 3650): its validity_days. Default: 30."),
     Field::new("delivery_note_prices", Kind::Bool)
@@ -297,13 +305,14 @@ static ALL: [Field; COUNT] = {
 };
 
 /// The number ranges of documents and clients, as their settings name them.
-pub const RANGES: [&str; 6] = [
+pub const RANGES: [&str; 7] = [
     "invoice",
     "credit_note",
     "offer",
     "confirmation",
     "delivery_note",
     "client",
+    "article",
 ];
 
 /// The value of each setting nobody has changed.
@@ -316,13 +325,15 @@ fn default_of(name: &str) -> Option<Scalar> {
         "invoice_number_pre" => text("INV-"),
         "credit_note_number_pre" => text("CN-"),
         "offer_number_pre" => text("OFR-"),
+        "article_number_pre" => text("ART-"),
         "confirmation_number_pre" => text("OC-"),
         "delivery_note_number_pre" => text("DN-"),
         "invoice_number_length"
         | "credit_note_number_length"
         | "offer_number_length"
         | "confirmation_number_length"
-        | "delivery_note_number_length" => Some(Scalar::Int(5)),
+        | "delivery_note_number_length"
+        | "article_number_length" => Some(Scalar::Int(5)),
         "offer_validity_days" => Some(Scalar::Int(30)),
         "delivery_note_prices" => Some(Scalar::Bool(false)),
         "offer_email_subject" => text("Offer [Offer.offer_number]"),
@@ -387,7 +398,7 @@ pub fn load(txn: &dyn Read, account: u64, today: Date) -> Result<Record, Error> 
     let mut record = load_stored(txn, account)?;
     for range in RANGES {
         let pre = record.text(&format!("{range}_number_pre")).to_owned();
-        let pre = if range == "client" {
+        let pre = if range == "client" || range == "article" {
             pre
         } else {
             numbering::resolve_prefix(&pre, today)

@@ -2,7 +2,7 @@
 //! matched or created when an e-invoice is imported (`match_or_create`), deleted only while
 //! no incoming invoice names it.
 
-use super::clients::address_of;
+use super::address;
 use super::codes::is_email;
 use super::einvoice::model::Party;
 use super::records::{self, Draft, Filter, Resource, Rules};
@@ -66,7 +66,7 @@ impl Rules for SupplierRules {
             d.errors.push("name must not be empty".into());
         }
         d.record
-            .set("address", Some(Scalar::Text(address_of(d.record))));
+            .set("address", Some(Scalar::Text(address::block(d.record))));
         Ok(())
     }
 

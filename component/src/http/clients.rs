@@ -5,10 +5,10 @@
 use super::described::{Param, Shape};
 use super::error::ApiError;
 use super::query::Query;
-use super::records::{CLIENT_TAGS, CLIENTS, encode_record, page_answer};
-use super::{Call, Response, in_write};
+use super::records::{CLIENTS, encode_record, page_answer};
+use super::{Call, Response};
 use crate::domain::client_query::{self, Filter};
-use crate::domain::{client_tags, codes};
+use crate::domain::codes;
 
 /// The parameters `filter` reads, for the API description.
 pub(super) const LIST_PARAMS: &[Param] = &[
@@ -172,20 +172,4 @@ pub(super) fn list(c: &Call<'_>, count_only: bool) -> Result<Response, ApiError>
             .collect()
     };
     Ok(page_answer(CLIENTS.plural, children, page, per_page, total))
-}
-
-/// `POST /client-tags`: tags a client, or answers the tag of that name it carries.
-pub(super) fn create_tag(c: &Call<'_>) -> Result<Response, ApiError> {
-    let changes = super::records::decode_changes(
-        CLIENT_TAGS.res.fields,
-        &c.req.document()?,
-        CLIENT_TAGS.singular,
-    )?;
-    let tag = in_write(c.caps, |txn| {
-        client_tags::add(c.ctx, txn, &changes).map_err(ApiError::from)
-    })?;
-    Ok(Response::doc(
-        201,
-        encode_record(CLIENT_TAGS.res.fields, CLIENT_TAGS.singular, &tag, None),
-    ))
 }

@@ -17,6 +17,8 @@ pub(super) struct Wire {
     pub res: &'static Resource,
     /// Whose records these are, for resources that belong to another record.
     pub owner: Option<Owner>,
+    /// The tags of the records, for resources whose lists take `tags` and `tags_any`.
+    pub tags: Option<&'static record_tags::Owner>,
 }
 
 /// The record a resource's records belong to (an incoming's payments, a client's property
@@ -36,7 +38,14 @@ impl Wire {
             singular,
             res,
             owner: None,
+            tags: None,
         }
+    }
+
+    /// The resource's records carry tags, by which its lists filter.
+    const fn tagged(mut self, tags: &'static record_tags::Owner) -> Wire {
+        self.tags = Some(tags);
+        self
     }
 
     /// The record shape of the API description: fields, and the list filters (an owner's
@@ -81,8 +90,8 @@ const INCOMING_OWNER: Owner = Owner {
 };
 
 use crate::domain::{
-    client_tags, clients, country_taxes, email_templates, incomings, properties, property_values,
-    suppliers, taxes, templates,
+    articles, clients, contacts, country_taxes, email_templates, incomings, properties,
+    property_values, record_tags, suppliers, taxes, templates, units,
 };
 
 pub(super) static TEMPLATES: Wire = Wire::new("templates", "template", &templates::TEMPLATES);
@@ -150,11 +159,11 @@ pub(super) static USER_PROPERTY_VALUES: Wire = Wire::new(
     },
 });
 pub(super) static CLIENT_TAGS: Wire =
-    Wire::new("client-tags", "client-tag", &client_tags::CLIENT_TAGS).owned_by(Owner {
+    Wire::new("client-tags", "client-tag", &record_tags::CLIENT_TAGS).owned_by(Owner {
         field: "client_id",
         required: true,
         check: |txn, account, id| {
-            if client_tags::client_exists(txn, account, id)? {
+            if record_tags::CLIENTS.exists(txn, account, id)? {
                 Ok(())
             } else {
                 Err(crate::domain::Error::NotFound(format!(
@@ -162,6 +171,47 @@ pub(super) static CLIENT_TAGS: Wire =
                 )))
             }
         },
+    });
+pub(super) static ARTICLE_TAGS: Wire =
+    Wire::new("article-tags", "article-tag", &record_tags::ARTICLE_TAGS).owned_by(Owner {
+        field: "article_id",
+        required: true,
+        check: |txn, account, id| {
+            if record_tags::ARTICLES.exists(txn, account, id)? {
+                Ok(())
+            } else {
+                Err(crate::domain::Error::NotFound(format!(
+                    "article {id} does not exist"
+                )))
+            }
+        },
+    });
+pub(super) static UNITS: Wire = Wire::new("units", "unit", &units::UNITS);
+pub(super) static ARTICLES: Wire =
+    Wire::new("articles", "article", &articles::ARTICLES).tagged(&record_tags::ARTICLES);
+pub(super) static ARTICLE_PROPERTIES: Wire = Wire::new(
+    "article-properties",
+    "article-property",
+    &properties::ARTICLE_PROPERTIES,
+);
+pub(super) static ARTICLE_PROPERTY_VALUES: Wire = Wire::new(
+    "article-property-values",
+    "article-property-value",
+    &property_values::ARTICLE_PROPERTY_VALUES,
+)
+.owned_by(Owner {
+    field: "article_id",
+    required: false,
+    check: |txn, account, id| {
+        property_values::check_owner(txn, &property_values::ARTICLE_PROPERTY_VALUES, account, id)
+    },
+});
+/// Contacts are listed by their client, which a list must name.
+pub(super) static CONTACTS: Wire =
+    Wire::new("contacts", "contact", &contacts::CONTACTS).owned_by(Owner {
+        field: "client_id",
+        required: true,
+        check: |txn, account, id| records::check_exists(txn, &clients::CLIENTS, account, id),
     });
 pub(super) static SUPPLIERS: Wire = Wire::new("suppliers", "supplier", &suppliers::SUPPLIERS);
 pub(super) static INCOMINGS: Wire = Wire::new("incomings", "incoming", &incomings::INCOMINGS);
@@ -338,10 +388,10 @@ pub(super) fn list(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
     }
     let (page, per_page) = query.paging()?;
     let mut q = ListQuery {
-        filters: Vec::new(),
         order: query.order(wire.res.fields)?,
         page,
         per_page,
+        ..ListQuery::default()
     };
     for filter in wire.res.filters {
         if let Some(v) = query.get(filter.param) {
@@ -359,16 +409,24 @@ pub(super) fn list(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
             {
                 query.ids(filter.param)?;
             }
-            q.filters.push((filter.field, values));
+            if filter.part {
+                q.parts.push((filter.field, values));
+            } else {
+                q.filters.push((filter.field, values));
+            }
         }
     }
     let txn = caps.store.begin_read()?;
+    if let Some(tags) = wire.tags {
+        let (all, any) = (query.list("tags"), query.list("tags_any"));
+        q.only = tags.owners(txn.as_ref(), ctx.account_id, &all, &any)?;
+    }
     let result = records::list(txn.as_ref(), wire.res, ctx.account_id, &q)?;
-    let children = result
-        .records
-        .iter()
-        .map(|r| encode_record(wire.res.fields, wire.singular, r, None))
-        .collect();
+    let mut children = Vec::with_capacity(result.records.len());
+    for r in result.records {
+        let r = wire.res.rules.shown(txn.as_ref(), ctx.account_id, r)?;
+        children.push(encode_record(wire.res.fields, wire.singular, &r, None));
+    }
     Ok(page_answer(
         wire.plural,
         children,
@@ -403,6 +461,7 @@ pub(super) fn get(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
     let id = parse_id(wire, raw_id)?;
     let txn = caps.store.begin_read()?;
     let record = records::load(txn.as_ref(), wire.res, ctx.account_id, id)?;
+    let record = wire.res.rules.shown(txn.as_ref(), ctx.account_id, record)?;
     let files = records::load_files(txn.as_ref(), wire.res, ctx.account_id, id)?;
     Ok(Response::doc(
         200,
@@ -417,6 +476,14 @@ pub(super) fn create(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
     })
 }
 
+/// `POST /client-tags`, `POST /article-tags`: tags a record, or answers the tag of that
+/// name it carries (201 either way).
+pub(super) fn create_tag(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
+    let owner = record_tags::of_tags(wire.res);
+    let changes = decode_changes(wire.res.fields, &c.req.document()?, wire.singular)?;
+    saved(c, wire, 201, |txn| owner.add(c.ctx, txn, &changes))
+}
+
 /// Runs a create or an update and answers the record it saved, with its files.
 fn saved(
     c: &Call<'_>,
@@ -426,6 +493,10 @@ fn saved(
 ) -> Result<Response, ApiError> {
     let (record, files) = in_write(c.caps, |txn| {
         let record = save(txn)?;
+        let record = wire
+            .res
+            .rules
+            .shown(txn.as_read(), c.ctx.account_id, record)?;
         let files = records::load_files(txn.as_read(), wire.res, c.ctx.account_id, record.id())?;
         Ok((record, files))
     })?;

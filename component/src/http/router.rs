@@ -508,7 +508,10 @@ static TABLE: &[&[Route]] = &[
             path: &["client-tags"],
             handlers: &[
                 (Verb::Get, Handler::Records(records::list, &CLIENT_TAGS)),
-                (Verb::Post, Handler::Plain(clients::create_tag)),
+                (
+                    Verb::Post,
+                    Handler::Records(records::create_tag, &CLIENT_TAGS),
+                ),
             ],
             about: About::Records(|| CLIENT_TAGS.schema()),
         },
@@ -525,6 +528,41 @@ static TABLE: &[&[Route]] = &[
         },
     ],
     records!("suppliers", &SUPPLIERS),
+    records!("units", &records::UNITS),
+    records!("articles", &records::ARTICLES),
+    &[
+        Route {
+            path: &["article-tags"],
+            handlers: &[
+                (
+                    Verb::Get,
+                    Handler::Records(records::list, &records::ARTICLE_TAGS),
+                ),
+                (
+                    Verb::Post,
+                    Handler::Records(records::create_tag, &records::ARTICLE_TAGS),
+                ),
+            ],
+            about: About::Records(|| records::ARTICLE_TAGS.schema()),
+        },
+        Route {
+            path: &["article-tags", ID],
+            handlers: &[
+                (
+                    Verb::Get,
+                    Handler::Records(records::get, &records::ARTICLE_TAGS),
+                ),
+                (
+                    Verb::Delete,
+                    Handler::Records(records::delete, &records::ARTICLE_TAGS),
+                ),
+            ],
+            about: About::Records(|| records::ARTICLE_TAGS.schema()),
+        },
+    ],
+    records!("article-properties", &records::ARTICLE_PROPERTIES),
+    records!("article-property-values", &records::ARTICLE_PROPERTY_VALUES),
+    records!("contacts", &records::CONTACTS),
     &[
         Route {
             path: &["incomings"],

@@ -20,6 +20,7 @@
 //!   `sums-kept/`)
 //! - `A {account}idx/number/{range}/{prefix}\0{number}`: number claims;
 //!   `A {account}idx/client-docs/{client}{kind}{id}`: a client's documents;
+//!   `A {account}idx/contact-docs/{contact}{kind}{id}`: the documents naming a contact;
 //!   `A {account}idx/supplier-incomings/{supplier}{id}`: a supplier's incoming invoices
 //! - `A {account}pdf/{collection}/{id}{variant}`: the stored PDFs of a document
 //! - `A {account}einvoice/{collection}/{id}{profile}`: its e-invoices, fixed at completion
@@ -241,6 +242,28 @@ pub fn all_client_documents(account: u64) -> Vec<u8> {
 pub fn client_documents(account: u64, client: u64) -> Vec<u8> {
     let mut k = all_client_documents(account);
     k.extend_from_slice(&client.to_be_bytes());
+    k
+}
+
+/// Prefix of the entries of every contact's documents.
+pub fn all_contact_documents(account: u64) -> Vec<u8> {
+    let mut k = segment(account, "idx");
+    k.extend_from_slice(b"contact-docs/");
+    k
+}
+
+/// Prefix of the documents naming a contact (any kind); a contact with any is kept.
+pub fn contact_documents(account: u64, contact: u64) -> Vec<u8> {
+    let mut k = all_contact_documents(account);
+    k.extend_from_slice(&contact.to_be_bytes());
+    k
+}
+
+/// The entry of a document naming a contact: its kind's byte and its id.
+pub fn contact_document(account: u64, contact: u64, kind_byte: u8, id: u64) -> Vec<u8> {
+    let mut k = contact_documents(account, contact);
+    k.push(kind_byte);
+    k.extend_from_slice(&id.to_be_bytes());
     k
 }
 

@@ -15,8 +15,8 @@ use super::super::money::{self, Line, Reduction};
 use super::super::schema::{self, Changes, Record, Scalar};
 use super::super::settings::{self, parse_payment_types};
 use super::super::{
-    Ctx, Error, country_taxes, filenames, numbering, pdfs, placeholders, printing, records, taxes,
-    templates,
+    Ctx, Error, articles, contacts, country_taxes, filenames, numbering, pdfs, placeholders,
+    printing, records, taxes, templates,
 };
 use super::comments::Comment;
 use super::fields;
@@ -568,6 +568,7 @@ pub fn create(
         }
     }
     apply(&mut doc, changes, &terms);
+    take_contact(txn.as_read(), account, &mut doc, changes, &mut errors)?;
     let pre = numbering::resolve_prefix(&doc.number_pre, doc.date);
     if int_of(changes, "number").flatten().is_none() {
         doc.number = numbering::next_free(txn.as_read(), account, kind.range(), &pre)?;
@@ -664,6 +665,29 @@ pub fn preset(
         })
         .collect();
     Ok((r, items))
+}
+
+/// Checks the document's contact, which must be one of its client's, and gives the
+/// document the contact's address when the request gives none.
+fn take_contact(
+    txn: &dyn Read,
+    account: u64,
+    doc: &mut Document,
+    changes: &Changes,
+    errors: &mut Vec<String>,
+) -> Result<(), Error> {
+    let Some(id) = doc.contact_id else {
+        return Ok(());
+    };
+    match contacts::of(txn, account, doc.client_id, id)? {
+        Ok(contact) => {
+            if !changes.has("address") && changes.has("contact_id") {
+                doc.address = contact.text("address").to_owned();
+            }
+        }
+        Err(problem) => errors.push(problem),
+    }
+    Ok(())
 }
 
 /// The invoice a credit note is made from (`invoice_id`), if it names one.
@@ -792,9 +816,14 @@ fn build_items(
     errors: &mut Vec<String>,
 ) -> Result<Vec<Item>, Error> {
     let default_tax = taxes::default_tax(txn, ctx.account_id)?;
+    let group = price_group(txn, ctx.account_id, doc.client_id)?;
     let mut built = Vec::with_capacity(new_items.len());
     for (i, item) in new_items.iter().enumerate() {
-        match items::build(ctx, doc.id, i as i64 + 1, item, &default_tax) {
+        let built_item = match article_of(txn, ctx.account_id, group, item)? {
+            Ok(from) => items::build(ctx, doc.id, i as i64 + 1, item, &default_tax, from.as_ref()),
+            Err(problem) => Err(Error::invalid(problem)),
+        };
+        match built_item {
             Ok(it) => built.push(it),
             Err(Error::Invalid(item_errors)) => errors.extend(
                 item_errors
@@ -805,6 +834,28 @@ fn build_items(
         }
     }
     Ok(built)
+}
+
+/// The price group of a client's documents (1 to 5; 1 when it names none).
+fn price_group(txn: &dyn Read, account: u64, client: u64) -> Result<i64, Error> {
+    let client = load_client(txn, account, client as i64)?;
+    Ok(client.int("price_group").unwrap_or(1))
+}
+
+/// What the article an item names gives it, for a client of `group`; none when it names
+/// none, the problem of its `article_id` when the account has no such article.
+fn article_of(
+    txn: &dyn Read,
+    account: u64,
+    group: i64,
+    item: &Changes,
+) -> Result<Result<Option<articles::ItemDefaults>, String>, Error> {
+    match item.get("article_id") {
+        Some(Some(Scalar::Int(id))) => {
+            Ok(articles::item_defaults(txn, account, *id, group)?.map(Some))
+        }
+        _ => Ok(Ok(None)),
+    }
 }
 
 fn normalize_payment_types(list: &str) -> String {
@@ -912,6 +963,15 @@ pub fn update(
         }
     }
     apply(&mut doc, changes, &Terms::of(&old));
+    if changes.has("contact_id") || doc.client_id != old.client_id {
+        take_contact(
+            txn.as_read(),
+            ctx.account_id,
+            &mut doc,
+            changes,
+            &mut errors,
+        )?;
+    }
     validate(&doc, &mut errors);
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
@@ -1240,7 +1300,9 @@ pub fn add_item(
     }
     let position = existing.last().map_or(1, |i| i.position + 1);
     let default_tax = taxes::default_tax(txn.as_read(), ctx.account_id)?;
-    let mut item = items::build(ctx, document_id, position, c, &default_tax)?;
+    let group = price_group(txn.as_read(), ctx.account_id, doc.client_id)?;
+    let from = article_of(txn.as_read(), ctx.account_id, group, c)?.map_err(Error::invalid)?;
+    let mut item = items::build(ctx, document_id, position, c, &default_tax, from.as_ref())?;
     storage::number_items(txn, kind, std::slice::from_mut(&mut item))?;
     storage::put(txn, ctx.account_id, kind, &item)?;
     let doc = items_changed(ctx, txn, &doc)?;

@@ -186,8 +186,10 @@ const CLIENT_ID: DocField = DocField::new("client_id", Kind::Integer, Get::Clien
          note made from an invoice, which takes the invoice's client.",
     );
 const CONTACT_ID: DocField = DocField::new("contact_id", Kind::Integer, Get::ContactId).doc(
-    "Id of a contact person at the client; kept as given (not checked) and matched by the \
-     contact_id filter.",
+    "Id of a contact of the document's client (of /api/contacts; else 400): the document takes \
+     the contact's address unless the request gives one, is e-mailed to the contact's e-mail \
+     when a request names no recipient, and its e-invoices name the contact (BT-56 to BT-58). \
+     Matched by the contact_id filter.",
 );
 const CREATED: DocField = DocField::new("created", Kind::DateTime, Get::Created)
     .read_only()

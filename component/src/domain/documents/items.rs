@@ -4,6 +4,7 @@
 
 use rust_decimal::Decimal;
 
+use super::super::articles::ItemDefaults;
 use super::super::einvoice::derive::unit_code;
 use super::super::money::{self, Line, Reduction};
 use super::super::schema::{Changes, Field, Kind, Record, Scalar};
@@ -69,8 +70,10 @@ macro_rules! item_fields {
                 .read_only()
                 .doc("When the item was last changed (read only)."),
             Field::new("article_id", Kind::Integer).doc(
-                "Id of the article the item sells; kept as given (not checked) and matched by the \
-                 documents' article_id filter.",
+                "Id of the article the item sells (of /api/articles). On create, the item takes \
+                 the article's title, description, unit, unit code, type, tax and the price of the \
+                 client's price_group for each of them the request does not give; later changes of \
+                 the article change no item. Matched by the documents' article_id filter.",
             ),
             Field::new($parent, Kind::Integer)
                 .mandatory()
@@ -297,18 +300,23 @@ pub fn apply(item: &mut Item, c: &Changes, errors: &mut Vec<String>) {
     }
 }
 
-/// A new item from a request, not yet saved and without its id. Without tax fields it
-/// takes the default tax.
+/// A new item from a request, not yet saved and without its id. Made from an article, it
+/// takes the article's values (`from`) for every field the request does not give; without
+/// tax fields it takes the article's tax, else the default tax.
 pub fn build(
     ctx: &Ctx,
     document_id: u64,
     position: i64,
     c: &Changes,
     default_tax: &Option<(String, Decimal)>,
+    from: Option<&ItemDefaults>,
 ) -> Result<Item, Error> {
     let mut errors = c.errors();
-    let (tax_name, tax_rate) = match default_tax {
-        Some((n, r)) if !c.has("tax_name") && !c.has("tax_rate") => (n.clone(), *r),
+    let tax = from
+        .and_then(|a| a.tax.clone())
+        .or_else(|| default_tax.clone());
+    let (tax_name, tax_rate) = match tax {
+        Some((n, r)) if !c.has("tax_name") && !c.has("tax_rate") => (n, r),
         _ => (String::new(), Decimal::ZERO),
     };
     let mut item = Item {
@@ -332,6 +340,14 @@ pub fn build(
         tax_exemption_reason: String::new(),
         optional: false,
     };
+    if let Some(a) = from {
+        item.title = a.title.clone();
+        item.description = a.description.clone();
+        item.unit = a.unit.clone();
+        item.unit_code = a.unit_code.clone();
+        item.unit_price = a.unit_price;
+        item.product_type = a.product_type.clone();
+    }
     apply(&mut item, c, &mut errors);
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));

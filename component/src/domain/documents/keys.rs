@@ -107,6 +107,12 @@ pub(super) fn index_entries(account: u64, doc: &Document) -> Vec<(Vec<u8>, Vec<u
             Vec::new(),
         ),
     ];
+    if let Some(contact) = doc.contact_id.filter(|c| *c > 0) {
+        entries.push((
+            keys::contact_document(account, contact as u64, doc.kind.spec().client_byte, doc.id),
+            Vec::new(),
+        ));
+    }
     if doc.falls_due() {
         entries.push((
             keys::index_entry(account, coll, "open-due", &day(doc.due_date), doc.id),
