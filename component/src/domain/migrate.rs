@@ -78,6 +78,14 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
             }
         }
     }
+    if from < 7 {
+        // Version 7: documents are indexed by the contact they name.
+        for account in account_ids(store)? {
+            for kind in DocKind::ALL {
+                report.index_entries += index_contacts(store, account, kind)?;
+            }
+        }
+    }
     // Version 5: the records that name another (an incoming's items, payments, comments)
     // are found through an index. Version 6: clients are found by number and by a part of
     // their name through indexes, and their tags by client and name.
@@ -147,6 +155,28 @@ fn reindex(store: &dyn Store, account: u64, res: &records::Resource) -> Result<u
             return Ok(written);
         }
     }
+}
+
+/// Writes the contact index entries of the documents that name a contact, a bounded
+/// number per transaction.
+fn index_contacts(store: &dyn Store, account: u64, kind: DocKind) -> Result<u64, Error> {
+    let mut naming = Vec::new();
+    documents::storage::for_each(store.begin_read()?.as_ref(), account, kind, |doc| {
+        if doc.contact_id.is_some_and(|c| c > 0) {
+            naming.push(doc.id);
+        }
+        Ok(())
+    })?;
+    for batch in naming.chunks(limits::MIGRATION_BATCH as usize) {
+        let mut txn = store.begin_write()?;
+        for doc in documents::storage::load_many(txn.as_read(), account, kind, batch)? {
+            for (k, v) in documents::storage::index_entries(account, &doc) {
+                txn.put(&k, &v)?;
+            }
+        }
+        txn.commit()?;
+    }
+    Ok(naming.len() as u64)
 }
 
 /// Writes again the status entries of open documents that lack the day they are due
