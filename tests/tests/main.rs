@@ -9,6 +9,7 @@ mod support;
 mod api_reference;
 mod backup;
 mod both_kinds;
+mod catalogue;
 mod clients;
 mod concurrency;
 mod corpus;

@@ -35,6 +35,7 @@ pub mod properties;
 pub mod property_values;
 pub mod record_tags;
 pub mod records;
+pub mod schedule;
 pub mod schema;
 pub mod settings;
 pub mod suppliers;
