@@ -8,14 +8,16 @@ use super::syntax::{Dict, dict_int};
 use super::{PdfError, malformed};
 use crate::limits::{PDF_CHUNK, PDF_RATIO_EXEMPT};
 
-/// `input` inflated, stopped as soon as it passes `stream_max` bytes, `ratio_max` times its
-/// own size (past `PDF_RATIO_EXEMPT`) or `left`.
+/// `input` inflated into `out` (empty at first), stopped as soon as it passes `stream_max`
+/// bytes, `ratio_max` times its own size (past `PDF_RATIO_EXEMPT`) or `left`. When it
+/// fails, what it inflated until then stays in `out`, for the caller to count.
 pub(super) fn inflate(
     input: &[u8],
     stream_max: usize,
     ratio_max: usize,
     left: usize,
-) -> Result<Vec<u8>, PdfError> {
+    out: &mut Vec<u8>,
+) -> Result<(), PdfError> {
     let ratio_cap = input.len().saturating_mul(ratio_max).max(PDF_RATIO_EXEMPT);
     let zlib = match input {
         [a, b, ..] => {
@@ -24,7 +26,6 @@ pub(super) fn inflate(
         _ => false,
     };
     let mut d = Decompress::new(zlib);
-    let mut out = Vec::new();
     let mut chunk = vec![0u8; PDF_CHUNK];
     loop {
         let (in_before, out_before) = (d.total_in(), d.total_out());
@@ -52,7 +53,7 @@ pub(super) fn inflate(
         }
         out.extend_from_slice(&chunk[..produced]);
         match status {
-            Status::StreamEnd => return Ok(out),
+            Status::StreamEnd => return Ok(()),
             Status::Ok | Status::BufError => {
                 if d.total_in() == in_before && d.total_out() == out_before {
                     // The input is used up before the end of the Flate data.

@@ -29,10 +29,12 @@
 //!
 //! Its bounds are in `crate::limits` ([`PdfLimits`] and the `PDF_` constants). Besides
 //! those a caller chooses: one object holds at most 4 × `objects_max` values; all streams
-//! together decode to at most 4 × `stream_bytes_max` bytes; Flate is inflated in 32 KiB
-//! chunks and stopped as soon as a limit is passed; the parser reads at most 8 × (the
-//! file's size plus the bytes inflated) + 1 MiB in all, which keeps the time linear when
-//! objects overlap; no allocation is sized by an unchecked number from the file.
+//! together decode to at most 4 × `stream_bytes_max` bytes, counting what a stream that
+//! fails inflated before it failed, and an object stream is decoded once however many
+//! objects name it; Flate is inflated in 32 KiB chunks and stopped as soon as a limit is
+//! passed; the parser and the filters read at most 8 × (the file's size plus the bytes
+//! inflated) + 1 MiB in all, which keeps the time linear when objects overlap; no
+//! allocation is sized by an unchecked number from the file.
 //! Reference and `/Kids` loops are errors; a `/Prev` loop, like any other broken
 //! cross-reference data, sends the reader to the scan.
 //!
@@ -62,7 +64,7 @@ pub struct Embedded {
 }
 
 /// Why no e-invoice came out of a PDF.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum PdfError {
     /// No `%PDF-` header: not a PDF.
     NotPdf,

@@ -11,6 +11,7 @@ use super::filters::{inflate, unpredict};
 use super::syntax::{Obj, Parser, dict_get, text};
 use super::xref::Doc;
 use super::*;
+use crate::limits::PDF_STREAMS_FACTOR;
 use flate2::Compression;
 use flate2::write::ZlibEncoder;
 use std::fmt::Write as _;
@@ -41,6 +42,17 @@ fn zlib(data: &[u8]) -> Vec<u8> {
     let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
     e.write_all(data).unwrap();
     e.finish().unwrap()
+}
+
+/// `input` inflated (`inflate` with its output answered).
+fn inflated(
+    input: &[u8],
+    stream_max: usize,
+    ratio_max: usize,
+    left: usize,
+) -> Result<Vec<u8>, PdfError> {
+    let mut out = Vec::new();
+    inflate(input, stream_max, ratio_max, left, &mut out).map(|()| out)
 }
 
 /// A PDF written by hand, one incremental section at a time.
@@ -439,7 +451,7 @@ fn bomb(gib: usize) -> Vec<u8> {
 #[test]
 fn decompression_bomb_is_refused_quickly() {
     // The construction is sound: a small one inflates in full.
-    let small = inflate(&bomb(0), 1 << 30, 10_000, usize::MAX);
+    let small = inflated(&bomb(0), 1 << 30, 10_000, usize::MAX);
     assert!(
         matches!(small, Ok(ref v) if v.is_empty()) || matches!(small, Err(PdfError::Malformed(_)))
     );
@@ -474,25 +486,25 @@ fn decompression_bomb_is_refused_quickly() {
 fn inflating_stops_at_the_limits() {
     let data = zlib(&vec![b'a'; 300_000]);
     assert!(matches!(
-        inflate(&data, 100_000, 1_000_000, usize::MAX),
+        inflated(&data, 100_000, 1_000_000, usize::MAX),
         Err(PdfError::TooLarge(_))
     ));
     assert!(matches!(
-        inflate(&data, 1 << 20, 1_000_000, 200_000),
+        inflated(&data, 1 << 20, 1_000_000, 200_000),
         Err(PdfError::TooLarge(_))
     ));
     assert_eq!(
-        inflate(&data, 1 << 20, 1_000_000, usize::MAX)
+        inflated(&data, 1 << 20, 1_000_000, usize::MAX)
             .unwrap()
             .len(),
         300_000
     );
     assert!(matches!(
-        inflate(&data[..data.len() / 2], 1 << 20, 1_000_000, usize::MAX),
+        inflated(&data[..data.len() / 2], 1 << 20, 1_000_000, usize::MAX),
         Err(PdfError::Truncated)
     ));
     assert!(matches!(
-        inflate(b"\x78\x9c\xff\xff\xff", 1 << 20, 200, usize::MAX),
+        inflated(b"\x78\x9c\xff\xff\xff", 1 << 20, 200, usize::MAX),
         Err(PdfError::Malformed(_))
     ));
 }
@@ -773,6 +785,69 @@ fn xref_with_huge_counts_is_bounded() {
     let (r, took) = timed(&pdf.out, &PdfLimits::default());
     assert!(r.is_err(), "{r:?}");
     assert!(took < QUICK);
+}
+
+/// Flate data that inflates to a MiB (about 50:1, within the ratio limit) and then turns
+/// out to be no Flate data at all.
+fn inflates_then_breaks() -> Vec<u8> {
+    let mut data = vec![0u8; 1 << 20];
+    for (i, b) in data.iter_mut().enumerate().step_by(150) {
+        *b = u8::try_from(i % 251).unwrap();
+    }
+    let mut c = flate2::Compress::new(Compression::best(), true);
+    let mut stream = Vec::with_capacity(data.len());
+    c.compress_vec(&data, &mut stream, flate2::FlushCompress::Sync)
+        .unwrap();
+    assert_eq!(c.total_in(), 1 << 20, "one call deflates the MiB");
+    stream.extend_from_slice(b"\xff\xff\xff\xff");
+    stream
+}
+
+/// An object stream that inflates a long way before it breaks, named by thousands of
+/// cross-reference entries: it was inflated again for each of them, and a file of 20 KB
+/// kept the reader busy for seconds.
+#[test]
+fn a_broken_object_stream_is_inflated_once_however_many_objects_it_holds() {
+    let mut pdf = Pdf::new();
+    pdf.obj(1, "<< /Type /Catalog >>");
+    pdf.stream(
+        5,
+        "/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode",
+        &inflates_then_breaks(),
+    );
+    let members: Vec<(u32, u32, u8)> = (10..5_010).map(|n| (n, 5, 0)).collect();
+    pdf.xref_stream_with(6, "/Root 1 0 R", &members);
+    assert!(pdf.out.len() < 64 * 1024, "{} bytes", pdf.out.len());
+    let (r, took) = timed(&pdf.out, &PdfLimits::default());
+    assert!(matches!(r, Err(PdfError::NoEInvoice)), "{r:?}");
+    assert!(took < QUICK, "{took:?}");
+}
+
+/// Many object streams, each inflating a MiB before it breaks: what they inflated was
+/// never counted, because they failed, and the bound of all streams together did not hold.
+#[test]
+fn what_a_broken_stream_inflated_counts_against_the_limit_of_all_streams() {
+    let broken = inflates_then_breaks();
+    let mut pdf = Pdf::new();
+    pdf.obj(1, "<< /Type /Catalog >>");
+    let mut members = Vec::new();
+    for stm in (10..).step_by(2).take(80) {
+        pdf.stream(
+            stm,
+            "/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode",
+            &broken,
+        );
+        members.push((stm + 1, stm, 0));
+    }
+    pdf.xref_stream_with(1000, "/Root 1 0 R", &members);
+    let limits = PdfLimits::default();
+    assert!(80 << 20 > limits.stream_bytes_max * PDF_STREAMS_FACTOR);
+    let (r, took) = timed(&pdf.out, &limits);
+    assert!(
+        matches!(r, Err(PdfError::TooLarge(ref m)) if m.contains("in all")),
+        "{r:?}"
+    );
+    assert!(took < QUICK, "{took:?}");
 }
 
 /// Pieces of PDF syntax the mutations insert.

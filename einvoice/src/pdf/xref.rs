@@ -37,7 +37,9 @@ pub(super) struct Doc<'a> {
     pub(super) xref: HashMap<u32, Loc>,
     pub(super) root: Option<u32>,
     pub(super) encrypted: bool,
-    objstms: HashMap<u32, Rc<ObjStm>>,
+    /// Each object stream decoded, or why it could not be: one that fails is not decoded
+    /// again for every object it is said to hold.
+    objstms: HashMap<u32, Result<Rc<ObjStm>, PdfError>>,
     /// Objects being resolved, innermost last: one of them again is a loop.
     active: Vec<u32>,
     inflated: usize,
@@ -399,10 +401,17 @@ impl<'a> Doc<'a> {
         Ok(o)
     }
 
+    /// Object stream `num`, decoded at most once.
     fn objstm(&mut self, num: u32) -> Result<Rc<ObjStm>, PdfError> {
-        if let Some(stm) = self.objstms.get(&num) {
-            return Ok(Rc::clone(stm));
+        if let Some(known) = self.objstms.get(&num) {
+            return known.clone();
         }
+        let decoded = self.decode_objstm(num);
+        self.objstms.insert(num, decoded.clone());
+        decoded
+    }
+
+    fn decode_objstm(&mut self, num: u32) -> Result<Rc<ObjStm>, PdfError> {
         if !matches!(self.xref.get(&num), Some(Loc::At(_))) {
             return Err(malformed(format!("object stream {num} is not in the file")));
         }
@@ -441,14 +450,12 @@ impl<'a> Doc<'a> {
             PdfError::Truncated => malformed("an object stream's header is short"),
             e => e,
         })?;
-        let stm = Rc::new(ObjStm {
+        Ok(Rc::new(ObjStm {
             data,
             first,
             members,
             by_num,
-        });
-        self.objstms.insert(num, Rc::clone(&stm));
-        Ok(stm)
+        }))
     }
 
     /// The raw data of the stream whose data starts at `start`: `/Length` bytes when they
@@ -498,8 +505,11 @@ impl<'a> Doc<'a> {
         all.get(i).copied()
     }
 
-    /// A stream's data decoded by its filters.
+    /// A stream's data decoded by its filters. What decoding reads and inflates counts
+    /// against the bounds whether or not it succeeds: a stream that fails late has cost
+    /// as much as one that does not.
     pub(super) fn decode(&mut self, dict: &Dict, raw: &[u8]) -> Result<Vec<u8>, PdfError> {
+        self.charge(raw.len())?;
         let filters: Vec<Vec<u8>> = match dict_get(dict, b"Filter") {
             None => Vec::new(),
             Some(f) => match self.resolve(f.clone())? {
@@ -553,13 +563,16 @@ impl<'a> Doc<'a> {
             let left = stream_max
                 .saturating_mul(PDF_STREAMS_FACTOR)
                 .saturating_sub(self.inflated);
-            let out = inflate(
+            let mut out = Vec::new();
+            let inflated = inflate(
                 data.as_deref().unwrap_or(raw),
                 stream_max,
                 self.limits.inflate_ratio_max,
                 left,
-            )?;
+                &mut out,
+            );
             self.inflated += out.len();
+            inflated?;
             data = Some(match parms.get(i) {
                 Some(Some(p)) => unpredict(out, p)?,
                 _ => out,
