@@ -765,7 +765,7 @@ pub fn complete(
     // With `einvoice_pdf`, the PDF is a Factur-X hybrid carrying that profile's XML (which
     // the completion required to be valid).
     let factur_x = issued.into_iter().find_map(|(p, e)| match (p, e) {
-        (einvoice::Profile::FacturX, einvoice::Issued::Xml { xml, .. }) => Some(xml),
+        (faktura_einvoice::Profile::FacturX, einvoice::Issued::Xml { xml, .. }) => Some(xml),
         _ => None,
     });
     let template_text = match &template {
@@ -789,14 +789,14 @@ pub fn complete(
         {
             layout.archival = true;
             layout.attachments = vec![EmbeddedFile {
-                filename: einvoice::FACTUR_X_FILE.into(),
+                filename: faktura_einvoice::FACTUR_X_FILE.into(),
                 mimetype: "text/xml".into(),
                 description: "Factur-X / ZUGFeRD invoice (EN 16931)".into(),
                 relationship: "Alternative".into(),
                 modified: format_datetime(ctx.now),
                 content: xml.clone(),
             }];
-            layout.factur_x = Some(("EN 16931".into(), einvoice::FACTUR_X_FILE.into()));
+            layout.factur_x = Some(("EN 16931".into(), faktura_einvoice::FACTUR_X_FILE.into()));
         }
         let bytes = pdf
             .render(&layout)
