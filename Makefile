@@ -160,19 +160,26 @@ lint: wasm-target
 fmt:
 	$(CARGO) fmt --all
 
-# Fuzz the wire decoders (nightly + cargo-fuzz), FUZZ_SECONDS each, corpora seeded from the
-# golden files in tests/cases. fuzz/rust-toolchain.toml names nightly too, for a plain
-# `cargo fuzz` in fuzz/.
+# Fuzz every parser of untrusted input (nightly + cargo-fuzz), FUZZ_SECONDS each: the wire
+# decoders, corpora seeded from the golden files in tests/cases; the e-invoice reader and
+# the PDF attachment reader, from the e-invoices and PDFs under tests/; besides, each
+# target's hand-made seeds in fuzz/seeds/TARGET (small PDFs of every structure the reader
+# knows, which the real ones, mostly longer than -max_len, are not; template files, which
+# tests/ has none of). fuzz/rust-toolchain.toml names nightly too, for a plain `cargo
+# fuzz` in fuzz/.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := xml_decode json_decode query_parse
+FUZZ_TARGETS := xml_decode json_decode query_parse einvoice_read pdf_attachment template_text
 CARGO_FUZZ_VERSION := 0.13.2
 fuzz:
 	@cargo fuzz --version 2>/dev/null | grep -qF ' $(CARGO_FUZZ_VERSION)' || \
 	  $(CARGO) install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked
-	@mkdir -p fuzz/corpus/xml_decode fuzz/corpus/json_decode fuzz/corpus/query_parse
+	@for t in $(FUZZ_TARGETS); do mkdir -p fuzz/corpus/$$t; \
+	  if [ -d fuzz/seeds/$$t ]; then cp fuzz/seeds/$$t/* fuzz/corpus/$$t/; fi; done
 	@for f in tests/cases/*/*/response.xml; do cp "$$f" "fuzz/corpus/xml_decode/$$(echo $$f | tr / _)"; done
 	@for f in tests/cases/*/*/response.json; do cp "$$f" "fuzz/corpus/json_decode/$$(echo $$f | tr / _)"; done
 	@printf 'status=OPEN,PAID&per_page=50&page=2&order_by=date+DESC,id' > fuzz/corpus/query_parse/seed
+	@for f in $$(find tests/einvoice -name '*.xml'); do cp "$$f" "fuzz/corpus/einvoice_read/$$(echo $$f | tr / _)"; done
+	@for f in $$(find tests -name '*.pdf'); do cp "$$f" "fuzz/corpus/pdf_attachment/$$(echo $$f | tr / _)"; done
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
 	  cargo +nightly fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -max_len=65536 || exit 1; \
 	done

@@ -12,7 +12,15 @@ import hashlib
 import os
 import sys
 
-SOURCES = ["Cargo.lock", "Cargo.toml", "component/Cargo.toml", "component/src", "wit"]
+SOURCES = [
+    "Cargo.lock",
+    "Cargo.toml",
+    "component/Cargo.toml",
+    "component/src",
+    "einvoice/Cargo.toml",
+    "einvoice/src",
+    "wit",
+]
 
 
 def walk(root, relative, out):

@@ -1,8 +1,8 @@
-//! The module graph of the component has no cycle: every `crate::…` and `super::…` path a
-//! module names (outside its tests) is an edge to the module that path leads to, and the
-//! graph of those edges is acyclic. A path to one of a module's ancestors (the layer's
-//! shared vocabulary: `domain::Error`, `domain::Ctx`) and a parent's re-exports are not
-//! edges.
+//! The module graph of the component, and that of the e-invoice crate it builds on
+//! (`einvoice/`), has no cycle: every `crate::…` and `super::…` path a module names
+//! (outside its tests) is an edge to the module that path leads to, and the graph of those
+//! edges is acyclic. A path to one of a module's ancestors (the layer's shared vocabulary:
+//! `domain::Error`, `domain::Ctx`) and a parent's re-exports are not edges.
 
 #![expect(
     clippy::disallowed_methods,
@@ -146,11 +146,10 @@ fn is_ancestor(ancestor: &str, of: &str) -> bool {
     ancestor.is_empty() || of.starts_with(&format!("{ancestor}::"))
 }
 
-#[test]
-fn the_module_graph_has_no_cycle() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let known = modules(&src);
-    let test_only = ["http::golden", "http::grouping_tests", "layers", "wit"];
+/// The edges between the modules of the crate whose sources are `src`, leaving out the
+/// modules `test_only` names.
+fn edges(src: &Path, test_only: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let known = modules(src);
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (module, file) in &known {
         if test_only.contains(&module.as_str()) || module.is_empty() {
@@ -166,6 +165,11 @@ fn the_module_graph_has_no_cycle() {
             }
         }
     }
+    edges
+}
+
+/// A cycle of `edges`, if there is one.
+fn cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     // Depth-first search; a node met again while on the stack closes a cycle.
     fn visit(
         node: &str,
@@ -192,10 +196,18 @@ fn the_module_graph_has_no_cycle() {
         None
     }
     let mut done = BTreeSet::new();
-    for module in known.keys() {
-        if let Some(cycle) = visit(module, &edges, &mut done, &mut Vec::new()) {
-            panic!("a module cycle: {}", cycle.join(" -> "));
-        }
+    edges
+        .keys()
+        .find_map(|module| visit(module, edges, &mut done, &mut Vec::new()))
+}
+
+#[test]
+fn the_module_graph_has_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let test_only = ["http::golden", "http::grouping_tests", "layers", "wit"];
+    let edges = edges(&src, &test_only);
+    if let Some(cycle) = cycle(&edges) {
+        panic!("a module cycle: {}", cycle.join(" -> "));
     }
     // The test reads real edges: the documents layers are there.
     let documents = |m: &str| {
@@ -208,6 +220,22 @@ fn the_module_graph_has_no_cycle() {
     assert!(documents("storage").contains("domain::documents::kept"));
     assert!(documents("query").contains("domain::documents::kept"));
     assert!(!documents("kept").contains("domain::documents::storage"));
+}
+
+/// The component builds on the e-invoice crate, whose modules are held to the same rule.
+#[test]
+fn the_einvoice_crates_module_graph_has_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../einvoice/src");
+    let edges = edges(&src, &["pdf::tests", "read::tests"]);
+    if let Some(cycle) = cycle(&edges) {
+        panic!("a module cycle in faktura-einvoice: {}", cycle.join(" -> "));
+    }
+    // The test reads real edges: the writers and the PDF reader's layers are there.
+    let of = |m: &str| edges.get(m).cloned().unwrap_or_default();
+    assert!(of("ubl").contains("cii"));
+    assert!(of("pdf::xref").contains("pdf::syntax"));
+    assert!(of("pdf::attachments").contains("pdf::xref"));
+    assert!(!of("pdf::syntax").contains("pdf::xref"));
 }
 
 /// The edges of `domain::documents`, as the closing note of a change shows them.

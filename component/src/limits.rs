@@ -1,4 +1,5 @@
-//! Every input has a named limit, here and nowhere else.
+//! Every input has a named limit, here and nowhere else; what reading an e-invoice (its
+//! XML, the PDF it came in) may cost is bounded in `faktura_einvoice::limits`.
 
 /// Largest request body accepted, in bytes (a template file of ~15 MiB in base64 fits).
 pub const BODY_BYTES_MAX: usize = 20 * 1024 * 1024;

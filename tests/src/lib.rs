@@ -61,6 +61,8 @@ const COMPONENT_SOURCES: &[&str] = &[
     "Cargo.toml",
     "component/Cargo.toml",
     "component/src",
+    "einvoice/Cargo.toml",
+    "einvoice/src",
     "wit",
 ];
 

@@ -16,6 +16,7 @@ mod corpus;
 mod crash;
 mod credit_notes;
 mod disk_faults;
+mod docs;
 mod documents;
 mod einvoice;
 mod failover;

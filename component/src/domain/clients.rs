@@ -156,7 +156,7 @@ static FIELDS: &[Field] = &[
     ),
 ];
 
-/// The e-invoice formats a client may receive (`einvoice::model::Profile` names).
+/// The e-invoice formats a client may receive (`faktura_einvoice::Profile` names).
 const EINVOICE_PROFILES: &[&str] = &["xrechnung-cii", "xrechnung-ubl", "factur-x"];
 
 /// Clients are found by number and by a part of the name through an index: neither a

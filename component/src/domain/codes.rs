@@ -1,4 +1,6 @@
-//! Code lists the API validates against: ISO 3166-1 alpha-2 countries, ISO 4217 currencies.
+//! Code lists the API validates against: ISO 3166-1 alpha-2 countries, ISO 4217 currencies;
+//! and the shapes of e-mail addresses, IBANs and BICs. Unit codes are e-invoicing's
+//! (`faktura_einvoice::codes`).
 
 /// Officially assigned ISO 3166-1 alpha-2 codes, sorted.
 pub const COUNTRIES: &[&str] = &[
@@ -97,14 +99,6 @@ pub fn is_bic(bic: &str) -> bool {
         && b[6..]
             .iter()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-}
-
-/// Whether `code` has the shape of a UN/ECE Recommendation 20 (or 21) code.
-pub fn is_unit_code(code: &str) -> bool {
-    (2..=3).contains(&code.len())
-        && code
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
 }
 
 #[cfg(test)]

@@ -68,8 +68,15 @@ impl Date {
         (year, week)
     }
 
-    fn to_time(self) -> time::Date {
+    /// The date as the `time` crate has it, which e-invoices (`faktura_einvoice`) use.
+    /// A date outside the years it holds (±9999) is its earliest, as `year`, `month` and
+    /// `day` read it too.
+    pub fn to_time(self) -> time::Date {
         time::Date::from_julian_day(self.0).unwrap_or(time::Date::MIN)
+    }
+
+    pub fn from_time(date: time::Date) -> Date {
+        Date(date.to_julian_day())
     }
 }
 

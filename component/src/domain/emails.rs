@@ -2,11 +2,13 @@
 //! placeholders resolved in subject and body, the stored PDF attached. The message is
 //! recorded with the request's write and handed to mail after its commit (`dispatch`).
 
+use faktura_einvoice::Profile;
+
 use super::accounts;
 use super::codes::is_email;
 use super::dispatch::{Dispatch, Parcel};
 use super::documents::{DocKind, Document, Status, refusal, storage};
-use super::einvoice::{self, Issued, Profile};
+use super::einvoice::{self, Issued};
 use super::{Ctx, Error, contacts, filenames, pdfs, placeholders, printing, settings};
 use crate::caps::{Attachment, Message, Read};
 use crate::limits;

@@ -4,9 +4,10 @@
 //! and references, its lines, VAT breakdown and totals, payment data and notes, and what
 //! the service's rules found in it.
 
+use faktura_einvoice::model::{Address, Invoice, Party};
 use rust_decimal::Decimal;
 
-use super::einvoice::model::{Address, Invoice, Party};
+use super::date::Date;
 use super::incomings;
 use super::printing::{format_date, format_money, format_number};
 use super::schema::Record;
@@ -80,6 +81,7 @@ fn document(
     locale: &str,
 ) -> PdfDocument {
     let money = |d: Decimal| format_money(d, &inv.currency, locale);
+    let date = |d: time::Date| format_date(Date::from_time(d), locale);
     let kind = if record.text("type") == "CREDIT_NOTE" {
         "Credit note"
     } else {
@@ -87,33 +89,26 @@ fn document(
     };
     let mut meta = vec![
         (format!("{kind} number"), inv.number.clone()),
-        ("Date".to_owned(), format_date(inv.issue_date, locale)),
+        ("Date".to_owned(), date(inv.issue_date)),
     ];
     let mut push = |label: &str, value: String| {
         if !value.trim().is_empty() {
             meta.push((label.to_owned(), value));
         }
     };
-    push(
-        "Due date",
-        inv.due_date
-            .map(|d| format_date(d, locale))
-            .unwrap_or_default(),
-    );
+    push("Due date", inv.due_date.map(date).unwrap_or_default());
     push(
         "Delivery date",
-        inv.delivery_date
-            .map(|d| format_date(d, locale))
-            .unwrap_or_default(),
+        inv.delivery_date.map(date).unwrap_or_default(),
     );
     push("Currency", inv.currency.clone());
     push("Buyer reference", inv.buyer_reference.clone());
     push("Order reference", inv.order_reference.clone());
-    if let Some((number, date)) = &inv.preceding {
-        let date = date.map(|d| format!(" ({})", format_date(d, locale)));
+    if let Some((number, issued)) = &inv.preceding {
+        let issued = issued.map(|d| format!(" ({})", date(d)));
         push(
             "Preceding invoice",
-            format!("{number}{}", date.unwrap_or_default()),
+            format!("{number}{}", issued.unwrap_or_default()),
         );
     }
     push("Type code", inv.type_code.clone());

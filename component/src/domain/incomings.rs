@@ -1,15 +1,16 @@
 //! Incoming invoices: e-invoices received from suppliers, imported from the uploaded file
 //! (CII or UBL XML, or a Factur-X / ZUGFeRD PDF carrying the XML) or entered by hand. The
-//! file is parsed here, inside the component's sandbox (`einvoice::read`, `einvoice::pdf`),
-//! kept byte for byte, and its lines become `incoming-items`. What the service's own rules
-//! find in it is kept as the incoming's `validation`.
+//! file is parsed here, inside the component's sandbox (`faktura_einvoice::read` and
+//! `::pdf`), kept byte for byte, and its lines become `incoming-items`. What the service's
+//! own rules find in it is kept as the incoming's `validation`.
 
+use faktura_einvoice::limits::PdfLimits;
+use faktura_einvoice::model::{Category, Invoice, Profile};
+use faktura_einvoice::{pdf, read, rules};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::date::Date;
-use super::einvoice::model::{Category, Invoice, Profile};
-use super::einvoice::{pdf, read, rules};
 use super::grouping::Grouper;
 use super::records::{self, Draft, Filter, Resource, Rules};
 use super::schema::{Changes, Field, Kind, Record, Scalar};
@@ -372,7 +373,7 @@ fn refused(message: String) -> Error {
 
 /// The e-invoice in an uploaded file, and the file's format.
 pub fn parse(file: &[u8]) -> Result<(read::Read, &'static str), Error> {
-    let (xml, pdf_found) = match pdf::embedded_xml(file, &pdf::Limits::default()) {
+    let (xml, pdf_found) = match pdf::embedded_xml(file, &PdfLimits::default()) {
         Ok(found) => (found.xml, true),
         Err(pdf::PdfError::NotPdf) => {
             let text = file.trim_ascii_start();
@@ -455,12 +456,10 @@ pub fn import(
     set("supplier_id", Some(Some(Scalar::Int(supplier as i64))));
     set("number", text(&inv.number));
     set("type", text(kind));
-    set("date", Some(Some(Scalar::Date(inv.issue_date))));
-    set("due_date", inv.due_date.map(|d| Some(Scalar::Date(d))));
-    set(
-        "supply_date",
-        inv.delivery_date.map(|d| Some(Scalar::Date(d))),
-    );
+    let date = |d| Scalar::Date(Date::from_time(d));
+    set("date", Some(Some(date(inv.issue_date))));
+    set("due_date", inv.due_date.map(|d| Some(date(d))));
+    set("supply_date", inv.delivery_date.map(|d| Some(date(d))));
     set("currency_code", text(&inv.currency));
     set("total_net", dec(t.without_vat));
     set("total_tax", dec(t.vat));

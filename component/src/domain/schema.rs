@@ -223,7 +223,7 @@ pub enum Kind {
     Iban,
     /// A BIC of 8 or 11 characters (`codes::is_bic`); empty allowed.
     Bic,
-    /// A UN/ECE Recommendation 20 unit code (`codes::is_unit_code`); empty allowed.
+    /// A UN/ECE Recommendation 20 unit code (`faktura_einvoice::codes::is_unit_code`); empty allowed.
     UnitCode,
     /// Comma-separated words of the list, any case, stored as listed; empty allowed.
     Words(&'static [&'static str]),
@@ -402,7 +402,7 @@ impl Field {
                 Scalar::Text(trimmed.to_owned())
             }
             Kind::UnitCode => {
-                if !codes::is_unit_code(trimmed) {
+                if !faktura_einvoice::codes::is_unit_code(trimmed) {
                     return Err(format!(
                         "{name} must be a UN/ECE Recommendation 20 code like C62 or HUR, got \
                          \"{trimmed}\""

@@ -2,9 +2,10 @@
 //! matched or created when an e-invoice is imported (`match_or_create`), deleted only while
 //! no incoming invoice names it.
 
+use faktura_einvoice::model::Party;
+
 use super::address;
 use super::codes::is_email;
-use super::einvoice::model::Party;
 use super::records::{self, Draft, Filter, Resource, Rules};
 use super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::{Ctx, Error};

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Makes the incoming hybrid e-invoice PDFs beside this script, with software other than
-Faktura's, for the tests of `component/src/domain/einvoice/pdf.rs`.
+Faktura's, for the tests of `einvoice/src/pdf/`.
 
 Needs: `pip install factur-x pikepdf reportlab` and Ghostscript (`apt-get install
 ghostscript`). Run from anywhere: `python3 tests/einvoice/incoming/make.py`.

@@ -1092,14 +1092,14 @@ pub fn complete(
         {
             layout.archival = true;
             layout.attachments = vec![EmbeddedFile {
-                filename: einvoice::FACTUR_X_FILE.into(),
+                filename: faktura_einvoice::FACTUR_X_FILE.into(),
                 mimetype: "text/xml".into(),
                 description: "Factur-X / ZUGFeRD invoice (EN 16931)".into(),
                 relationship: "Alternative".into(),
                 modified: format_datetime(ctx.now),
                 content: xml.clone(),
             }];
-            layout.factur_x = Some(("EN 16931".into(), einvoice::FACTUR_X_FILE.into()));
+            layout.factur_x = Some(("EN 16931".into(), faktura_einvoice::FACTUR_X_FILE.into()));
         }
         let bytes = pdf
             .render(&layout)
@@ -1131,7 +1131,7 @@ fn issue_einvoices(
     let required = einvoice::required(defaults, client);
     let issued = einvoice::issue(txn, account, doc, &inv, &required)?;
     Ok(issued.into_iter().find_map(|(p, e)| match (p, e) {
-        (einvoice::Profile::FacturX, einvoice::Issued::Xml { xml, .. }) => Some(xml),
+        (faktura_einvoice::Profile::FacturX, einvoice::Issued::Xml { xml, .. }) => Some(xml),
         _ => None,
     }))
 }

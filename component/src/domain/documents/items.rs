@@ -2,10 +2,10 @@
 //! changes one. Their totals are computed from the document's price basis and tax
 //! situation when read. A leaf: the document they belong to is changed by `commands`.
 
+use faktura_einvoice::derive::unit_code;
 use rust_decimal::Decimal;
 
 use super::super::articles::ItemDefaults;
-use super::super::einvoice::derive::unit_code;
 use super::super::money::{self, Line, Reduction};
 use super::super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::super::{Ctx, Error};
@@ -37,7 +37,7 @@ pub struct Item {
     pub created: i64,
     pub updated: i64,
     /// E-invoice terms as given; empty ones are derived when the e-invoice is made
-    /// (`einvoice::derive`).
+    /// (`faktura_einvoice::derive`).
     pub unit_code: String,
     pub tax_category: String,
     pub tax_exemption_reason: String,
@@ -148,7 +148,7 @@ macro_rules! item_fields {
     };
 }
 
-/// UNTDID 5305 VAT categories an item may name (`einvoice::model::Category`).
+/// UNTDID 5305 VAT categories an item may name (`faktura_einvoice::model::Category`).
 const TAX_CATEGORIES: &[&str] = &["S", "Z", "E", "AE", "K", "G", "O"];
 
 static INVOICE_ITEM_FIELDS: &[Field] = item_fields!(

@@ -3,6 +3,11 @@
 //! same calculation as the API's totals (`money`), grouped by VAT category and rate, so
 //! that the e-invoice's totals are the document's.
 
+use faktura_einvoice::derive::{self, Situation};
+use faktura_einvoice::model::{
+    Address, AllowanceCharge, Category, Contact, CreditTransfer, DirectDebit, Invoice, Line,
+    LineAllowance, Party, Payment, Totals, VatBreakdown,
+};
 use rust_decimal::{Decimal, RoundingStrategy};
 
 use super::super::date::Date;
@@ -10,11 +15,6 @@ use super::super::documents::items::Item;
 use super::super::documents::{DocKind, Document};
 use super::super::money::{self, Line as MoneyLine, PriceBasis, Reduction};
 use super::super::schema::Record;
-use super::derive::{self, Situation};
-use super::model::{
-    Address, AllowanceCharge, Category, Contact, CreditTransfer, DirectDebit, Invoice, Line,
-    LineAllowance, Party, Payment, Totals, VatBreakdown,
-};
 
 /// What an e-invoice is made of.
 pub struct Sources<'a> {
@@ -386,8 +386,8 @@ pub fn build(s: &Sources<'_>) -> Invoice {
     // invoices must state when the supply was; "supply date = invoice date" is the rule
     // when nothing else is said). A supply period given as text has no BT-72.
     let delivery_date = match (doc.supply_date_type.as_str(), doc.supply_date.trim()) {
-        ("SUPPLY_DATE" | "DELIVERY_DATE", date) => Date::parse(date),
-        (_, "") => Some(doc.date),
+        ("SUPPLY_DATE" | "DELIVERY_DATE", date) => Date::parse(date).map(Date::to_time),
+        (_, "") => Some(doc.date.to_time()),
         _ => None,
     };
     let buyer_reference = first_non_empty(&[
@@ -407,7 +407,7 @@ pub fn build(s: &Sources<'_>) -> Invoice {
         .then(|| buyer.address.clone());
     Invoice {
         number: doc.formatted_number.clone(),
-        issue_date: doc.date,
+        issue_date: doc.date.to_time(),
         type_code: match doc.kind {
             DocKind::CreditNote => "381".to_owned(),
             // Only kinds with e-invoices are issued one (`Spec::einvoices`).
@@ -416,13 +416,13 @@ pub fn build(s: &Sources<'_>) -> Invoice {
             }
         },
         currency: doc.currency_code.clone(),
-        due_date: Some(doc.due_date),
+        due_date: Some(doc.due_date.to_time()),
         buyer_reference,
         order_reference: doc.order_reference.trim().to_owned(),
         preceding: s
             .preceding
             .as_ref()
-            .map(|(number, date)| (number.clone(), Some(*date))),
+            .map(|(number, date)| (number.clone(), Some(date.to_time()))),
         notes: [doc.intro.trim(), doc.note.trim()]
             .into_iter()
             .filter(|t| !t.is_empty())

@@ -1,22 +1,16 @@
-//! EN 16931 e-invoices: the semantic model of a completed document (`model`), built from
-//! the document, its items, client and settings (`build`, with the defaults of `derive`),
-//! checked by the rules the service can decide itself (`rules`), and written as UN/CEFACT
-//! CII (`cii`: XRechnung and Factur-X) or OASIS UBL 2.1 (`ubl`: XRechnung). The XML of an
-//! e-invoice is business content, not a wire format, which is why it is written here and
-//! not by `codec`.
+//! A document's EN 16931 e-invoices: the model of a completed document (`build`, from the
+//! document, its items, client and settings), and the e-invoices kept for it. The model,
+//! its rules, writers and readers are the `faktura_einvoice` crate's; this module maps
+//! Faktura's records to its model and keeps what it makes, and never writes XML itself.
 //!
 //! Every profile's e-invoice is made once, when the document is completed, and kept: its
 //! XML, or the rules its data failed. Later changes to the settings, the client or a
 //! template never change an issued e-invoice.
 
 pub mod build;
-pub mod cii;
-pub mod derive;
-pub mod model;
-pub mod pdf;
-pub mod read;
-pub mod rules;
-pub mod ubl;
+
+use faktura_einvoice::derive::{self, Situation};
+use faktura_einvoice::{Profile, Violation, model, rules, write};
 
 use super::Error;
 use super::clients::CLIENTS;
@@ -28,9 +22,6 @@ use super::schema::Record;
 use super::settings;
 use crate::caps::{Read, Write};
 use crate::store::{self, forms::StoredEinvoice, keys};
-use derive::Situation;
-pub use model::Profile;
-pub use rules::Violation;
 
 /// A document's e-invoice of one profile as it was fixed at completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,9 +31,6 @@ pub enum Issued {
     /// The rules the document's data failed for this profile.
     Refused(Vec<Violation>),
 }
-
-/// The name of the XML inside a Factur-X hybrid PDF.
-pub const FACTUR_X_FILE: &str = "factur-x.xml";
 
 fn key(account: u64, kind: DocKind, id: u64, profile: Profile) -> Vec<u8> {
     keys::einvoice(account, kind.collection(), id, profile.name())
@@ -113,14 +101,6 @@ pub fn make(inv: &model::Invoice, doc: &Document, profile: Profile) -> Issued {
             xml: write(inv, profile),
         },
         v => Issued::Refused(v),
-    }
-}
-
-/// The XML of `inv` in `profile`.
-pub fn write(inv: &model::Invoice, profile: Profile) -> Vec<u8> {
-    match profile {
-        Profile::XrechnungCii | Profile::FacturX => cii::write(inv, profile),
-        Profile::XrechnungUbl => ubl::write(inv, profile),
     }
 }
 

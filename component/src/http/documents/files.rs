@@ -4,6 +4,7 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use faktura_einvoice::Profile;
 
 use super::super::error::ApiError;
 use super::super::records::decode_changes;
@@ -13,7 +14,7 @@ use crate::codec::{Element, ScalarType};
 use crate::domain::clients::CLIENTS;
 use crate::domain::date::format_datetime;
 use crate::domain::documents::{DocKind, Status, commands, storage};
-use crate::domain::einvoice::{self, Issued, Profile};
+use crate::domain::einvoice::{self, Issued};
 use crate::domain::schema::{Field, Kind, check_mandatory};
 use crate::domain::{filenames, records};
 use crate::domain::{pdfs, settings};

@@ -5,7 +5,7 @@
 
 use rust_decimal::Decimal;
 
-use super::model::Category;
+use crate::model::Category;
 
 /// EU member states (ISO 3166-1 alpha-2), sorted: an intra-community supply needs both
 /// parties inside.
@@ -203,7 +203,7 @@ mod tests {
         assert_eq!(unit_code("", ""), "C62");
         assert_eq!(unit_code("", "KGM"), "KGM");
         assert_eq!(unit_code("XYZ", "h"), "XYZ");
-        use crate::domain::codes::is_unit_code;
+        use crate::codes::is_unit_code;
         assert!(is_unit_code("C62") && is_unit_code("LS") && !is_unit_code("c62"));
     }
 

@@ -5,11 +5,14 @@
 //! the type code, the due date and the lines); every amount carries its `currencyID`. An
 //! absent term writes no element (`cii::Xml`).
 
+use std::io::Write as _;
+
 use rust_decimal::Decimal;
 
-use super::super::date::Date;
-use super::cii::{BILLING_PROCESS, Xml, has_rate, present};
-use super::model::{
+use time::Date;
+
+use crate::cii::{BILLING_PROCESS, Xml, has_rate, present};
+use crate::model::{
     Address, AllowanceCharge, Category, Invoice, Line, LineAllowance, Party, Profile, VatBreakdown,
 };
 
@@ -390,15 +393,22 @@ fn invoice_line(x: &mut Xml, cur: &str, kind: &Kind, line: &Line) {
 
 /// `YYYY-MM-DD`.
 fn date(x: &mut Xml, name: &'static str, d: Date) {
-    x.leaf(name, &[], |out| d.push_to(out));
+    x.leaf(name, &[], |out| {
+        // Writes into a Vec, which cannot fail.
+        let _ = write!(
+            out,
+            "{:04}-{:02}-{:02}",
+            d.year(),
+            u8::from(d.month()),
+            d.day()
+        );
+    });
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::cii::samples::{
-        self, Node, children, empty_elements, parse, text_at, texts_at,
-    };
     use super::*;
+    use crate::cii::samples::{self, Node, children, empty_elements, parse, text_at, texts_at};
 
     fn written(inv: &Invoice) -> (String, Vec<Node>) {
         let xml = write(inv, Profile::XrechnungUbl);

@@ -9,8 +9,9 @@ use std::io::Write as _;
 
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::super::date::Date;
-use super::model::{
+use time::Date;
+
+use crate::model::{
     Address, AllowanceCharge, Category, Invoice, Line, LineAllowance, Party, Profile, VatBreakdown,
 };
 
@@ -34,7 +35,7 @@ const NAMESPACES: &[(&str, &str)] = &[
 ];
 
 /// BT-23 of XRechnung (PEPPOL-EN16931-R001 wants one): the Peppol billing process.
-pub(super) const BILLING_PROCESS: &str = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0";
+pub(crate) const BILLING_PROCESS: &str = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0";
 
 /// The CII document of `inv` in `profile` (BT-24 is `profile.specification()`).
 pub fn write(inv: &Invoice, profile: Profile) -> Vec<u8> {
@@ -348,7 +349,7 @@ fn trade_tax(x: &mut Xml, name: &'static str, category: Category, rate: Decimal)
 
 /// Whether lines, allowances and charges of the category state a VAT rate: "Not subject
 /// to VAT" has none (BR-O-05 to BR-O-07).
-pub(super) fn has_rate(category: Category) -> bool {
+pub(crate) fn has_rate(category: Category) -> bool {
     category != Category::O
 }
 
@@ -357,27 +358,33 @@ fn date(x: &mut Xml, name: &'static str, inner: &'static str, d: Date) {
     x.open(name);
     x.leaf(inner, &[("format", "102")], |out| {
         // Writes into a Vec, which cannot fail.
-        let _ = write!(out, "{:04}{:02}{:02}", d.year(), d.month(), d.day());
+        let _ = write!(
+            out,
+            "{:04}{:02}{:02}",
+            d.year(),
+            u8::from(d.month()),
+            d.day()
+        );
     });
     x.close();
 }
 
 /// Whether a term is present: empty or blank text is an absent term.
-pub(super) fn present(s: &str) -> bool {
+pub(crate) fn present(s: &str) -> bool {
     !s.trim().is_empty()
 }
 
 /// XML text in one buffer, indented by two spaces per level. An element opened and closed
 /// without children leaves nothing behind, so that a group of absent terms writes no empty
 /// container; `empty` writes one where the schema demands it.
-pub(super) struct Xml {
+pub(crate) struct Xml {
     out: Vec<u8>,
     /// The open elements: name, where the start tag begins, and where it ends.
     open: Vec<(&'static str, usize, usize)>,
 }
 
 impl Xml {
-    pub(super) fn new(capacity: usize) -> Xml {
+    pub(crate) fn new(capacity: usize) -> Xml {
         let mut out = Vec::with_capacity(capacity);
         out.extend_from_slice(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         Xml {
@@ -386,11 +393,11 @@ impl Xml {
         }
     }
 
-    pub(super) fn open(&mut self, name: &'static str) {
+    pub(crate) fn open(&mut self, name: &'static str) {
         self.open_with(name, &[]);
     }
 
-    pub(super) fn open_with(&mut self, name: &'static str, attrs: &[(&str, &str)]) {
+    pub(crate) fn open_with(&mut self, name: &'static str, attrs: &[(&str, &str)]) {
         let begin = self.out.len();
         self.start_tag(name, attrs);
         self.out.push(b'\n');
@@ -398,7 +405,7 @@ impl Xml {
     }
 
     /// Ends the element opened last; without children, removes it.
-    pub(super) fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         let Some((name, begin, end)) = self.open.pop() else {
             return;
         };
@@ -413,7 +420,7 @@ impl Xml {
     }
 
     /// `<name/>`.
-    pub(super) fn empty(&mut self, name: &'static str) {
+    pub(crate) fn empty(&mut self, name: &'static str) {
         self.indent();
         self.out.push(b'<');
         self.out.extend_from_slice(name.as_bytes());
@@ -421,7 +428,7 @@ impl Xml {
     }
 
     /// An element with the text `content` writes (escaped as it needs).
-    pub(super) fn leaf(
+    pub(crate) fn leaf(
         &mut self,
         name: &'static str,
         attrs: &[(&str, &str)],
@@ -435,28 +442,28 @@ impl Xml {
     }
 
     /// Text, escaped; nothing for an absent term.
-    pub(super) fn text(&mut self, name: &'static str, text: &str) {
+    pub(crate) fn text(&mut self, name: &'static str, text: &str) {
         self.text_with(name, &[], text);
     }
 
-    pub(super) fn text_with(&mut self, name: &'static str, attrs: &[(&str, &str)], text: &str) {
+    pub(crate) fn text_with(&mut self, name: &'static str, attrs: &[(&str, &str)], text: &str) {
         if present(text) {
             self.leaf(name, attrs, |out| escape(out, text, false));
         }
     }
 
     /// An amount, with exactly two decimals.
-    pub(super) fn amount(&mut self, name: &'static str, attrs: &[(&str, &str)], value: Decimal) {
+    pub(crate) fn amount(&mut self, name: &'static str, attrs: &[(&str, &str)], value: Decimal) {
         self.leaf(name, attrs, |out| push_amount(out, value));
     }
 
     /// A quantity, price or percentage, with the decimals it needs.
-    pub(super) fn number(&mut self, name: &'static str, attrs: &[(&str, &str)], value: Decimal) {
+    pub(crate) fn number(&mut self, name: &'static str, attrs: &[(&str, &str)], value: Decimal) {
         self.leaf(name, attrs, |out| push_number(out, value));
     }
 
     /// The document, every element closed.
-    pub(super) fn finish(mut self) -> Vec<u8> {
+    pub(crate) fn finish(mut self) -> Vec<u8> {
         while !self.open.is_empty() {
             self.close();
         }
@@ -488,7 +495,7 @@ impl Xml {
 }
 
 /// Appends `value` rounded half away from zero to exactly two decimals: `1080.00`.
-pub(super) fn push_amount(out: &mut Vec<u8>, value: Decimal) {
+pub(crate) fn push_amount(out: &mut Vec<u8>, value: Decimal) {
     let mut v = value.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero);
     if v.is_zero() {
         // No "-0.00".
@@ -501,7 +508,7 @@ pub(super) fn push_amount(out: &mut Vec<u8>, value: Decimal) {
 
 /// Appends `value` without trailing zeros and never in exponent notation: `19`, `7.5`,
 /// `0.125`.
-pub(super) fn push_number(out: &mut Vec<u8>, value: Decimal) {
+pub(crate) fn push_number(out: &mut Vec<u8>, value: Decimal) {
     // Writes into a Vec, which cannot fail.
     let _ = write!(out, "{}", value.normalize());
 }
@@ -510,7 +517,7 @@ pub(super) fn push_number(out: &mut Vec<u8>, value: Decimal) {
 /// XML 1.0 does not allow (C0 controls but tab, line feed and carriage return; U+FFFE,
 /// U+FFFF) are left out; a carriage return is kept as a reference, which parsers do not
 /// normalize away.
-pub(super) fn escape(out: &mut Vec<u8>, s: &str, attr: bool) {
+pub(crate) fn escape(out: &mut Vec<u8>, s: &str, attr: bool) {
     let bytes = s.as_bytes();
     let mut from = 0;
     let mut i = 0;
@@ -544,23 +551,24 @@ pub(super) fn escape(out: &mut Vec<u8>, s: &str, attr: bool) {
 
 /// Sample documents for the tests of both syntaxes, consistent in every sum.
 #[cfg(test)]
-pub(super) mod samples {
+pub(crate) mod samples {
     use std::str::FromStr as _;
 
     use rust_decimal::Decimal;
 
-    use super::super::super::date::Date;
-    use super::super::model::{
+    use time::Date;
+
+    use crate::model::{
         Address, AllowanceCharge, Category, Contact, CreditTransfer, DirectDebit, Invoice, Line,
         LineAllowance, Party, Payment, Totals, VatBreakdown,
     };
 
-    pub(in super::super) fn dec(s: &str) -> Decimal {
+    pub(crate) fn dec(s: &str) -> Decimal {
         Decimal::from_str(s).expect("a decimal")
     }
 
     fn date(s: &str) -> Date {
-        Date::parse(s).expect("a date")
+        crate::read::iso_date(s).expect("a date")
     }
 
     fn seller() -> Party {
@@ -639,7 +647,7 @@ pub(super) mod samples {
 
     /// An invoice with two VAT rates, a line allowance as a percentage, a document
     /// allowance and charge, a credit transfer, and text that needs escaping.
-    pub(in super::super) fn standard() -> Invoice {
+    pub(crate) fn standard() -> Invoice {
         let mut consulting = line("1", "Beratung", "10", "HUR", "120.00", "1080.00");
         consulting.note = "Phase 1 & 2 <vor Ort>".into();
         consulting.description = "Anforderungsanalyse – \"Kick-off\" 東京".into();
@@ -726,7 +734,7 @@ pub(super) mod samples {
 
     /// A reverse charge invoice (AE) to a buyer in the Netherlands, paid by direct debit
     /// after a prepayment, without a delivery date.
-    pub(in super::super) fn reverse_charge() -> Invoice {
+    pub(crate) fn reverse_charge() -> Invoice {
         let mut maintenance = line("1", "Wartung", "3", "HUR", "80", "240.00");
         maintenance.category = Category::AE;
         maintenance.rate = Decimal::ZERO;
@@ -811,7 +819,7 @@ pub(super) mod samples {
     }
 
     /// A credit note for part of `standard`, with a rounding amount.
-    pub(in super::super) fn credit_note() -> Invoice {
+    pub(crate) fn credit_note() -> Invoice {
         Invoice {
             number: "GS-2026-0001".into(),
             issue_date: date("2026-03-10"),
@@ -862,7 +870,7 @@ pub(super) mod samples {
 
     /// An intra-community supply (K) to Austria with a deliver-to address and a document
     /// allowance given as a percentage.
-    pub(in super::super) fn intra_community() -> Invoice {
+    pub(crate) fn intra_community() -> Invoice {
         let mut machine = line("1", "Maschine", "1", "C62", "500", "500.00");
         machine.category = Category::K;
         machine.rate = Decimal::ZERO;
@@ -939,7 +947,7 @@ pub(super) mod samples {
 
     /// A supply not subject to VAT (O) by a seller without a VAT identifier, with a
     /// document charge.
-    pub(in super::super) fn not_subject() -> Invoice {
+    pub(crate) fn not_subject() -> Invoice {
         let mut talk = line("1", "Vortrag", "1", "C62", "300", "300.00");
         talk.category = Category::O;
         talk.rate = Decimal::ZERO;
@@ -998,17 +1006,17 @@ pub(super) mod samples {
 
     /// An element as `parse` reads it back.
     #[derive(Debug)]
-    pub(in super::super) struct Node {
+    pub(crate) struct Node {
         /// The names from the root to the element: `a/b/c`.
-        pub(in super::super) path: String,
-        pub(in super::super) attrs: Vec<(String, String)>,
+        pub(crate) path: String,
+        pub(crate) attrs: Vec<(String, String)>,
         /// Its text, unescaped (empty for a container).
-        pub(in super::super) text: String,
+        pub(crate) text: String,
     }
 
     /// Every element of `xml` in document order; panics unless `xml` is well-formed UTF-8
     /// XML with its declaration.
-    pub(in super::super) fn parse(xml: &[u8]) -> Vec<Node> {
+    pub(crate) fn parse(xml: &[u8]) -> Vec<Node> {
         use quick_xml::events::Event;
         let text = std::str::from_utf8(xml).expect("UTF-8");
         assert!(text.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"));
@@ -1087,14 +1095,14 @@ pub(super) mod samples {
     }
 
     /// The text of the only element at `path`.
-    pub(in super::super) fn text_at<'a>(nodes: &'a [Node], path: &str) -> &'a str {
+    pub(crate) fn text_at<'a>(nodes: &'a [Node], path: &str) -> &'a str {
         let found: Vec<&Node> = nodes.iter().filter(|n| n.path == path).collect();
         assert_eq!(found.len(), 1, "{path}: {found:?}");
         &found[0].text
     }
 
     /// The texts of every element at `path`, in order.
-    pub(in super::super) fn texts_at<'a>(nodes: &'a [Node], path: &str) -> Vec<&'a str> {
+    pub(crate) fn texts_at<'a>(nodes: &'a [Node], path: &str) -> Vec<&'a str> {
         nodes
             .iter()
             .filter(|n| n.path == path)
@@ -1103,7 +1111,7 @@ pub(super) mod samples {
     }
 
     /// The names of the children of the only element at `path`, in order.
-    pub(in super::super) fn children<'a>(nodes: &'a [Node], path: &str) -> Vec<&'a str> {
+    pub(crate) fn children<'a>(nodes: &'a [Node], path: &str) -> Vec<&'a str> {
         let prefix = format!("{path}/");
         assert_eq!(nodes.iter().filter(|n| n.path == path).count(), 1, "{path}");
         nodes
@@ -1115,10 +1123,7 @@ pub(super) mod samples {
 
     /// The paths of the elements with neither text nor children, but those ending in one of
     /// `allowed`.
-    pub(in super::super) fn empty_elements<'a>(
-        nodes: &'a [Node],
-        allowed: &[&str],
-    ) -> Vec<&'a str> {
+    pub(crate) fn empty_elements<'a>(nodes: &'a [Node], allowed: &[&str]) -> Vec<&'a str> {
         nodes
             .iter()
             .enumerate()
@@ -1134,7 +1139,7 @@ pub(super) mod samples {
     }
 
     /// Every sample under its name.
-    pub(in super::super) fn all() -> [(&'static str, Invoice); 5] {
+    pub(crate) fn all() -> [(&'static str, Invoice); 5] {
         [
             ("standard", standard()),
             ("reverse-charge", reverse_charge()),
@@ -1710,22 +1715,22 @@ mod tests {
 }
 
 /// The samples through the official rules: `EINVOICE_SAMPLES_DIR=/tmp/x cargo test -p
-/// faktura-component --lib einvoice::cii::validation -- --ignored` writes every sample in
+/// faktura-einvoice --lib cii::validation -- --ignored` writes every sample in
 /// every profile there, with `manifest.json`, and runs `tests/einvoice/validate.py` on it
 /// (CEN and XRechnung or Factur-X schematron, XSD): no errors allowed.
 #[cfg(test)]
 mod validation {
     use std::path::{Path, PathBuf};
 
-    use super::super::model::Profile;
-    use super::super::ubl;
     use super::samples;
+    use crate::model::Profile;
+    use crate::ubl;
 
     #[test]
     #[ignore = "needs EINVOICE_SAMPLES_DIR and the Python validator (make test-deps)"]
     #[expect(
         clippy::disallowed_methods,
-        reason = "a test that hands files to an external validator, outside the component"
+        reason = "a test that hands files to an external validator, outside the crate"
     )]
     fn samples_pass_the_official_validators() {
         let Some(dir) = std::env::var_os("EINVOICE_SAMPLES_DIR").map(PathBuf::from) else {

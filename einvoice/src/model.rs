@@ -1,10 +1,11 @@
 //! The EN 16931 semantic model of a completed document: what every syntax (CII, UBL)
 //! writes, named after the standard's business terms (BT-n) and groups (BG-n). Plain
-//! data, built once by `build` and checked by `rules`; empty strings are absent terms.
+//! data, built once by the component (`domain::einvoice::build`) or by `read`, and checked
+//! by `rules`; empty strings are absent terms.
 
 use rust_decimal::Decimal;
 
-use super::super::date::Date;
+use time::Date;
 
 /// The e-invoice formats the service issues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

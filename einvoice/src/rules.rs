@@ -5,10 +5,15 @@
 //! the rule and the API field that fixes it. Schema and code-list checks (BR-CL) are left
 //! to the official rule files, which the tests run on every scenario.
 
-use rust_decimal::Decimal;
+use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::super::money;
-use super::model::{Category, Invoice, Profile};
+use crate::model::{Category, Invoice, Profile};
+
+/// Rounds half away from zero to two decimal places: the VAT that a breakdown's taxable
+/// amount and rate give (BR-CO-17), rounded as the service's own totals are.
+fn round_half_away_from_zero_2(d: Decimal) -> Decimal {
+    d.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
+}
 
 /// A rule the data fails.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,7 +190,7 @@ fn core(c: &mut Check, inv: &Invoice, exact_vat: bool) {
         }
     }
     for v in &inv.vat {
-        let expected = money::round_commercial_2(v.taxable * v.rate / Decimal::ONE_HUNDRED);
+        let expected = round_half_away_from_zero_2(v.taxable * v.rate / Decimal::ONE_HUNDRED);
         let off = (v.tax - expected).abs();
         if off > Decimal::new(1, 2) || exact_vat && !off.is_zero() {
             c.fail(
