@@ -379,3 +379,95 @@ async fn a_document_with_a_contact_is_mailed_to_it_when_no_recipient_is_named() 
         .await
         .assert_error(400, "recipients must name at least one");
 }
+
+#[tokio::test]
+async fn an_xrechnung_made_from_articles_names_the_contact_and_passes_the_official_rules() {
+    use crate::einvoice::{SELLER, buyer, validate};
+    let app = App::spawn().await;
+    assert_eq!(app.put("/api/settings", SELLER).await.status, 200);
+    let tax = app
+        .post("/api/taxes", "<tax><name>VAT</name><rate>19</rate></tax>")
+        .await
+        .id();
+    let hour = unit(&app, "<name>Stunde</name><unit_code>HUR</unit_code>")
+        .await
+        .id();
+    let piece = unit(&app, "<name>Stück</name><unit_code>H87</unit_code>")
+        .await
+        .id();
+    let kilo = unit(&app, "<name>kg</name><unit_code>KGM</unit_code>")
+        .await
+        .id();
+    let mut lines = String::new();
+    for (title, price, unit) in [
+        ("Beratung", "120", hour),
+        ("Adapter", "15.5", piece),
+        ("Kabel", "4.2", kilo),
+    ] {
+        let a = article(
+            &app,
+            &format!(
+                "<title>{title}</title><sales_price>{price}</sales_price><unit_id>{unit}</unit_id>\
+                 <tax_id>{tax}</tax_id><type>PRODUCT</type>"
+            ),
+        )
+        .await;
+        lines.push_str(&format!(
+            "<invoice-item><article_id>{a}</article_id><quantity>2</quantity></invoice-item>"
+        ));
+    }
+    let c = client(&app, &buyer("")).await;
+    let contact = app
+        .post(
+            "/api/contacts",
+            &format!(
+                "<contact><client_id>{c}</client_id><first_name>Erika</first_name>\
+                 <last_name>Beispiel</last_name><phone>+49 221 555123</phone>\
+                 <email>erika.beispiel@musterstadt.example</email></contact>"
+            ),
+        )
+        .await
+        .id();
+    let doc = create_for(
+        &app,
+        &INVOICES,
+        c,
+        &format!("<contact_id>{contact}</contact_id><invoice-items>{lines}</invoice-items>"),
+    )
+    .await;
+    let done = app
+        .put(&format!("{}/complete", INVOICES.at(doc.id())), "")
+        .await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for profile in ["xrechnung-cii", "xrechnung-ubl"] {
+        let xml = app
+            .get(&format!(
+                "{}/e-invoice?profile={profile}",
+                INVOICES.at(doc.id())
+            ))
+            .await;
+        assert_eq!(xml.status, 200, "{}", xml.body);
+        for (wanted, term) in [
+            ("Erika Beispiel", "BT-56"),
+            ("+49 221 555123", "BT-57"),
+            ("erika.beispiel@musterstadt.example", "BT-58"),
+            ("HUR", "BT-130"),
+            ("H87", "BT-130"),
+            ("KGM", "BT-130"),
+        ] {
+            assert!(
+                xml.body.contains(wanted),
+                "{term} {wanted} in {profile}: {}",
+                xml.body
+            );
+        }
+        let path = dir.path().join(format!("{profile}.xml"));
+        std::fs::write(&path, &xml.bytes).unwrap();
+        files.push((path, profile));
+    }
+    for (path, errors) in validate(dir.path(), &files) {
+        assert!(errors.is_empty(), "{path}: {errors:#?}");
+    }
+}

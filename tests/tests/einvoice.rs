@@ -12,7 +12,7 @@ use crate::support::{CREDIT_NOTES, INVOICES, Kind, client, create};
 const PROFILES: [&str; 3] = ["xrechnung-cii", "xrechnung-ubl", "factur-x"];
 
 /// The seller as an e-invoice needs it, with every term XRechnung asks for.
-const SELLER: &str = "<settings><company_name>Faktura Test GmbH</company_name>\
+pub(crate) const SELLER: &str = "<settings><company_name>Faktura Test GmbH</company_name>\
     <company_street>Hauptstraße 1</company_street><company_zip>10115</company_zip>\
     <company_city>Berlin</company_city><company_country_code>DE</company_country_code>\
     <company_vat_number>DE123456789</company_vat_number><company_tax_number>30/123/45678</company_tax_number>\
@@ -25,7 +25,7 @@ const SELLER: &str = "<settings><company_name>Faktura Test GmbH</company_name>\
     <payment_types>BANK_TRANSFER</payment_types><discount_rate>0</discount_rate></settings>";
 
 /// A buyer in Germany with a Leitweg-ID; `extra` adds or overrides fields.
-fn buyer(extra: &str) -> String {
+pub(crate) fn buyer(extra: &str) -> String {
     let defaults = [
         ("name", "Stadtverwaltung Musterstadt"),
         ("street", "Rathausplatz 2"),
@@ -278,7 +278,10 @@ async fn complete(app: &App, kind: &Kind, id: u64) -> Reply {
 }
 
 /// Runs the official validator over `files` (path, profile): the errors of each file.
-fn validate(dir: &std::path::Path, files: &[(PathBuf, &str)]) -> Vec<(String, Vec<String>)> {
+pub(crate) fn validate(
+    dir: &std::path::Path,
+    files: &[(PathBuf, &str)],
+) -> Vec<(String, Vec<String>)> {
     let manifest: Vec<serde_json::Value> = files
         .iter()
         .map(|(p, profile)| serde_json::json!({"path": p, "profile": profile}))

@@ -26,6 +26,9 @@ pub struct Sources<'a> {
     pub situation: Situation,
     /// The invoice a credit note was made from: its number and date.
     pub preceding: Option<(String, Date)>,
+    /// The document's contact at the client, resolved: the buyer's contact (BT-56 to
+    /// BT-58) when the document names one.
+    pub contact: Option<&'a Record>,
 }
 
 fn text(r: &Record, name: &str) -> String {
@@ -68,7 +71,7 @@ fn seller(settings: &Record) -> Party {
     }
 }
 
-fn buyer(client: &Record, settings: &Record) -> Party {
+fn buyer(client: &Record, settings: &Record, named: Option<&Record>) -> Party {
     let person = format!(
         "{} {}",
         client.text("first_name").trim(),
@@ -79,6 +82,23 @@ fn buyer(client: &Record, settings: &Record) -> Party {
     let name = first_non_empty(&[text(client, "name"), person.clone()]);
     let email = text(client, "email");
     let phone = text(client, "phone");
+    if let Some(named) = named {
+        // The document's contact: a person's name, else the contact's label.
+        let person = format!(
+            "{} {}",
+            named.text("first_name").trim(),
+            named.text("last_name").trim()
+        );
+        let contact = Contact {
+            name: first_non_empty(&[person.trim().to_owned(), text(named, "label")]),
+            phone: text(named, "phone"),
+            email: text(named, "email"),
+        };
+        return Party {
+            contact,
+            ..buyer(client, settings, None)
+        };
+    }
     let contact = if email.is_empty() && phone.is_empty() {
         Contact::default()
     } else {
@@ -394,7 +414,7 @@ pub fn build(s: &Sources<'_>) -> Invoice {
         doc.buyer_reference.trim().to_owned(),
         text(s.client, "buyer_reference"),
     ]);
-    let mut buyer = buyer(s.client, s.settings);
+    let mut buyer = buyer(s.client, s.settings, s.contact);
     let mut seller = seller(s.settings);
     // Not subject to VAT (O): neither party is named by a VAT identifier (BR-O-02).
     if categories.contains(&Category::O) {

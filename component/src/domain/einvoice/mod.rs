@@ -14,6 +14,7 @@ use faktura_einvoice::{Profile, Violation, model, rules, write};
 
 use super::Error;
 use super::clients::CLIENTS;
+use super::contacts;
 use super::country_taxes;
 use super::documents::items::Item;
 use super::documents::{DocKind, Document, storage};
@@ -82,6 +83,10 @@ pub fn model_of(
         }
         _ => None,
     };
+    let contact = match doc.contact_id {
+        Some(id) => contacts::of(txn, account, doc.client_id, id)?.ok(),
+        None => None,
+    };
     Ok(build::build(&build::Sources {
         doc,
         items,
@@ -89,6 +94,7 @@ pub fn model_of(
         settings,
         situation: situation(txn, account, client)?,
         preceding,
+        contact: contact.as_ref(),
     }))
 }
 
