@@ -278,6 +278,7 @@ mod tests {
             user_id: 1,
             is_admin: true,
             now: 0,
+            utc_offset: 0,
         };
         let mut w = store.begin_write().unwrap();
         for k in 1..=CLIENTS_MADE {

@@ -12,8 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Error;
 use super::documents::{DocKind, commands, storage};
-use super::{Ctx, Error};
 use crate::caps::{Letter, Message, Read, Write};
 use crate::store::{self, keys};
 
@@ -184,12 +184,8 @@ fn note(
     actionkey: &str,
     text: &str,
 ) -> Result<(), Error> {
-    let ctx = Ctx {
-        account_id: d.account,
-        user_id: d.user,
-        is_admin: false,
-        now,
-    };
+    // Noted at the account's moment: `now` is the system's.
+    let ctx = super::clock::load(txn.as_read(), d.account)?.ctx(d.account, d.user, false, now);
     match storage::load(txn.as_read(), d.account, d.kind()?, d.document) {
         Ok(doc) => commands::note(&ctx, txn, &doc, actionkey, text),
         // The document is gone (its account was removed): nothing to note on.

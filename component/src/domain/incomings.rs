@@ -592,8 +592,7 @@ impl Rules for PaymentRules {
             return Ok(());
         }
         if d.record.get("date").is_none() {
-            d.record
-                .set("date", Some(Scalar::Date(Date::from_unix(d.ctx.now))));
+            d.record.set("date", Some(Scalar::Date(d.ctx.today())));
         }
         Ok(())
     }
@@ -637,7 +636,7 @@ fn settle(
     let account = ctx.account_id;
     let stored = records::load(txn.as_read(), &INCOMINGS, account, incoming)?;
     let mut record = stored.clone();
-    let today = Date::from_unix(ctx.now);
+    let today = ctx.today();
     let before = shown(stored.clone(), today).text("status").to_owned();
     let list: Vec<Record> = children(txn.as_read(), &INCOMING_PAYMENTS, account, incoming)?
         .into_iter()

@@ -11,6 +11,7 @@ pub mod address;
 pub mod articles;
 pub mod client_query;
 pub mod clients;
+pub mod clock;
 pub mod codes;
 pub mod consistency;
 pub mod contacts;
@@ -82,13 +83,15 @@ pub struct Ctx {
     pub account_id: u64,
     pub user_id: u64,
     pub is_admin: bool,
-    /// Unix seconds.
+    /// Unix seconds: the account's moment (`clock`).
     pub now: i64,
+    /// Seconds the account's time zone is ahead of UTC at `now`.
+    pub utc_offset: i32,
 }
 
 impl Ctx {
-    /// The day it is for the caller: the day of `now`.
+    /// The day it is for the caller: the day of `now` in the account's time zone.
     pub fn today(&self) -> date::Date {
-        date::Date::from_unix(self.now)
+        date::Date::from_unix(self.now + self.utc_offset as i64)
     }
 }

@@ -835,6 +835,7 @@ mod tests {
             user_id: 1,
             is_admin: true,
             now: 0,
+            utc_offset: 0,
         };
         let mut w = store.begin_write().unwrap();
         let changes = |name: &str, parent: i64| Changes {
@@ -924,6 +925,7 @@ mod tests {
             user_id: 1,
             is_admin: true,
             now: 0,
+            utc_offset: 0,
         };
         let mut w = store.begin_write().unwrap();
         let named = |name: &str| Changes {

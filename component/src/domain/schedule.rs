@@ -118,6 +118,14 @@ pub fn day_in(unix: i64, zone: &TimeZone) -> Date {
     Date::from_unix(unix + offset)
 }
 
+/// The next moment after `unix` at which `zone` changes its UTC offset, if it does.
+pub fn next_change(unix: i64, zone: &TimeZone) -> Option<i64> {
+    let t = jiff::Timestamp::from_second(unix).ok()?;
+    zone.following(t)
+        .next()
+        .map(|tr| tr.timestamp().as_second())
+}
+
 /// The seconds `zone` is ahead of UTC at `unix`.
 pub fn utc_offset(unix: i64, zone: &TimeZone) -> i32 {
     jiff::Timestamp::from_second(unix)

@@ -444,6 +444,7 @@ mod tests {
             user_id: 1,
             is_admin: true,
             now: 1_795_000_000,
+            utc_offset: 0,
         };
         let req = w.request(Method::Post, "/api/clients");
         let runs = Cell::new(0);

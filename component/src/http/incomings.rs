@@ -16,7 +16,7 @@ use crate::http::Call;
 
 /// An incoming as its element: its fields, then `taxes` and `validation`.
 fn element(c: &Call<'_>, txn: &dyn crate::caps::Read, record: Record) -> Result<Element, ApiError> {
-    let today = Date::from_unix(c.ctx.now);
+    let today = c.ctx.today();
     let id = record.id();
     let record = incomings::shown(record, today);
     let mut el = encode_record(INCOMINGS.fields, "incoming", &record, None);
@@ -67,7 +67,7 @@ fn element(c: &Call<'_>, txn: &dyn crate::caps::Read, record: Record) -> Result<
 /// today, in id order.
 fn filtered(c: &Call<'_>, txn: &dyn crate::caps::Read) -> Result<Vec<Record>, ApiError> {
     let query = c.query;
-    let today = Date::from_unix(c.ctx.now);
+    let today = c.ctx.today();
     let date = |name: &str| -> Result<Option<Date>, ApiError> {
         query
             .get(name)

@@ -33,7 +33,7 @@ use crate::caps::{Caps, Write};
 use crate::codec::{
     Element, Emit, TreeBuilder, XmlWriter, decode_json, decode_xml, encode_json, encode_xml,
 };
-use crate::domain::{Ctx, accounts, migrate};
+use crate::domain::{Ctx, accounts, clock, migrate};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Method {
@@ -411,12 +411,13 @@ fn serve(
         store: &scoped,
         ..*caps
     };
-    let ctx = Ctx {
-        account_id: principal.account_id,
-        user_id: principal.user_id,
-        is_admin: principal.is_admin,
-        now: caps.clock.now_unix(),
-    };
+    let clock = clock::load(caps.store.begin_read()?.as_ref(), principal.account_id)?;
+    let ctx = clock.ctx(
+        principal.account_id,
+        principal.user_id,
+        principal.is_admin,
+        caps.clock.now_unix(),
+    );
     let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
     match idempotency::key(req)? {
         Some(key) => idempotency::run(caps, &ctx, req, key, |caps| {

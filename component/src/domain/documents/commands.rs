@@ -1536,6 +1536,7 @@ mod tests {
             user_id: 1,
             is_admin: true,
             now: 1_795_000_000,
+            utc_offset: 0,
         };
         let date = Date::parse("2026-11-02").unwrap();
         for kind in DocKind::ALL {
