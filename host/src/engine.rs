@@ -458,9 +458,10 @@ impl Runtime {
             loop {
                 ticks.tick().await;
                 match runtime.upkeep().await {
-                    Ok(r) if r.handed > 0 || r.answers_expired > 0 => tracing::info!(
+                    Ok(r) if r.handed > 0 || r.answers_expired > 0 || r.runs > 0 => tracing::info!(
                         handed = r.handed,
                         answers_expired = r.answers_expired,
+                        runs = r.runs,
                         "upkeep"
                     ),
                     Ok(_) => {}

@@ -131,6 +131,7 @@ pub static INDEXED: &[&records::Resource] = &[
     &super::articles::ARTICLES,
     &super::record_tags::ARTICLE_TAGS,
     &super::contacts::CONTACTS,
+    &super::documents::recurring::RECEIVERS,
 ];
 
 /// Writes the index entries of the records of `res` in an account, a bounded number of

@@ -242,7 +242,7 @@ fn meta(doc: &Document, client: &Record, locale: &str) -> Vec<(String, String)> 
                 format_date(doc.validity_date, locale),
             ));
         }
-        DocKind::Confirmation | DocKind::DeliveryNote => {}
+        DocKind::Confirmation | DocKind::DeliveryNote | DocKind::Recurring => {}
     }
     if !client.text("client_number").is_empty() {
         meta.push((
@@ -389,7 +389,10 @@ fn closing(doc: &Document, locale: &str, resolve: &dyn Fn(&str) -> String) -> Ve
             "This offer is valid until {}.",
             format_date(doc.validity_date, locale)
         )),
-        DocKind::CreditNote | DocKind::Confirmation | DocKind::DeliveryNote => {}
+        DocKind::CreditNote
+        | DocKind::Confirmation
+        | DocKind::DeliveryNote
+        | DocKind::Recurring => {}
     }
     closing
 }

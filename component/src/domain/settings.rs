@@ -36,6 +36,11 @@ static HEAD: &[Field] = &[
         "Locale of PDFs, e-mails and e-invoice texts: de_* writes dates as DD.MM.YYYY and German \
          standard texts; it sets the decimal mark. Default: de_DE.",
     ),
+    Field::new("time_zone", Kind::Text).doc(
+        "The account's time zone, an IANA name such as Europe/Berlin or America/New_York: the \
+         day it is (document dates, due dates, OVERDUE) and the hour recurring invoices run at \
+         follow it. Default: Europe/Berlin.",
+    ),
     Field::new("net_gross", Kind::Enum(&["NET", "GROSS"]))
         .mandatory()
         .doc(
@@ -321,6 +326,7 @@ fn default_of(name: &str) -> Option<Scalar> {
     match name {
         "currency_code" => text("EUR"),
         "locale" => text("de_DE"),
+        "time_zone" => text(super::clock::ZONE_DEFAULT),
         "net_gross" => text("NET"),
         "invoice_number_pre" => text("INV-"),
         "credit_note_number_pre" => text("CN-"),
@@ -424,7 +430,24 @@ pub fn update(ctx: &Ctx, txn: &mut dyn Write, changes: &Changes) -> Result<Recor
         return Err(Error::Invalid(errors));
     }
     txn.put(&key(ctx.account_id), &records::encode_record(&record))?;
+    let clock = super::clock::load(txn.as_read(), ctx.account_id)?;
+    let zone = record.text("time_zone");
+    if zone != clock.zone {
+        // The account's clock keeps the zone every request reads.
+        super::clock::save(txn, ctx.account_id, zone, clock.offset, ctx.now)?;
+    }
     load(txn.as_read(), ctx.account_id, ctx.today())
+}
+
+/// Sets the account's time zone (the test clock sets it with its moment).
+pub fn set_time_zone(txn: &mut dyn Write, account: u64, zone: &str) -> Result<(), Error> {
+    let mut record = load_stored(txn.as_read(), account)?;
+    if record.text("time_zone") == zone {
+        return Ok(());
+    }
+    record.set("time_zone", Some(Scalar::Text(zone.to_owned())));
+    txn.put(&key(account), &records::encode_record(&record))?;
+    Ok(())
 }
 
 fn validate(r: &Record, errors: &mut Vec<String>) {
@@ -447,6 +470,12 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
                 limits::NUMBER_PRE_CHARS_MAX
             ));
         }
+    }
+    let zone = r.text("time_zone");
+    if super::schedule::zone(zone).is_none() {
+        errors.push(format!(
+            "time_zone must be an IANA time zone such as Europe/Berlin, got \"{zone}\""
+        ));
     }
     in_range("due_days", limits::TERM_DAYS_MAX, errors);
     in_range("offer_validity_days", limits::TERM_DAYS_MAX, errors);

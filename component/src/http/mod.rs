@@ -22,6 +22,7 @@ mod openapi;
 mod query;
 mod records;
 mod router;
+pub mod runs;
 mod settings;
 mod templates;
 

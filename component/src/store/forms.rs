@@ -134,6 +134,7 @@ pub enum StoredKind {
     Offer,
     Confirmation,
     DeliveryNote,
+    Recurring,
 }
 
 /// A document's stored status, in variant order.
@@ -216,6 +217,8 @@ tail!(
         confirmation_id: Option<i64>,
         /// A Julian day number.
         validity_date: i32,
+        recurring_id: Option<i64>,
+        schedule: Option<StoredSchedule>,
     }
 );
 
@@ -237,6 +240,36 @@ pub struct StoredItem<D> {
     pub product_type: String,
     pub created: i64,
     pub updated: i64,
+}
+
+/// The schedule of a recurring invoice. Dates are Julian day numbers.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StoredSchedule {
+    pub name: String,
+    pub cycle: String,
+    pub cycle_number: i64,
+    pub action: String,
+    pub hour: i64,
+    pub start_date: Option<i32>,
+    pub end_date: Option<i32>,
+    pub iterations: i64,
+    pub counter: i64,
+    pub slot: i64,
+    pub last_creation_date: Option<i32>,
+    pub next_creation_date: Option<i32>,
+    pub next_run: Option<i64>,
+    pub ultimo: bool,
+    pub due_days: i64,
+    pub discount_days: i64,
+    pub email_sender: String,
+    pub email_subject: String,
+    pub email_message: String,
+    pub email_filename: String,
+    pub email_bcc: String,
+    pub letter_color: bool,
+    pub letter_duplex: bool,
+    pub letter_paper_weight: i64,
+    pub last_error: String,
 }
 
 tail!(

@@ -15,8 +15,8 @@ use super::super::money::{self, Line, Reduction};
 use super::super::schema::{self, Changes, Record, Scalar};
 use super::super::settings::{self, parse_payment_types};
 use super::super::{
-    Ctx, Error, articles, contacts, country_taxes, filenames, numbering, pdfs, placeholders,
-    printing, records, taxes, templates,
+    Ctx, Error, articles, clock, contacts, country_taxes, filenames, numbering, pdfs, placeholders,
+    printing, records, schedule, taxes, templates,
 };
 use super::comments::Comment;
 use super::fields;
@@ -25,6 +25,7 @@ use super::kind::{DocKind, Lifecycle};
 use super::lifecycle::{Event, Status, refusal, transition};
 use super::model::{Document, Tax};
 use super::payments::{self, Payment};
+use super::recurring::Schedule;
 use super::storage;
 use super::tags::{self, Tag};
 use crate::caps::{EmbeddedFile, Pdf, Read, Write};
@@ -312,7 +313,7 @@ fn validate(doc: &Document, errors: &mut Vec<String>) {
     if doc.quote <= Decimal::ZERO {
         errors.push(format!("quote must be positive, got {}", doc.quote));
     }
-    if doc.number < 1 {
+    if doc.number < 1 && doc.kind.spec().numbered {
         errors.push(format!("number must be at least 1, got {}", doc.number));
     }
     if !(0..=limits::NUMBER_LENGTH_MAX).contains(&doc.number_length) {
@@ -482,6 +483,21 @@ fn defaults_for(
         offer_id: None,
         confirmation_id: None,
         validity_date: date.add_days(validity_days),
+        recurring_id: None,
+        schedule: (kind == DocKind::Recurring).then(|| {
+            Box::new(Schedule {
+                cycle: "MONTHLY".into(),
+                cycle_number: 1,
+                action: "CREATE".into(),
+                hour: 2,
+                start_date: Some(date),
+                due_days,
+                discount_days,
+                letter_duplex: true,
+                letter_paper_weight: 80,
+                ..Schedule::default()
+            })
+        }),
     };
     (
         doc,
@@ -564,16 +580,21 @@ pub fn create(
             DocKind::Offer => doc.offer_id = id,
             DocKind::Confirmation => doc.confirmation_id = id,
             DocKind::Invoice => doc.invoice_id = id,
-            DocKind::CreditNote | DocKind::DeliveryNote => {}
+            DocKind::CreditNote | DocKind::DeliveryNote | DocKind::Recurring => {}
         }
+    }
+    if let Some(s) = doc.schedule.as_deref_mut() {
+        // A new series starts tomorrow unless told otherwise.
+        s.start_date = Some(ctx.today().add_days(1));
     }
     apply(&mut doc, changes, &terms);
     take_contact(txn.as_read(), account, &mut doc, changes, &mut errors)?;
     let pre = numbering::resolve_prefix(&doc.number_pre, doc.date);
-    if int_of(changes, "number").flatten().is_none() {
+    if int_of(changes, "number").flatten().is_none() && kind.spec().numbered {
         doc.number = numbering::next_free(txn.as_read(), account, kind.range(), &pre)?;
     }
     validate(&doc, &mut errors);
+    plan(ctx, txn.as_read(), &mut doc, changes, true, &mut errors)?;
     let mut built = build_items(ctx, txn.as_read(), &doc, new_items, &mut errors)?;
     if let (Some(src), true) = (&source, new_items.is_empty()) {
         for item in storage::items(txn.as_read(), account, DocKind::Invoice, src.id)? {
@@ -620,7 +641,7 @@ pub fn preset(
     let good = match from.lifecycle() {
         Lifecycle::Offer => matches!(source.status, Status::Open | Status::Won | Status::Cleared),
         Lifecycle::Confirmation => matches!(source.status, Status::Completed | Status::Cleared),
-        Lifecycle::Billing | Lifecycle::Delivery => false,
+        Lifecycle::Billing | Lifecycle::Delivery | Lifecycle::Template => false,
     };
     if !good {
         return Err(Error::invalid(format!(
@@ -776,7 +797,9 @@ fn note_links(
         let actionkey = match from.kind {
             DocKind::Offer => "CREATE_FROM_OFFER",
             DocKind::Confirmation => "CREATE_FROM_CONFIRMATION",
-            DocKind::Invoice | DocKind::CreditNote | DocKind::DeliveryNote => continue,
+            DocKind::Invoice | DocKind::CreditNote | DocKind::DeliveryNote | DocKind::Recurring => {
+                continue;
+            }
         };
         add_system_comment(
             ctx,
@@ -869,6 +892,9 @@ fn normalize_payment_types(list: &str) -> String {
 /// them); `client_id` and the documents it was made from (`invoice_id`, `offer_id`,
 /// `confirmation_id`) are applied by the caller, which checks what they name.
 fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
+    if let Some(schedule) = doc.schedule.as_deref_mut() {
+        apply_schedule(schedule, c);
+    }
     if let Some(v) = int_of(c, "contact_id") {
         doc.contact_id = v;
     }
@@ -941,6 +967,148 @@ fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
     }
 }
 
+/// Copies the request's fields of a recurring invoice's schedule onto it. A next creation
+/// date set by hand moves the series to it; set empty, the series stops.
+fn apply_schedule(s: &mut Schedule, c: &Changes) {
+    for (name, field) in [
+        ("name", &mut s.name),
+        ("cycle", &mut s.cycle),
+        ("action", &mut s.action),
+        ("email_sender", &mut s.email_sender),
+        ("email_subject", &mut s.email_subject),
+        ("email_message", &mut s.email_message),
+        ("email_filename", &mut s.email_filename),
+        ("email_bcc", &mut s.email_bcc),
+    ] {
+        if let Some(v) = text_of(c, name) {
+            *field = v;
+        }
+    }
+    for (name, field) in [
+        ("cycle_number", &mut s.cycle_number),
+        ("hour", &mut s.hour),
+        ("iterations", &mut s.iterations),
+        ("due_days", &mut s.due_days),
+        ("discount_days", &mut s.discount_days),
+        ("letter_paper_weight", &mut s.letter_paper_weight),
+    ] {
+        if let Some(Some(v)) = int_of(c, name) {
+            *field = v;
+        }
+    }
+    for (name, field) in [
+        ("ultimo", &mut s.ultimo),
+        ("letter_color", &mut s.letter_color),
+        ("letter_duplex", &mut s.letter_duplex),
+    ] {
+        if let Some(v) = c.get(name) {
+            *field = matches!(v, Some(Scalar::Bool(true)));
+        }
+    }
+    if let Some(Some(d)) = date_of(c, "start_date") {
+        s.start_date = Some(d);
+        s.slot = 0;
+    }
+    if let Some(d) = date_of(c, "end_date") {
+        s.end_date = d;
+    }
+    match date_of(c, "next_creation_date") {
+        Some(Some(d)) => {
+            s.start_date = Some(d);
+            s.slot = 0;
+            s.next_creation_date = Some(d);
+        }
+        Some(None) => s.stop(),
+        None => {}
+    }
+}
+
+/// A recurring invoice's schedule checked and its next run planned in the account's zone;
+/// nothing for other kinds. A stopped series (no next creation date after the first run,
+/// or stopped by hand) stays stopped until a next creation date is set.
+fn plan(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    doc: &mut Document,
+    changes: &Changes,
+    fresh: bool,
+    errors: &mut Vec<String>,
+) -> Result<(), Error> {
+    let Some(s) = doc.schedule.as_deref_mut() else {
+        return Ok(());
+    };
+    validate_schedule(s, changes, ctx.today(), errors);
+    let stopped_by_hand = matches!(changes.get("next_creation_date"), Some(None));
+    if errors.is_empty() && !stopped_by_hand && (s.next_creation_date.is_some() || fresh) {
+        let zone = clock::load(txn, ctx.account_id)?.zone;
+        let zone = schedule::zone(&zone).unwrap_or(jiff::tz::TimeZone::UTC);
+        s.plan(&zone);
+    }
+    Ok(())
+}
+
+/// Checks a recurring invoice's schedule as a create or an update leaves it; `today` is
+/// the account's.
+fn validate_schedule(s: &Schedule, changes: &Changes, today: Date, errors: &mut Vec<String>) {
+    if !(0..=23).contains(&s.hour) {
+        errors.push(format!("hour must be between 0 and 23, got {}", s.hour));
+    }
+    if s.cycle_number < 1 {
+        errors.push(format!(
+            "cycle_number must be at least 1, got {}",
+            s.cycle_number
+        ));
+    }
+    if s.iterations < 0 {
+        errors.push(format!(
+            "iterations must be 0 or more, got {}",
+            s.iterations
+        ));
+    }
+    for (name, days) in [("due_days", s.due_days), ("discount_days", s.discount_days)] {
+        if !(0..=limits::TERM_DAYS_MAX).contains(&days) {
+            errors.push(format!(
+                "{name} must be between 0 and {}, got {days}",
+                limits::TERM_DAYS_MAX
+            ));
+        }
+    }
+    if ![80, 90].contains(&s.letter_paper_weight) {
+        errors.push(format!(
+            "letter_paper_weight must be 80 or 90, got {}",
+            s.letter_paper_weight
+        ));
+    }
+    if changes.has("start_date")
+        && let Some(start) = s.start_date
+        && start < today
+    {
+        errors.push(format!("start_date {start} is before today, {today}"));
+    }
+    if let Some(Some(next)) = date_of(changes, "next_creation_date")
+        && next < today
+    {
+        errors.push(format!(
+            "next_creation_date {next} is in the past (today is {today})"
+        ));
+    }
+    if let (Some(start), Some(end)) = (s.start_date, s.end_date)
+        && end < start
+    {
+        errors.push(format!("end_date {end} is before start_date {start}"));
+    }
+    for bcc in s
+        .email_bcc
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+    {
+        if !super::super::codes::is_email(bcc) {
+            errors.push(format!("email_bcc \"{bcc}\" is not an e-mail address"));
+        }
+    }
+}
+
 /// Changes a draft's fields; its totals follow.
 pub fn update(
     ctx: &Ctx,
@@ -973,6 +1141,7 @@ pub fn update(
         )?;
     }
     validate(&doc, &mut errors);
+    plan(ctx, txn.as_read(), &mut doc, changes, false, &mut errors)?;
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
@@ -1562,9 +1731,9 @@ mod tests {
                     schema::Kind::Date => Scalar::Date(Date::parse("2026-12-24").unwrap()),
                     schema::Kind::Enum(words) => Scalar::Text(words[1].into()),
                     schema::Kind::Currency => Scalar::Text("CHF".into()),
+                    schema::Kind::Bool => Scalar::Bool(true),
                     schema::Kind::Text
                     | schema::Kind::DateTime
-                    | schema::Kind::Bool
                     | schema::Kind::Country
                     | schema::Kind::File
                     | schema::Kind::Email

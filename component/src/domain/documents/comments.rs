@@ -60,6 +60,10 @@ static CONFIRMATION_FIELDS: [Field; 6] = comment_fields(
     "confirmation_id",
     "Id of the confirmation the comment belongs to.",
 );
+static RECURRING_FIELDS: [Field; 6] = comment_fields(
+    "recurring_id",
+    "Id of the recurring invoice the comment belongs to.",
+);
 static DELIVERY_NOTE_FIELDS: [Field; 6] = comment_fields(
     "delivery_note_id",
     "Id of the delivery note the comment belongs to.",
@@ -72,6 +76,7 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
         DocKind::Offer => &OFFER_FIELDS,
         DocKind::Confirmation => &CONFIRMATION_FIELDS,
         DocKind::DeliveryNote => &DELIVERY_NOTE_FIELDS,
+        DocKind::Recurring => &RECURRING_FIELDS,
     }
 }
 

@@ -171,6 +171,12 @@ static OFFER_ITEM_FIELDS: &[Field] = item_fields!(
          every total and tax of the offer, and not taken into documents made from it. Default: 0.",
     ),
 );
+static RECURRING_ITEM_FIELDS: &[Field] = item_fields!(
+    "recurring_id",
+    "Id of the recurring invoice the item belongs to; every invoice it makes takes a copy of \
+     its items, with the date placeholders of title and description resolved for the run. \
+     Not sent in items nested in a recurring invoice."
+);
 static CONFIRMATION_ITEM_FIELDS: &[Field] = item_fields!(
     "confirmation_id",
     "Id of the confirmation the item belongs to; its items change only while it is a DRAFT. Not \
@@ -189,6 +195,7 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
         DocKind::Offer => OFFER_ITEM_FIELDS,
         DocKind::Confirmation => CONFIRMATION_ITEM_FIELDS,
         DocKind::DeliveryNote => DELIVERY_NOTE_ITEM_FIELDS,
+        DocKind::Recurring => RECURRING_ITEM_FIELDS,
     }
 }
 

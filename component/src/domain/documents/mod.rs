@@ -10,7 +10,7 @@
 //!    │       │        │
 //!    └── fields, keys │                  field tables and getters / key layout
 //!            │        │
-//!   model, lifecycle, kind, items, payments, comments, tags    (leaves)
+//!   model, lifecycle, kind, items, payments, comments, tags, recurring    (leaves)
 //! ```
 //!
 //! A document changes only through `commands::change`, which recomputes what it caches
@@ -30,6 +30,7 @@ mod lifecycle;
 mod model;
 pub mod payments;
 pub mod query;
+pub mod recurring;
 pub mod storage;
 pub mod tags;
 

@@ -9,6 +9,7 @@ use super::super::date::Date;
 use super::super::money::{self, PriceBasis};
 use super::kind::DocKind;
 use super::lifecycle::{Shown, Status};
+use super::recurring::Schedule;
 
 /// One line of a document's tax breakdown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +77,10 @@ pub struct Document {
     pub confirmation_id: Option<i64>,
     /// Offers: the last day the offer holds (date + validity days).
     pub validity_date: Date,
+    /// Invoices: the recurring invoice whose run made it.
+    pub recurring_id: Option<i64>,
+    /// Recurring invoices: their schedule.
+    pub schedule: Option<Box<Schedule>>,
 }
 
 impl Document {

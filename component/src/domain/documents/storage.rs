@@ -15,11 +15,12 @@ use super::kind::DocKind;
 use super::lifecycle::Status;
 use super::model::{Document, Tax};
 use super::payments::{self, Payment};
+use super::recurring::Schedule;
 use super::tags::{self, Tag};
 use crate::caps::{Read, Write};
 use crate::store::forms::{
     Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredDocumentTail, StoredItem,
-    StoredItemTail, StoredKind, StoredPayment, StoredStatus, StoredTag, StoredTax,
+    StoredItemTail, StoredKind, StoredPayment, StoredSchedule, StoredStatus, StoredTag, StoredTax,
 };
 use crate::store::{self, id_of_key};
 
@@ -56,11 +57,14 @@ macro_rules! stored_form {
         decimal: [$($dec:ident),* $(,)?],
         date: [$($date:ident),* $(,)?],
         map: [$($map:ident: $into:path, $outof:path),* $(,)?]
-        $(, grown: $grown:ident [$($g:ident),* $(,)?] $(dates [$($gd:ident),* $(,)?])?)? $(,)?
+        $(, grown: $grown:ident [$($g:ident),* $(,)?]
+            $(dates [$($gd:ident),* $(,)?])?
+            $(map [$($gm:ident: $ginto:path, $goutof:path),* $(,)?])?)? $(,)?
     ) => {
         fn $to(m: &$model) -> grown!($stored<Dec16> $(, $grown)?) {
             let $model {
-                $($same,)* $($dec,)* $($date,)* $($map,)* $($($g,)* $($($gd,)*)?)?
+                $($same,)* $($dec,)* $($date,)* $($map,)*
+                $($($g,)* $($($gd,)*)? $($($gm,)*)?)?
             } = m;
             grown!(
                 $stored {
@@ -72,19 +76,20 @@ macro_rules! stored_form {
                 $(, $grown {
                     $($g: Clone::clone($g),)*
                     $($($gd: $gd.julian(),)*)?
+                    $($($gm: $ginto($gm),)*)?
                 })?
             )
         }
 
         fn $from<D: DecimalForm>(s: $stored<D> $(, grown: $grown)?) -> $model {
             let $stored { $($same,)* $($dec,)* $($date,)* $($map,)* } = s;
-            $(let $grown { $($g,)* $($($gd,)*)? } = grown;)?
+            $(let $grown { $($g,)* $($($gd,)*)? $($($gm,)*)? } = grown;)?
             $model {
                 $($same,)*
                 $($dec: $dec.get(),)*
                 $($date: Date::from_julian($date),)*
                 $($map: $outof($map),)*
-                $($($g,)* $($($gd: Date::from_julian($gd),)*)?)?
+                $($($g,)* $($($gd: Date::from_julian($gd),)*)? $($($gm: $goutof($gm),)*)?)?
             }
         }
     };
@@ -108,8 +113,10 @@ stored_form!(
         status: status_to_stored, status_from_stored,
         taxes: taxes_to_stored, taxes_from_stored,
     ],
-    grown: StoredDocumentTail [buyer_reference, order_reference, offer_id, confirmation_id]
-        dates [validity_date],
+    grown: StoredDocumentTail [buyer_reference, order_reference, offer_id, confirmation_id,
+        recurring_id]
+        dates [validity_date]
+        map [schedule: schedule_to_stored, schedule_from_stored],
 );
 
 stored_form!(
@@ -139,6 +146,7 @@ fn kind_to_stored(kind: &DocKind) -> StoredKind {
         DocKind::Offer => StoredKind::Offer,
         DocKind::Confirmation => StoredKind::Confirmation,
         DocKind::DeliveryNote => StoredKind::DeliveryNote,
+        DocKind::Recurring => StoredKind::Recurring,
     }
 }
 
@@ -149,6 +157,7 @@ fn kind_from_stored(kind: StoredKind) -> DocKind {
         StoredKind::Offer => DocKind::Offer,
         StoredKind::Confirmation => DocKind::Confirmation,
         StoredKind::DeliveryNote => DocKind::DeliveryNote,
+        StoredKind::Recurring => DocKind::Recurring,
     }
 }
 
@@ -178,6 +187,123 @@ fn status_from_stored(status: StoredStatus) -> Status {
         StoredStatus::Completed => Status::Completed,
         StoredStatus::Created => Status::Created,
     }
+}
+
+fn schedule_to_stored(schedule: &Option<Box<Schedule>>) -> Option<StoredSchedule> {
+    let s = schedule.as_deref()?;
+    let Schedule {
+        name,
+        cycle,
+        cycle_number,
+        action,
+        hour,
+        start_date,
+        end_date,
+        iterations,
+        counter,
+        slot,
+        last_creation_date,
+        next_creation_date,
+        next_run,
+        ultimo,
+        due_days,
+        discount_days,
+        email_sender,
+        email_subject,
+        email_message,
+        email_filename,
+        email_bcc,
+        letter_color,
+        letter_duplex,
+        letter_paper_weight,
+        last_error,
+    } = s.clone();
+    let day = |d: Option<Date>| d.map(Date::julian);
+    Some(StoredSchedule {
+        name,
+        cycle,
+        cycle_number,
+        action,
+        hour,
+        start_date: day(start_date),
+        end_date: day(end_date),
+        iterations,
+        counter,
+        slot,
+        last_creation_date: day(last_creation_date),
+        next_creation_date: day(next_creation_date),
+        next_run,
+        ultimo,
+        due_days,
+        discount_days,
+        email_sender,
+        email_subject,
+        email_message,
+        email_filename,
+        email_bcc,
+        letter_color,
+        letter_duplex,
+        letter_paper_weight,
+        last_error,
+    })
+}
+
+fn schedule_from_stored(stored: Option<StoredSchedule>) -> Option<Box<Schedule>> {
+    let StoredSchedule {
+        name,
+        cycle,
+        cycle_number,
+        action,
+        hour,
+        start_date,
+        end_date,
+        iterations,
+        counter,
+        slot,
+        last_creation_date,
+        next_creation_date,
+        next_run,
+        ultimo,
+        due_days,
+        discount_days,
+        email_sender,
+        email_subject,
+        email_message,
+        email_filename,
+        email_bcc,
+        letter_color,
+        letter_duplex,
+        letter_paper_weight,
+        last_error,
+    } = stored?;
+    let day = |d: Option<i32>| d.map(Date::from_julian);
+    Some(Box::new(Schedule {
+        name,
+        cycle,
+        cycle_number,
+        action,
+        hour,
+        start_date: day(start_date),
+        end_date: day(end_date),
+        iterations,
+        counter,
+        slot,
+        last_creation_date: day(last_creation_date),
+        next_creation_date: day(next_creation_date),
+        next_run,
+        ultimo,
+        due_days,
+        discount_days,
+        email_sender,
+        email_subject,
+        email_message,
+        email_filename,
+        email_bcc,
+        letter_color,
+        letter_duplex,
+        letter_paper_weight,
+        last_error,
+    }))
 }
 
 fn taxes_to_stored(taxes: &[Tax]) -> Vec<StoredTax<Dec16>> {
@@ -272,14 +398,35 @@ pub fn index_entries(account: u64, doc: &Document) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 /// Prefixes of the index entries of a kind's documents below the kind's collection:
-/// status, date, open-due (for the consistency check). Each entry ends in its document's
+/// status, date, open-due, due runs (for the consistency check). Each entry ends in its document's
 /// id.
-pub fn index_prefixes(account: u64, kind: DocKind) -> [Vec<u8>; 3] {
+pub fn index_prefixes(account: u64, kind: DocKind) -> [Vec<u8>; 4] {
     [
         keys::status_index(account, kind),
         keys::date_index(account, kind),
         keys::open_due_index(account, kind),
+        keys::due_index(account, kind),
     ]
+}
+
+/// The recurring invoices of an account whose next run is due at the account's moment
+/// `now`, the soonest first, at most `limit` of them.
+pub fn due(txn: &dyn Read, account: u64, now: i64, limit: usize) -> Result<Vec<u64>, Error> {
+    let prefix = keys::due_index(account, DocKind::Recurring);
+    let mut ids = Vec::new();
+    for (k, _) in txn.scan(&prefix, None, limit as u32, false)? {
+        let at = k
+            .get(prefix.len()..prefix.len() + 8)
+            .and_then(|b| b.try_into().ok());
+        let Some(at) = at.map(|b: [u8; 8]| (u64::from_be_bytes(b) ^ (1 << 63)) as i64) else {
+            continue;
+        };
+        if at > now {
+            break;
+        }
+        ids.push(id_of_key(&k)?);
+    }
+    Ok(ids)
 }
 
 /// The kind of document an entry of a client's document index names (under
@@ -289,17 +436,25 @@ pub fn kind_of_client_entry(key: &[u8]) -> Option<DocKind> {
 }
 
 /// The prefix (date placeholders resolved) and number a document claims.
-fn claimed(doc: &Document) -> (String, i64) {
-    (
-        numbering::resolve_prefix(&doc.number_pre, doc.date),
-        doc.number,
-    )
+fn claimed(doc: &Document) -> Option<(String, i64)> {
+    doc.kind.spec().numbered.then(|| {
+        (
+            numbering::resolve_prefix(&doc.number_pre, doc.date),
+            doc.number,
+        )
+    })
 }
 
-/// The key of the number claim a document holds; its value is the document's id.
-pub fn claim_key(account: u64, doc: &Document) -> Vec<u8> {
-    let (pre, number) = claimed(doc);
-    store::keys::number_claim(account, doc.kind.range(), &pre, number)
+/// The key of the number claim a document holds, if its kind is numbered; its value is
+/// the document's id.
+pub fn claim_key(account: u64, doc: &Document) -> Option<Vec<u8>> {
+    let (pre, number) = claimed(doc)?;
+    Some(store::keys::number_claim(
+        account,
+        doc.kind.range(),
+        &pre,
+        number,
+    ))
 }
 
 /// The collections of a kind's children, each child under its document.
@@ -328,8 +483,8 @@ pub fn save(
         "document totals add up before they are saved"
     );
     let new_claim = claimed(new);
-    let old_claim = old.map(claimed);
-    if old_claim.as_ref() != Some(&new_claim) {
+    let old_claim = old.and_then(claimed);
+    if let Some(new_claim) = new_claim.filter(|c| old_claim.as_ref() != Some(c)) {
         let range = new.kind.range();
         if !numbering::claim(txn, account, range, &new_claim.0, new_claim.1, new.id)? {
             return Err(Error::Conflict(format!(
@@ -370,13 +525,17 @@ pub fn delete(txn: &mut dyn Write, account: u64, doc: &Document) -> Result<(), E
         txn.delete(&k)?;
     }
     kept::update(txn, account, kind, Some(doc), None)?;
-    let (pre, number) = claimed(doc);
-    numbering::release(txn, account, kind.range(), &pre, number)?;
+    if let Some((pre, number)) = claimed(doc) {
+        numbering::release(txn, account, kind.range(), &pre, number)?;
+    }
     for collection in child_collections(kind) {
         let prefix = store::keys::children(account, collection, doc.id);
         for (k, _) in store::scan_all(txn.as_read(), &prefix)? {
             store::delete_child(txn, account, collection, doc.id, id_of_key(&k)?)?;
         }
+    }
+    if kind == DocKind::Recurring {
+        super::recurring::remove_receivers(txn, account, doc.id)?;
     }
     pdfs::delete_all(txn, account, kind.collection(), doc.id)?;
     txn.delete(&keys::record(account, kind, doc.id))?;

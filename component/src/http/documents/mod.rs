@@ -73,6 +73,7 @@ pub(super) fn names(kind: DocKind) -> &'static Names {
         DocKind::Offer => names!("offer", "offers"),
         DocKind::Confirmation => names!("confirmation", "confirmations"),
         DocKind::DeliveryNote => names!("delivery-note", "delivery-notes"),
+        DocKind::Recurring => names!("recurring", "recurrings"),
     }
 }
 
@@ -138,6 +139,7 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         DocKind::Invoice | DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote => {
             text(kind.number_field())
         }
+        DocKind::Recurring => None,
     };
     let mut f = Filter {
         kind,
@@ -157,8 +159,20 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         offer_id,
         confirmation_id,
         invoice_id,
+        name: takes(kind, "name").then(|| text("name")).flatten(),
         ..Filter::default()
     };
+    if takes(kind, "cycle") {
+        for c in query.list("cycle") {
+            match crate::domain::schedule::Cycle::parse(c) {
+                Some(_) => f.cycles.push(c.to_ascii_uppercase()),
+                None => errors.push(format!(
+                    "cycle must list values of {}, got \"{c}\"",
+                    crate::domain::schedule::Cycle::NAMES.join(", ")
+                )),
+            }
+        }
+    }
     let statuses = Shown::of(kind);
     for s in query.list("status") {
         match Shown::parse(s).filter(|st| statuses.contains(st)) {
@@ -416,8 +430,21 @@ pub(crate) const fn preset_params(kind: DocKind) -> &'static [Param] {
     match kind {
         DocKind::Invoice => INVOICE_FROM,
         DocKind::Confirmation => CONFIRMATION_FROM,
-        DocKind::CreditNote | DocKind::Offer | DocKind::DeliveryNote => &[],
+        DocKind::CreditNote | DocKind::Offer | DocKind::DeliveryNote | DocKind::Recurring => &[],
     }
+}
+
+/// `PUT /recurrings/{id}/stop`: the series makes no further invoice until a next creation
+/// date is set again.
+pub(super) fn stop(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw) = (c.caps, c.ctx, c.id);
+    let id = existing(caps, ctx, kind, raw)?;
+    let stop = crate::domain::schema::Changes {
+        values: vec![("next_creation_date", None)],
+        ..Default::default()
+    };
+    let doc = in_write(caps, |txn| Ok(commands::update(ctx, txn, kind, id, &stop)?))?;
+    Ok(document_response(200, doc, ctx))
 }
 
 use crate::http::described::{Param, Schema, Shape};
@@ -456,6 +483,7 @@ pub(crate) const fn list_params(kind: DocKind) -> &'static [Param] {
         DocKind::Offer => OFFER_PARAMS,
         DocKind::Confirmation => CONFIRMATION_PARAMS,
         DocKind::DeliveryNote => DELIVERY_NOTE_PARAMS,
+        DocKind::Recurring => RECURRING_PARAMS,
     }
 }
 
@@ -575,6 +603,50 @@ const DELIVERY_NOTE_PARAMS: &[Param] = params!(
     CONFIRMATION_ID,
     INVOICE_ID
 );
+
+/// A recurring's list: its own filters (`name`, `cycle`) beside those it shares.
+const RECURRING_PARAMS: &[Param] = &[
+    Param::new(
+        "client_id",
+        Shape::Id,
+        "Only recurring invoices of this client.",
+    ),
+    Param::new(
+        "name",
+        Shape::Text,
+        "Only recurring invoices whose name contains this.",
+    ),
+    Param::new(
+        "cycle",
+        Shape::AnyOf(crate::domain::schedule::Cycle::NAMES),
+        "Only recurring invoices of these cycles.",
+    ),
+    Param::new(
+        "label",
+        Shape::Text,
+        "Only recurring invoices whose label contains this.",
+    ),
+    Param::new(
+        "intro",
+        Shape::Text,
+        "Only recurring invoices whose intro contains this.",
+    ),
+    Param::new(
+        "note",
+        Shape::Text,
+        "Only recurring invoices whose note contains this.",
+    ),
+    Param::new(
+        "tags",
+        Shape::Text,
+        "Only recurring invoices carrying all of these tags (comma-separated, in any case).",
+    ),
+    Param::new(
+        "tags_any",
+        Shape::Text,
+        "Only recurring invoices carrying any of these tags (comma-separated, in any case).",
+    ),
+];
 
 /// The query of `pdf`, for the API description.
 pub(crate) const PDF_PARAMS: &[Param] = &[
