@@ -35,6 +35,7 @@ mod postgres_mail;
 mod profiling;
 mod property_values;
 mod protocol;
+mod recurring;
 mod resources;
 mod sales;
 mod sandbox;

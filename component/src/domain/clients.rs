@@ -205,7 +205,8 @@ pub fn term(client: &Record, settings: &Record, field: &str) -> Result<Decimal, 
     let (value, how) = match (client.text(&format!("{field}_type")), own) {
         ("RELATIVE", Some(own)) => (setting + own, Some(setting)),
         ("ABSOLUTE", Some(own)) => (own, None),
-        (_, Some(own)) if !(Decimal::ZERO..=max).contains(&own) => (own, None),
+        // Unused while the type is SETTINGS, but it may become RELATIVE.
+        (_, Some(own)) if !(-max..=max).contains(&own) => (own, None),
         _ => return Ok(setting),
     };
     if (Decimal::ZERO..=max).contains(&value) {

@@ -187,7 +187,12 @@ pub fn send(
         None => Profile::parse(client.text("einvoice_profile")),
         Some(p) if !kind.spec().einvoices && !p.is_empty() => {
             return Err(Error::invalid(format!(
-                "einvoice: a {} has no e-invoice (only invoices and credit notes do)",
+                "einvoice: {} {} has no e-invoice (only invoices and credit notes do)",
+                if kind.label().starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                },
                 kind.label()
             )));
         }

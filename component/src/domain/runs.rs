@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx, txn: &mut dyn Write, pdf: &dyn Pdf, id: u64) -> Result<Opt
         .schedule
         .as_deref_mut()
         .expect("a recurring has its schedule");
-    let (outcome, problem) = act(ctx, txn, pdf, &recurring, &invoice)?;
+    let (outcome, problem) = act(ctx, txn, pdf, &recurring, &invoice, &locale)?;
     schedule.last_error = problem;
     let zone = clock::load(txn.as_read(), account)?.zone;
     let zone = schedule::zone(&zone).unwrap_or(jiff::tz::TimeZone::UTC);
@@ -192,6 +192,7 @@ fn act(
     pdf: &dyn Pdf,
     r: &Document,
     invoice: &Document,
+    locale: &str,
 ) -> Result<(Option<(u64, Dispatch)>, String), Error> {
     let s = r.schedule.as_deref().expect("a recurring has its schedule");
     if s.action == "CREATE" || s.action.is_empty() {
@@ -211,7 +212,7 @@ fn act(
     commands::complete(ctx, txn, pdf, DocKind::Invoice, invoice.id, None)?;
     let parcel = match s.action.as_str() {
         "EMAIL" => {
-            let req = email_request(txn.as_read(), ctx.account_id, r, s)?;
+            let req = email_request(txn.as_read(), ctx.account_id, r, s, invoice.date, locale)?;
             if req.to.is_empty()
                 && req.cc.is_empty()
                 && req.bcc.is_empty()
@@ -263,12 +264,16 @@ fn email_request(
     account: u64,
     r: &Document,
     s: &super::documents::recurring::Schedule,
+    date: Date,
+    locale: &str,
 ) -> Result<EmailRequest, Error> {
+    // The run's date placeholders first; the invoice's are resolved when it is sent.
+    let text = |t: &str| (!t.trim().is_empty()).then(|| date_texts::resolve(t, date, locale));
     let mut req = EmailRequest {
         from: (!s.email_sender.trim().is_empty()).then(|| s.email_sender.trim().to_owned()),
-        subject: (!s.email_subject.trim().is_empty()).then(|| s.email_subject.clone()),
-        body: (!s.email_message.trim().is_empty()).then(|| s.email_message.clone()),
-        filename: (!s.email_filename.trim().is_empty()).then(|| s.email_filename.clone()),
+        subject: text(&s.email_subject),
+        body: text(&s.email_message),
+        filename: text(&s.email_filename),
         ..EmailRequest::default()
     };
     for receiver in receivers(txn, account, r.id)? {

@@ -688,8 +688,8 @@ pub fn preset(
     Ok((r, items))
 }
 
-/// Checks the document's contact, which must be one of its client's, and gives the
-/// document the contact's address when the request gives none.
+/// Checks the document's template (of the account) and contact (of its client), and gives
+/// the document the contact's address when the request gives none.
 fn take_contact(
     txn: &dyn Read,
     account: u64,
@@ -697,6 +697,11 @@ fn take_contact(
     changes: &Changes,
     errors: &mut Vec<String>,
 ) -> Result<(), Error> {
+    if let Some(Some(t)) = int_of(changes, "template_id")
+        && (t < 1 || !records::exists(txn, &templates::TEMPLATES, account, t as u64)?)
+    {
+        errors.push(format!("template_id {t} does not exist"));
+    }
     let Some(id) = doc.contact_id else {
         return Ok(());
     };
@@ -1131,7 +1136,7 @@ pub fn update(
         }
     }
     apply(&mut doc, changes, &Terms::of(&old));
-    if changes.has("contact_id") || doc.client_id != old.client_id {
+    if changes.has("contact_id") || changes.has("template_id") || doc.client_id != old.client_id {
         take_contact(
             txn.as_read(),
             ctx.account_id,

@@ -350,7 +350,8 @@ static COMPLETE_FIELDS: &[Field] = &[Field::new("template_id", Kind::Integer).do
 /// `<complete><template_id>`.
 pub(super) fn action(c: &Call<'_>, kind: DocKind, action: Action) -> Result<Response, ApiError> {
     let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);
-    let id = parse_id(raw, kind.label())?;
+    // An unknown id is a 404 even when the body is also wrong.
+    let id = existing(caps, ctx, kind, raw)?;
     let mut template_id = None;
     let body = req.optional_document()?;
     if let (Some(root), Action::Complete) = (&body, action) {
@@ -398,11 +399,22 @@ pub(super) fn preset(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> 
     let txn = caps.store.begin_read()?;
     let (record, items) = commands::preset(ctx, txn.as_ref(), kind, from, id)?;
     let n = names(kind);
-    let root = super::records::encode_record(fields(kind), n.singular, &record, None);
+    // Only the fields the preset sets: an empty element would clear a default.
+    let held = |fields: &'static [Field], name: &str, r: &crate::domain::schema::Record| {
+        let all = super::records::encode_record(fields, name, r, None);
+        let kept: Vec<crate::codec::Element> = all
+            .children()
+            .iter()
+            .filter(|e| r.get(&e.name).is_some())
+            .cloned()
+            .collect();
+        crate::codec::Element::node(name, kept)
+    };
+    let root = held(fields(kind), n.singular, &record);
     let item_fields = crate::domain::documents::items::fields(kind);
     let items = items
         .iter()
-        .map(|item| super::records::encode_record(item_fields, n.item, item, None))
+        .map(|item| held(item_fields, n.item, item))
         .collect();
     let mut children = root.children().to_vec();
     children.push(crate::codec::Element::list(n.items, items));
