@@ -1,6 +1,6 @@
 //! The HTTP front: hyper on tokio, one fresh component instance per request, a log line per
 //! request in a span carrying its id (`X-Request-Id`), 500 for a trapped guest, graceful
-//! shutdown; the metrics listener beside it when one is configured.
+//! shutdown; the operations listener beside it when one is configured.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -25,8 +25,8 @@ use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
+use crate::engine::{DeadlineExceeded, Runtime, new_store};
 use crate::store::DbError;
-use crate::{Runtime, new_store};
 
 /// How long shutdown waits for requests in flight.
 const DRAIN_TIME_MAX: Duration = Duration::from_secs(10);
@@ -134,7 +134,7 @@ impl Runtime {
             }
             .await;
             if let Err(e) = &result {
-                shared.metrics.guest_failed(e);
+                shared.metrics.guest_failed(e.is::<DeadlineExceeded>());
                 tracing::error!("guest failed: {e:?}");
             }
             if let Some(request) = profiled
@@ -201,7 +201,7 @@ impl Runtime {
             Ok(response) => {
                 // Never show a client a commit that a crash could still take back.
                 let seen = seen.load(Ordering::SeqCst);
-                match self.shared.db.durable(seen).await {
+                match self.shared.store.db.durable(seen).await {
                     Ok(()) => Ok(response),
                     Err(e) => {
                         tracing::error!("making what the reads saw durable: {e}");
@@ -347,7 +347,7 @@ async fn serve_with(
     let graceful = GracefulShutdown::new();
     let delivery = runtime.start_mail_delivery();
     let upkeep = runtime.start_upkeep(runtime.limits.upkeep_every);
-    let metrics = metrics.map(|m| tokio::spawn(crate::metrics::serve(runtime.clone(), m)));
+    let metrics = metrics.map(|m| tokio::spawn(crate::operations::serve(runtime.clone(), m)));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {
