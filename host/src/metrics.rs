@@ -1,17 +1,19 @@
 //! Metrics: the registry of one runtime and what it counts, written out in the Prometheus
 //! text format for `/metrics` (served by `operations.rs`).
 //!
-//! It counts what the host sees of a request (its route pattern, method, status and time),
-//! guest traps and deadline stops, the instance pool, store commits, PDF rendering and the
-//! mail outbox. It knows no route of the API: a route is the path with its numbers as
-//! `{id}` (`pattern`), so that it stays true when the component gains routes. It depends
-//! on no other module of the host: the engines report through the handles it gives them
-//! (`StoreMetrics`, `PdfMetrics`).
+//! It counts what the host sees of a request (its route pattern, method, status and time,
+//! and the outcome the component names in `OUTCOME`), guest traps and deadline stops, the
+//! instance pool, store commits, PDF rendering and the mail outbox. It knows no route of
+//! the API: a route is the path with its numbers as `{id}` (`pattern`), so that it stays
+//! true when the component gains routes; and it tells no answer's meaning from its route
+//! or status: the component says it. It depends on no other module of the host: the
+//! engines report through the handles it gives them (`StoreMetrics`, `PdfMetrics`).
 
 use std::collections::HashSet;
 use std::sync::{PoisonError, RwLock};
 use std::time::Duration;
 
+use hyper::header::{HeaderName, HeaderValue};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::prometheus_text;
 use prometheus_client::metrics::counter::Counter;
@@ -19,6 +21,13 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+
+/// What the component says an answer is, where its status does not tell: `einvoice-refused`
+/// (an e-invoice refused, a draft's or one whose data fails its profile's rules) is counted
+/// in `einvoice_refusals`. The component sets it (`component/src/http/mod.rs`, `OUTCOME`);
+/// the server takes it off every answer before the answer leaves, so that clients never
+/// see it.
+pub(crate) const OUTCOME: HeaderName = HeaderName::from_static("x-faktura-outcome");
 
 /// The route of every path that no route of the API can have, and of the paths past
 /// `ROUTES_MAX`.
@@ -212,21 +221,25 @@ impl Metrics {
         );
         r.register(
             "einvoice_refusals",
-            "E-invoices refused by the rules of their profile (400 on an e-invoice route)",
+            "E-invoices refused, by route: a draft's, or one whose data fails the rules of its \
+             profile (as the component marks its answers)",
             self.einvoice_refusals.clone(),
         );
         self
     }
 
-    /// Counts an answered request.
-    pub(crate) fn request(&self, method: &hyper::Method, path: &str, status: u16, took: Duration) {
+    /// Counts an answered request, and what the component said it was (`OUTCOME`).
+    pub(crate) fn request(
+        &self,
+        method: &hyper::Method,
+        path: &str,
+        status: u16,
+        outcome: Option<&HeaderValue>,
+        took: Duration,
+    ) {
         let route = self.route(path);
         let method = method_label(method);
-        // The component answers a profile's rule violations with 400 and a line per rule;
-        // the host does not read bodies, and on these routes every 400 is such a refusal
-        // (a draft has no e-invoice yet, which is one too). Refusals at completion share
-        // their 400 with other refusals of a completion and are left out.
-        if status == 400 && route.ends_with("/e-invoice") {
+        if outcome.is_some_and(|o| o == "einvoice-refused") {
             self.einvoice_refusals
                 .get_or_create(&EInvoiceLabels {
                     route: route.clone(),

@@ -1,6 +1,7 @@
 //! The HTTP front: hyper on tokio, one fresh component instance per request, a log line per
 //! request in a span carrying its id (`X-Request-Id`), 500 for a trapped guest, graceful
-//! shutdown; the operations listener beside it when one is configured.
+//! shutdown; the operations listener beside it when one is configured. What the component
+//! says of an answer for the metrics (`metrics::OUTCOME`) is counted and taken off here.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -26,6 +27,7 @@ use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::engine::{DeadlineExceeded, Runtime, new_store};
+use crate::metrics::OUTCOME;
 use crate::store::DbError;
 
 /// How long shutdown waits for requests in flight.
@@ -231,16 +233,20 @@ impl Runtime {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        let response = match self.call(req).await {
+        let mut response = match self.call(req).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!(%method, path, "{e:#}");
                 internal_error()
             }
         };
+        // Said for the metrics alone: it never leaves the host.
+        let outcome = response.headers_mut().remove(OUTCOME);
         let status = response.status().as_u16();
         let took = started.elapsed();
-        self.shared.metrics.request(&method, &path, status, took);
+        self.shared
+            .metrics
+            .request(&method, &path, status, outcome.as_ref(), took);
         tracing::info!(
             %method,
             path,
