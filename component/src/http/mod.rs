@@ -212,6 +212,36 @@ impl Response {
         }
         r
     }
+
+    /// The answer, saying what it is to the host's metrics (`OUTCOME`).
+    pub(crate) fn with_outcome(mut self, outcome: Outcome) -> Response {
+        self.headers.push((OUTCOME.into(), outcome.as_str().into()));
+        self
+    }
+}
+
+/// The header in which an answer tells the host what it is, where its status does not:
+/// the host's metrics count by it (`faktura_einvoice_refusals`), so that the host never
+/// reads a route or a body for a business meaning. The faktura host takes it off before
+/// the answer leaves (`host/src/metrics.rs`, `OUTCOME`); under `wasmtime serve` or Spin,
+/// which know nothing of it, it reaches the client, where it says no more than the status
+/// and body do.
+pub(crate) const OUTCOME: &str = "x-faktura-outcome";
+
+/// What an answer is, in `OUTCOME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// An e-invoice refused: a draft's, which has none yet, or one whose data fails the
+    /// rules of its profile.
+    EInvoiceRefused,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::EInvoiceRefused => "einvoice-refused",
+        }
+    }
 }
 
 /// The wire format of a response.
