@@ -188,6 +188,8 @@ pub struct Options {
     /// Where `/metrics`, `/healthz` and `/readyz` are served (port 0 picks a free one);
     /// nowhere without it.
     pub metrics: Option<SocketAddr>,
+    /// Accounts get test clocks (`/api/test-clock`) that move their time forward.
+    pub test_clock: bool,
     pub limits: Limits,
 }
 
@@ -202,8 +204,18 @@ impl Options {
             rate_limit: None,
             store: None,
             metrics: None,
+            test_clock: false,
             limits: Limits::default(),
         }
+    }
+
+    /// The environment of the component: the switches of its business rules.
+    pub(crate) fn component_env(&self) -> Vec<(String, String)> {
+        let mut env = Vec::new();
+        if self.test_clock {
+            env.push(("FAKTURA_TEST_CLOCK".to_owned(), "1".to_owned()));
+        }
+        env
     }
 
     fn db_path(&self) -> PathBuf {

@@ -49,6 +49,11 @@ enum Command {
         /// listener apart from the API's, e.g. 127.0.0.1:9090.
         #[arg(long, env = "FAKTURA_METRICS")]
         metrics: Option<SocketAddr>,
+        /// Give every account a test clock (`GET`/`PUT /api/test-clock`) that moves its
+        /// time forward and makes what falls due on the way: for tests and trials, never
+        /// for real books.
+        #[arg(long, env = "FAKTURA_TEST_CLOCK")]
+        test_clock: bool,
     },
     /// Write the whole store (the data directory's redb file, or PostgreSQL with --store)
     /// to a file in key order, from one snapshot; stop a server on a redb file first.
@@ -214,7 +219,9 @@ async fn run() -> anyhow::Result<()> {
             smtp,
             rate_limit,
             metrics,
+            test_clock,
         } => {
+            options.test_clock = test_clock;
             options.postal = postal;
             options.smtp = smtp;
             options.rate_limit = rate_limit;

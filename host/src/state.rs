@@ -31,6 +31,9 @@ pub(crate) struct Shared {
     pub(crate) rate: RateCtx,
     pub(crate) pdf: PdfCtx,
     pub(crate) metrics: Metrics,
+    /// What the component is told of the service through its environment (`wasi:cli`):
+    /// the switches of the business rules it has no other way to read (test clocks).
+    pub(crate) env: Vec<(String, String)>,
 }
 
 impl Shared {
@@ -52,6 +55,7 @@ impl Shared {
             rate: RateCtx::new(options.rate_limit, pool),
             pdf: PdfCtx::new(metrics.pdf.clone()),
             metrics,
+            env: options.component_env(),
         })
     }
 }
@@ -91,11 +95,12 @@ pub(crate) struct State {
 impl State {
     /// A request's data; its instance's memory may grow to `memory_bytes_max`.
     pub(crate) fn new(shared: Arc<Shared>, memory_bytes_max: usize) -> State {
-        // The guest gets stderr for its error log and nothing else: no files, no env,
-        // no network, no stdin. Its lines join the host's log in the span of the request
-        // being served.
+        // The guest gets stderr for its error log and the service's switches, nothing
+        // else: no files, no network, no stdin. Its lines join the host's log in the span
+        // of the request being served.
         let wasi = WasiCtx::builder()
             .stderr(crate::guest_log::GuestStderr::new(tracing::Span::current()))
+            .envs(&shared.env)
             .build();
         State {
             wasi,
