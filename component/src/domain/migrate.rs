@@ -79,11 +79,24 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
         }
     }
     if from < 7 {
-        // Version 7: documents are indexed by the contact they name.
+        // Version 7: documents are indexed by the contact they name, and every account has
+        // dunning levels and base rates.
         for account in account_ids(store)? {
             for kind in DocKind::ALL {
                 report.index_entries += index_contacts(store, account, kind)?;
             }
+            let mut txn = store.begin_write()?;
+            if super::dunning::unseeded(txn.as_read(), account)? {
+                let ctx = super::Ctx {
+                    account_id: account,
+                    user_id: 0,
+                    is_admin: true,
+                    now: 0,
+                    utc_offset: 0,
+                };
+                super::dunning::seed(&ctx, txn.as_mut())?;
+            }
+            txn.commit()?;
         }
     }
     // Version 5: the records that name another (an incoming's items, payments, comments)

@@ -34,7 +34,7 @@ use crate::caps::{Caps, Write};
 use crate::codec::{
     Element, Emit, TreeBuilder, XmlWriter, decode_json, decode_xml, encode_json, encode_xml,
 };
-use crate::domain::{Ctx, accounts, clock, migrate};
+use crate::domain::{Ctx, accounts, clock, migrate, opening};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Method {
@@ -531,7 +531,7 @@ fn bootstrap_from_environment(
         return Ok(None);
     }
     let issued = in_write(caps, |txn| {
-        Ok(accounts::bootstrap(
+        Ok(opening::bootstrap(
             txn,
             caps.clock.now_unix(),
             caps.random,
