@@ -399,13 +399,19 @@ fn act(
     }
     commands::complete(ctx, txn, pdf, DocKind::Reminder, reminder.id, None)?;
     let parcel = match action {
-        "EMAIL" => emails::send(
-            ctx,
-            txn.as_read(),
-            DocKind::Reminder,
-            reminder.id,
-            EmailRequest::default(),
-        ),
+        "EMAIL" => {
+            // To the reminder's contact, else to the client's address.
+            let mut req = EmailRequest::default();
+            if reminder.contact_id.is_none() {
+                let client =
+                    records::load(txn.as_read(), &CLIENTS, ctx.account_id, reminder.client_id)?;
+                let email = client.text("email").trim();
+                if !email.is_empty() {
+                    req.to.push(email.to_owned());
+                }
+            }
+            emails::send(ctx, txn.as_read(), DocKind::Reminder, reminder.id, req)
+        }
         "MAIL" => emails::post(
             ctx,
             txn.as_read(),
