@@ -643,8 +643,7 @@ impl Model {
             if days_between(due, today) < 1 {
                 continue;
             }
-            let made = self.made.entry(*id).or_default();
-            let (level, since) = match made.last() {
+            let (level, since) = match self.made.get(id).and_then(|m| m.last()) {
                 Some((l, d)) => (l + 1, d.clone()),
                 None => (1, due.clone()),
             };
@@ -657,7 +656,10 @@ impl Model {
                 7
             };
             if days_between(&since, today) >= wait.max(1) {
-                made.push((level, add_days(today, 10)));
+                self.made
+                    .entry(*id)
+                    .or_default()
+                    .push((level, add_days(today, 10)));
             }
         }
     }

@@ -497,7 +497,7 @@ async fn each_action_completes_mails_or_posts_and_a_refusal_leaves_a_draft() {
         messages[0]
     );
     assert!(
-        messages[0].contains("Subject: Miete January"),
+        messages[0].contains("Subject: Miete Januar"),
         "{}",
         messages[0]
     );

@@ -309,6 +309,17 @@ mod tests {
             documents::DocKind::ALL.len() as u64,
             "every kind of the one account"
         );
+        // An account from before dunning gets its levels and the published base rates.
+        let read = store.begin_read().unwrap();
+        let account = account_ids(&store).unwrap()[0];
+        let levels = crate::domain::dunning::levels::levels(read.as_ref(), account).unwrap();
+        assert_eq!(levels.len(), 3);
+        let rates = crate::domain::dunning::base_rates::rates(read.as_ref(), account).unwrap();
+        assert_eq!(
+            rates.len(),
+            crate::domain::dunning::base_rates::PUBLISHED.len()
+        );
+        drop(read);
         let again = run(&store).unwrap();
         assert_eq!(
             again,

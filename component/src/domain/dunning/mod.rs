@@ -173,6 +173,7 @@ fn make(
         }
     };
     let words = |s: &str| (!s.is_empty()).then(|| Scalar::Text(s.to_owned()));
+    default("invoice_id", Some(Scalar::Int(invoice.id as i64)));
     default("client_id", Some(Scalar::Int(invoice.client_id as i64)));
     default("contact_id", invoice.contact_id.map(Scalar::Int));
     default("address", words(&invoice.address));
