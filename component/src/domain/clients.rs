@@ -39,7 +39,7 @@ static FIELDS: &[Field] = &[
          highest number held with the same prefix.",
     ),
     Field::new("number_pre", Kind::Text)
-        .doc("Prefix of the client number. Default: the settings' client_number_pre."),
+        .doc("Prefix of the client number, one line of at most 40 characters. Default: the settings' client_number_pre."),
     Field::new("number_length", Kind::Integer).doc(
         "Minimum number of digits of the serial number, padded with leading zeros (0 to 20). \
          Default: the settings' client_number_length.",

@@ -51,8 +51,13 @@ impl World {
     }
 
     pub(super) fn caps(&self) -> Caps<'_> {
+        self.caps_on(&self.store)
+    }
+
+    /// The world's capabilities with `store` in place of its own.
+    pub(super) fn caps_on<'a>(&'a self, store: &'a dyn crate::caps::Store) -> Caps<'a> {
         Caps {
-            store: &self.store,
+            store,
             clock: &self.clock,
             random: &self.random,
             pdf: &TextPdf,

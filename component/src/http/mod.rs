@@ -20,6 +20,8 @@ pub(crate) mod idempotency;
 mod incomings;
 mod openapi;
 mod query;
+#[cfg(test)]
+mod read_only_tests;
 mod records;
 mod router;
 pub mod runs;
