@@ -52,6 +52,14 @@ const CREATES: &[(&str, &str)] = &[
         "/api/article-properties",
         "<article-property><name>P</name><type>TEXTFIELD</type></article-property>",
     ),
+    (
+        "/api/reminder-texts",
+        "<reminder-text><name>Last</name><sorting>4</sorting></reminder-text>",
+    ),
+    (
+        "/api/base-rates",
+        "<base-rate><valid_from>2027-01-01</valid_from><rate>1.5</rate></base-rate>",
+    ),
 ];
 
 #[tokio::test]

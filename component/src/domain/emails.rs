@@ -185,6 +185,8 @@ pub fn send(
     );
     let filename = match req.filename.as_deref().map(str::trim) {
         Some(f) if !f.is_empty() => f.trim_end_matches(".pdf").to_owned(),
+        // The contract names a credit note's attachment invoice_<id> by default.
+        _ if kind == DocKind::CreditNote => format!("invoice_{id}"),
         _ => format!("{}_{id}", kind.spec().file_stem),
     };
     let mut attachments = vec![Attachment {

@@ -109,8 +109,7 @@ static CREDIT_NOTE: Spec = Spec {
     parent_field: "credit_note_id",
     template_type: "CREDIT_NOTE",
     placeholder_object: "CreditNote",
-    // The contract's default file name of a credit note's PDF is invoice_<id>.
-    file_stem: "invoice",
+    file_stem: "credit_note",
     client_byte: b'c',
     lifecycle: Lifecycle::Billing,
     items: "credit-note-items",
