@@ -47,19 +47,50 @@ const ADDED: &[&str] = &[
     "dunning_run",
 ];
 
+/// Settings added with the kinds of documents and the dunning of data versions 5 to 7,
+/// by the prefix of their names.
+const ADDED_SETTINGS: &[&str] = &[
+    "offer_",
+    "confirmation_",
+    "delivery_note_",
+    "article_",
+    "reminder_",
+    "dunning_",
+    "time_zone",
+];
+
+/// Whether `name` is a field added since data version 2.
+fn is_added(name: &str) -> bool {
+    ADDED.contains(&name) || ADDED_SETTINGS.iter().any(|p| name.starts_with(p))
+}
+
 /// An XML answer without the fields added since data version 2 (empty elements, or the
-/// derived unit code and the `einvoice_pdf` default).
+/// derived unit code and the `einvoice_pdf` default), also where a value spans lines.
 fn without_added(body: &str) -> String {
     let mut lines: Vec<String> = Vec::new();
+    // The closing tag of an added element whose value goes on over the next lines.
+    let mut open_until: Option<String> = None;
     for line in body.lines() {
+        if let Some(close) = &open_until {
+            if line.ends_with(close.as_str()) {
+                open_until = None;
+            }
+            continue;
+        }
         let t = line.trim_start();
-        let added = ADDED.iter().any(|f| {
-            t.starts_with(&format!("<{f}/>"))
-                || t.starts_with(&format!("<{f}>")) && t.ends_with(&format!("</{f}>"))
-                || t.starts_with(&format!("<{f} "))
-        });
-        if !added {
+        let name: String = t
+            .strip_prefix('<')
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() || !is_added(&name) {
             lines.push(line.to_owned());
+            continue;
+        }
+        let close = format!("</{name}>");
+        if !t.ends_with("/>") && !t.ends_with(&close) {
+            open_until = Some(close);
         }
     }
     let mut out = lines.join("\n");
@@ -73,7 +104,7 @@ fn without_added(body: &str) -> String {
 fn drop_added(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::Object(map) => {
-            map.retain(|k, _| !ADDED.contains(&k.as_str()));
+            map.retain(|k, _| !is_added(k));
             map.values_mut().for_each(drop_added);
         }
         serde_json::Value::Array(list) => list.iter_mut().for_each(drop_added),
