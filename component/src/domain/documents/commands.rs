@@ -106,15 +106,16 @@ fn change(
         Move::Stay => None,
         Move::By(event) => Some(event),
         Move::Settle(event) => {
-            let (paid, marked, types) = payments::settlement(&storage::children(
+            let (settlement, types) = payments::settlement(&storage::children(
                 txn.as_read(),
                 account,
                 doc.kind,
                 doc.id,
             )?);
-            doc.paid_amount = paid;
+            // A document shows what its payments add up to; a mark settles it all the same.
+            doc.paid_amount = settlement.sum;
             doc.paid_types = types;
-            Some(event(doc.settled_by(paid, marked)))
+            Some(event(settlement.settles(doc.total_gross)))
         }
     };
     if let Some(event) = event {
