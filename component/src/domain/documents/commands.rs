@@ -1148,11 +1148,10 @@ fn move_status(
 ) -> Result<Document, Error> {
     let (event, actionkey) = action.event();
     let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
-    let status = match event {
-        Event::Uncancel { .. } if kind.spec().payments.is_some() => {
-            Move::Settle(|settled| Event::Uncancel { settled })
-        }
-        event => Move::By(event),
+    let status = if matches!(event, Event::Uncancel { .. }) && kind.spec().payments.is_some() {
+        Move::Settle(|settled| Event::Uncancel { settled })
+    } else {
+        Move::By(event)
     };
     change(
         ctx,

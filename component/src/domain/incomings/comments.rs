@@ -4,16 +4,16 @@
 
 use super::super::documents::comments::comment_fields;
 use super::super::records::{self, Draft, Filter, Resource, Rules};
-use super::super::schema::{Changes, Field, Scalar};
+use super::super::schema::{Changes, Field, Record, Scalar};
 use super::super::{Ctx, Error};
 use super::record::check_parent;
-use crate::caps::Write;
+use crate::caps::{Read, Write};
 
 static COMMENT_FIELDS: [Field; 6] = comment_fields(
     "incoming_id",
     "Id of the incoming the comment belongs to.",
-    "IMPORT, PAYMENT, DELETE_PAYMENT or STATUS on the comments the service writes; empty on a \
-     user's comment (read only).",
+    "COMMENT for a user's comment, else the action the service wrote it for: IMPORT, PAYMENT, \
+     DELETE_PAYMENT or STATUS (read only).",
 );
 
 /// Comments on incoming invoices: the users', and the service's own on imports, payments
@@ -37,9 +37,24 @@ impl Rules for CommentRules {
         }
         d.record
             .set("user_id", Some(Scalar::Int(d.ctx.user_id as i64)));
+        // A user's comment, as on documents; the service's own name their action (`write`).
+        if d.record.get("actionkey").is_none() {
+            d.record.set("actionkey", Some(Scalar::Text(USER.into())));
+        }
         Ok(())
     }
+
+    /// Users' comments kept before they were marked show as what they are.
+    fn shown(&self, _txn: &dyn Read, _account: u64, mut record: Record) -> Result<Record, Error> {
+        if record.text("actionkey").is_empty() {
+            record.set("actionkey", Some(Scalar::Text(USER.into())));
+        }
+        Ok(record)
+    }
 }
+
+/// The actionkey of a user's comment.
+const USER: &str = "COMMENT";
 
 /// Writes a comment of the service on an incoming.
 pub fn write(

@@ -6,7 +6,7 @@
 //! for byte.
 
 use faktura_einvoice::limits::PdfLimits;
-use faktura_einvoice::model::{Invoice, Profile};
+use faktura_einvoice::model::Profile;
 use faktura_einvoice::{pdf, read, rules};
 
 use super::super::codes;
@@ -40,10 +40,25 @@ fn refused(message: String) -> Error {
     Error::Invalid(vec![format!("base64file: {message}")])
 }
 
-/// The upload `file` read as an e-invoice and judged; refused when it is none.
+/// The upload `file` read as an e-invoice and judged; refused when it is none, or when it
+/// names no invoice currency the service knows (its amounts would mean nothing).
 pub fn parse(file: Vec<u8>) -> Result<Parsed, Error> {
     let (read, format) = read_file(&file)?;
-    let findings = findings(&read.invoice);
+    let currency = read.invoice.currency.trim();
+    if currency.is_empty() {
+        return Err(refused(
+            "the e-invoice names no invoice currency (BT-5, InvoiceCurrencyCode or \
+             DocumentCurrencyCode)"
+                .into(),
+        ));
+    }
+    if !codes::is_currency(currency) {
+        return Err(refused(format!(
+            "the invoice currency (BT-5) '{}' is not an ISO 4217 currency code the service knows",
+            currency.chars().take(20).collect::<String>()
+        )));
+    }
+    let findings = findings(&read);
     Ok(Parsed {
         file,
         read,
@@ -83,11 +98,12 @@ pub fn read_file(file: &[u8]) -> Result<(read::Read, &'static str), Error> {
 }
 
 /// What the service's own rules find in an e-invoice (no XRechnung rules: it may follow
-/// any EN 16931 profile).
-fn findings(inv: &Invoice) -> Vec<(String, String, String)> {
-    rules::check(inv, Profile::FacturX, false)
+/// any EN 16931 profile), and its codes outside the code lists of EN 16931 (BR-CL).
+fn findings(read: &read::Read) -> Vec<(String, String, String)> {
+    rules::check(&read.invoice, Profile::FacturX, false)
         .into_iter()
         .filter(|v| !v.field.starts_with("settings.") || v.rule.starts_with("BR-"))
+        .chain(rules::code_lists(&read.unlisted))
         .map(|v| (v.rule, "error".to_owned(), v.message))
         .collect()
 }
@@ -154,15 +170,6 @@ pub fn import(
     set("profile", text(&read.specification));
     set("filename", text(filename));
     set("filesize", Some(Some(Scalar::Int(file.len() as i64))));
-    // A currency the API does not know is kept out rather than refusing the invoice.
-    changes.values.retain(|(name, v)| {
-        *name != "currency_code"
-            || v.as_ref().is_some_and(|c| {
-                codes::CURRENCIES
-                    .binary_search(&c.to_wire().as_str())
-                    .is_ok()
-            })
-    });
     let record = records::create(ctx, txn, &INCOMINGS, &changes)?;
     let id = record.id();
     for line in &inv.lines {

@@ -28,11 +28,13 @@ pub mod items;
 pub mod payments;
 pub mod record;
 pub mod resource;
+#[cfg(test)]
+mod tests;
 
 pub use comments::INCOMING_COMMENTS;
 pub use groups::{Group, group};
 pub use import::{Parsed, import, parse, read_file};
 pub use items::INCOMING_ITEMS;
 pub use payments::INCOMING_PAYMENTS;
-pub use record::{Extra, extra, file, shown, supplier_entry};
+pub use record::{Extra, children, extra, file, shown, supplier_entry};
 pub use resource::INCOMINGS;

@@ -8,10 +8,11 @@ use rust_decimal::Decimal;
 use super::super::documents::payments::Settlement;
 use super::super::records::{self, Draft, Filter, Resource, Rules};
 use super::super::schema::{Changes, Field, Kind, Record, Scalar};
+use super::super::settings::PAYMENT_TYPES;
 use super::super::{Ctx, Error};
 use super::comments;
 use super::record::{STORED, check_parent, children, due, shown};
-use crate::caps::Write;
+use crate::caps::{Read, Write};
 
 static PAYMENT_FIELDS: &[Field] = &[
     Field::new("id", Kind::Integer)
@@ -29,8 +30,10 @@ static PAYMENT_FIELDS: &[Field] = &[
         .positive()
         .doc("Amount paid; greater than 0. It adds to the incoming's paid_amount."),
     Field::new("comment", Kind::Text).doc("Note on the payment."),
-    Field::new("payment_type", Kind::Text)
-        .doc("How the payment was made, as free text (e.g. BANK_TRANSFER)."),
+    Field::new("payment_type", Kind::Enum(PAYMENT_TYPES)).doc(
+        "How the payment was made, in the words of documents' payments' type (BANK_TRANSFER, \
+         CASH, ...), in any case; kept in upper case.",
+    ),
     Field::new("mark_incoming_as_paid", Kind::Bool).doc(
         "1 counts the incoming as paid in full (paid_amount at least payable_amount) while this \
          payment exists. Default: 0.",
@@ -88,6 +91,29 @@ impl Rules for PaymentRules {
     }
 }
 
+/// What the payments of an incoming (but `leaving`, which is being deleted) count as paid
+/// of `due`, by the rule documents' payments settle by: their sum, or at least `due` while
+/// one is marked as paying it all.
+pub fn paid(
+    txn: &dyn Read,
+    account: u64,
+    incoming: u64,
+    leaving: Option<u64>,
+    due: Decimal,
+) -> Result<Decimal, Error> {
+    let payments = children(txn, &INCOMING_PAYMENTS, account, incoming)?;
+    Ok(Settlement::of(
+        payments
+            .iter()
+            .filter(|p| Some(p.id()) != leaving)
+            .map(|p| {
+                let amount = p.get("amount").and_then(Scalar::as_dec).unwrap_or_default();
+                (amount, p.bool("mark_incoming_as_paid"))
+            }),
+    )
+    .paid(due))
+}
+
 /// Sets an incoming's paid amount from its payments (without `leaving`, which is being
 /// deleted): their sum, or all of it when one is marked as settling it; writes the
 /// payment's comment, and a STATUS comment when the status moved.
@@ -103,15 +129,7 @@ fn settle(
     let mut record = stored.clone();
     let today = ctx.today();
     let before = shown(stored.clone(), today).text("status").to_owned();
-    let list: Vec<Record> = children(txn.as_read(), &INCOMING_PAYMENTS, account, incoming)?
-        .into_iter()
-        .filter(|p| Some(p.id()) != leaving)
-        .collect();
-    let paid = Settlement::of(list.iter().map(|p| {
-        let amount = p.get("amount").and_then(Scalar::as_dec).unwrap_or_default();
-        (amount, p.bool("mark_incoming_as_paid"))
-    }))
-    .paid(due(&record));
+    let paid = paid(txn.as_read(), account, incoming, leaving, due(&record))?;
     record.set("paid_amount", Some(Scalar::Dec(paid)));
     record.set("updated", Some(Scalar::DateTime(ctx.now)));
     records::save(

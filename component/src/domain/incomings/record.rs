@@ -45,8 +45,8 @@ static FIELDS: &[Field] = &[
     Field::new("supply_date", Kind::Date)
         .doc("Actual delivery date (BT-72); changes only on incomings entered by hand."),
     Field::new("currency_code", Kind::Currency).doc(
-        "Invoice currency (BT-5); an import leaves it empty when the file names a currency the \
-         service does not know. Changes only on incomings entered by hand.",
+        "Invoice currency (BT-5); an import refuses a file that names none, or one the service \
+         does not know (400). Changes only on incomings entered by hand.",
     ),
     Field::new("total_net", Kind::Decimal)
         .doc("Sum of the invoice without VAT (BT-109); changes only on incomings entered by hand."),
@@ -57,19 +57,21 @@ static FIELDS: &[Field] = &[
     Field::new("prepaid_amount", Kind::Decimal)
         .doc("Amount paid in advance (BT-113); changes only on incomings entered by hand."),
     Field::new("payable_amount", Kind::Decimal).doc(
-        "Amount due for payment (BT-115); open_amount and status are measured against it; changes \
+        "Amount due for payment (BT-115); open_amount and status are measured against it, or \
+         against total_gross while it is empty (an incoming entered by hand without it); changes \
          only on incomings entered by hand.",
     ),
     Field::new("paid_amount", Kind::Decimal).read_only().doc(
-        "Sum of the incoming's payments, or at least payable_amount while a payment marks it as \
-         paid (read only; computed).",
+        "Sum of the incoming's payments, or at least the amount due (payable_amount, else \
+         total_gross) while a payment marks it as paid (read only; computed).",
     ),
-    Field::new("open_amount", Kind::Decimal)
-        .read_only()
-        .doc("payable_amount minus paid_amount, never below 0 (read only; computed)."),
+    Field::new("open_amount", Kind::Decimal).read_only().doc(
+        "The amount due (payable_amount, else total_gross) minus paid_amount, never below 0 \
+         (read only; computed).",
+    ),
     Field::new("status", Kind::Text).read_only().doc(
-        "PAID once open_amount is 0 with a payable_amount above 0, else OVERDUE past due_date, \
-         else OPEN; evaluated when read (read only; computed).",
+        "PAID once open_amount is 0 with an amount due (payable_amount, else total_gross) above \
+         0, else OVERDUE past due_date, else OPEN; evaluated when read (read only; computed).",
     ),
     Field::new("label", Kind::Text)
         .doc("The account's own label for the incoming. Changeable also on imported incomings."),
@@ -177,9 +179,11 @@ pub fn file(txn: &dyn Read, account: u64, id: u64) -> Result<Option<(Vec<u8>, Re
         .map(|bytes| (bytes, record)))
 }
 
-/// The amount an incoming's payments are measured against: its payable amount.
+/// The amount an incoming's payments are measured against: its payable amount, or its
+/// total with VAT while it has none (entered by hand without it), so that it can be paid.
 pub fn due(r: &Record) -> Decimal {
     r.get("payable_amount")
+        .or_else(|| r.get("total_gross"))
         .and_then(Scalar::as_dec)
         .unwrap_or_default()
 }

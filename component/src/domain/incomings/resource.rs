@@ -10,8 +10,8 @@ use super::super::suppliers::SUPPLIERS;
 use super::super::{Ctx, Error};
 use super::comments::INCOMING_COMMENTS;
 use super::items::INCOMING_ITEMS;
-use super::payments::INCOMING_PAYMENTS;
-use super::record::{self, children, extra_key, file_key, supplier_entry};
+use super::payments::{self, INCOMING_PAYMENTS};
+use super::record::{self, children, due, extra_key, file_key, supplier_entry};
 use crate::caps::{Read, Write};
 use crate::store::keys;
 
@@ -88,6 +88,18 @@ impl Rules for IncomingRules {
                     .delete(&keys::supplier_incoming(account, old_supplier as u64, id))?;
                 d.txn
                     .put(&keys::supplier_incoming(account, supplier as u64, id), &[])?;
+            }
+            let due_now = due(d.record);
+            if due(old) != due_now {
+                // A payment marked as paying it all pays what is due now.
+                let paid = payments::paid(
+                    d.txn.as_read(),
+                    d.ctx.account_id,
+                    d.record.id(),
+                    None,
+                    due_now,
+                )?;
+                d.record.set("paid_amount", Some(Scalar::Dec(paid)));
             }
         }
         Ok(())
