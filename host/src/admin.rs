@@ -258,7 +258,7 @@ async fn answer(runtime: &Runtime, stream: UnixStream) -> anyhow::Result<()> {
             // Past `ok` an error can only cut the stream short, which its reader sees by
             // the missing trailer; the reason goes to the log.
             let moved =
-                crate::store::transfer::write_export(runtime.shared.db.as_ref(), &mut write)
+                crate::store::transfer::write_export(runtime.shared.store.db.as_ref(), &mut write)
                     .await?;
             tracing::info!(
                 entries = moved.entries,

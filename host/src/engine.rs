@@ -1,5 +1,6 @@
 //! The wasmtime side: engine configuration (pooling allocator, epochs), the compiled
-//! component cache, the linker with every import, and calls into the component.
+//! component cache, the linker with every import, a request's store (limits, deadline),
+//! and calls into the component.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -9,15 +10,18 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
-use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 
+use crate::Options;
 use crate::bindings::exports::faktura::service::admin::{
     AccountKey, CheckReport, Guest, Migration, UpkeepReport,
 };
 use crate::bindings::{Service, ServicePre};
-use crate::metrics::{Metrics, StoreMetrics};
-use crate::{EPOCH_TICK, MailConfig, Options, Shared, State, new_store, store};
+use crate::state::{Shared, State};
+
+/// Default time between epoch ticks.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// Bounds of every request's instance.
 #[derive(Debug, Clone)]
@@ -255,42 +259,52 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-    use crate::bindings::faktura::service::{mail, pdf, ratelimit, store};
-    store::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
-    pdf::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
-    mail::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
-    ratelimit::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)?;
+    crate::store::add_to_linker(&mut linker, State::store)?;
+    crate::pdf::add_to_linker(&mut linker, State::pdf)?;
+    crate::mail::add_to_linker(&mut linker, State::mail)?;
+    crate::ratelimit::add_to_linker(&mut linker, State::rate)?;
     Ok(linker)
 }
 
-/// The store `options` name: PostgreSQL for a `postgres://` URL, else the redb file of
-/// the data directory.
-pub(crate) fn open_store(options: &Options) -> anyhow::Result<Box<dyn store::Backend>> {
-    Ok(open_store_shared(options, StoreMetrics::default())?.0)
+/// A new store with the limiter and the request deadline installed, and all the fuel
+/// there is when the engine counts it (`fuel`).
+pub(crate) fn new_store(
+    engine: &Engine,
+    shared: Arc<Shared>,
+    limits: &Limits,
+    fuel: bool,
+) -> Store<State> {
+    let mut store = Store::new(engine, State::new(shared, limits.memory_bytes_max));
+    store.limiter(|s| &mut s.limits);
+    if fuel {
+        store
+            .set_fuel(u64::MAX)
+            .expect("the engine counts fuel when `fuel` is set");
+    }
+    let deadline = std::time::Instant::now() + limits.request_time_max;
+    // Every epoch tick the guest yields to other tasks; past the deadline it traps.
+    store.epoch_deadline_callback(move |_| {
+        if std::time::Instant::now() >= deadline {
+            Err(wasmtime::Error::new(DeadlineExceeded))
+        } else {
+            Ok(wasmtime::UpdateDeadline::Yield(1))
+        }
+    });
+    store
 }
 
-/// The store, reporting its commits to `metrics`, and the PostgreSQL pool the hosts on it
-/// share the rate limits through.
-fn open_store_shared(
-    options: &Options,
-    metrics: StoreMetrics,
-) -> anyhow::Result<(Box<dyn store::Backend>, Option<deadpool_postgres::Pool>)> {
-    match options.store.as_deref().map(str::trim) {
-        None | Some("") => Ok((
-            Box::new(store::redb::Redb::open(&options.db_path(), metrics)?),
-            None,
-        )),
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let pg = store::postgres::Postgres::new(url, metrics)?;
-            let pool = pg.pool();
-            Ok((Box::new(pg), Some(pool)))
-        }
-        Some(other) => anyhow::bail!(
-            "--store takes a PostgreSQL URL (postgres://user@host/db), got \"{other}\"; \
-             without it the store is the redb file of the data directory"
-        ),
+/// Why the guest was stopped when it ran past the request deadline: a type of its own, so
+/// that the metrics tell a stop from a trap of the guest.
+#[derive(Debug)]
+pub(crate) struct DeadlineExceeded;
+
+impl std::fmt::Display for DeadlineExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("request deadline exceeded")
     }
 }
+
+impl std::error::Error for DeadlineExceeded {}
 
 impl Runtime {
     /// Opens the data directory and prepares the component. Starts the epoch ticker.
@@ -315,29 +329,7 @@ impl Runtime {
         let http = crate::bindings::exports::wasi::http::incoming_handler::GuestIndices::new(
             pre.instance_pre(),
         )?;
-        let metrics = Metrics::new();
-        let (db, pool) = open_store_shared(options, metrics.store.clone())?;
-        let queue = match &pool {
-            Some(pool) => {
-                crate::mail::Queue::Postgres(crate::mail_pg::MailTable::new(pool.clone()))
-            }
-            None => crate::mail::Queue::Files,
-        };
-        let rate = match pool {
-            Some(pool) => crate::ratelimit::Counter::shared(options.rate_limit, pool),
-            None => crate::ratelimit::Counter::new(options.rate_limit),
-        };
-        let shared = Arc::new(Shared {
-            db,
-            mail: MailConfig {
-                outbox: options.outbox_dir(),
-                postal: options.postal.clone(),
-                smtp: options.smtp.clone(),
-            },
-            outbox: Arc::new(crate::mail::Outbox::new(queue)),
-            rate,
-            metrics,
-        });
+        let shared = Arc::new(Shared::open(options)?);
         let weak = engine.weak();
         std::thread::Builder::new()
             .name("faktura-epoch".into())
@@ -363,10 +355,8 @@ impl Runtime {
 
     /// Delivers queued mail over SMTP while the returned task runs (nothing without SMTP).
     pub fn start_mail_delivery(&self) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(crate::mail::deliver(
-            self.shared.mail.clone(),
-            self.shared.outbox.clone(),
-        ))
+        let shared = self.shared.clone();
+        tokio::spawn(async move { shared.mail.deliver().await })
     }
 
     /// Runs `f` against a fresh instance of the component.
@@ -401,7 +391,7 @@ impl Runtime {
     /// PostgreSQL store migrate and bootstrap it one after the other); the turn lasts
     /// until the guard is dropped.
     pub async fn start_up_turn(&self) -> anyhow::Result<crate::StartUpTurn> {
-        Ok(self.shared.db.start_up_turn().await?)
+        Ok(self.shared.store.db.start_up_turn().await?)
     }
 
     /// Brings the store to the component's data version before anything is served; the
@@ -458,9 +448,10 @@ impl Runtime {
             loop {
                 ticks.tick().await;
                 match runtime.upkeep().await {
-                    Ok(r) if r.handed > 0 || r.answers_expired > 0 => tracing::info!(
+                    Ok(r) if r.handed > 0 || r.answers_expired > 0 || r.runs > 0 => tracing::info!(
                         handed = r.handed,
                         answers_expired = r.answers_expired,
+                        runs = r.runs,
                         "upkeep"
                     ),
                     Ok(_) => {}

@@ -8,23 +8,20 @@ pub use store::backend::StartUpTurn;
 mod bindings;
 mod engine;
 mod guest_log;
+#[cfg(test)]
+mod layers;
 mod mail;
-mod mail_pg;
 mod metrics;
+mod operations;
 mod pdf;
+mod postgres;
 mod ratelimit;
 mod server;
+mod state;
 mod store;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
-
-use wasmtime::component::ResourceTable;
-use wasmtime::{Store, StoreLimits};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 pub use bindings::exports::faktura::service::admin::CheckReport;
 pub use engine::{Limits, Runtime, check_component as engine_check_component};
@@ -53,7 +50,7 @@ pub async fn import_store(options: &Options, path: &std::path::Path) -> anyhow::
         );
     }
     prepare_data_dir(&options.data_dir)?;
-    let db = engine::open_store(options)?;
+    let db = state::open_store(options)?;
     store::transfer::import(db.as_ref(), &export).await
 }
 
@@ -90,7 +87,7 @@ pub async fn check_store(options: &Options) -> anyhow::Result<CheckReport> {
 /// The store `options` name, which must exist: `what` says what it is opened for.
 fn open_existing_store(options: &Options, what: &str) -> anyhow::Result<Box<dyn store::Backend>> {
     store_exists(options, what)?;
-    engine::open_store(options)
+    state::open_store(options)
 }
 
 /// Ok when `options` name a PostgreSQL store or a data directory that has its redb file:
@@ -163,7 +160,7 @@ async fn write_backup_file(
 pub async fn store_conformance(options: &Options) -> anyhow::Result<()> {
     use store::conformance::Writers;
     prepare_data_dir(&options.data_dir)?;
-    let db = engine::open_store(options)?;
+    let db = state::open_store(options)?;
     let writers = match options.store.as_deref().map(str::trim) {
         None | Some("") => Writers::TakeTurns,
         Some(_) => Writers::SideBySide,
@@ -191,6 +188,8 @@ pub struct Options {
     /// Where `/metrics`, `/healthz` and `/readyz` are served (port 0 picks a free one);
     /// nowhere without it.
     pub metrics: Option<SocketAddr>,
+    /// Accounts get test clocks (`/api/test-clock`) that move their time forward.
+    pub test_clock: bool,
     pub limits: Limits,
 }
 
@@ -205,8 +204,18 @@ impl Options {
             rate_limit: None,
             store: None,
             metrics: None,
+            test_clock: false,
             limits: Limits::default(),
         }
+    }
+
+    /// The environment of the component: the switches of its business rules.
+    pub(crate) fn component_env(&self) -> Vec<(String, String)> {
+        let mut env = Vec::new();
+        if self.test_clock {
+            env.push(("FAKTURA_TEST_CLOCK".to_owned(), "1".to_owned()));
+        }
+        env
     }
 
     fn db_path(&self) -> PathBuf {
@@ -216,134 +225,6 @@ impl Options {
     /// The durable mail outbox.
     pub fn outbox_dir(&self) -> PathBuf {
         self.data_dir.join("outbox")
-    }
-}
-
-/// Resources every request shares.
-pub(crate) struct Shared {
-    /// The storage engine; the request path sees only the port (`store::Backend`).
-    pub(crate) db: Box<dyn store::Backend>,
-    pub(crate) mail: MailConfig,
-    pub(crate) outbox: Arc<mail::Outbox>,
-    pub(crate) rate: ratelimit::Counter,
-    pub(crate) metrics: metrics::Metrics,
-}
-
-/// Per-request store data: WASI contexts, the resource table and the memory limiter.
-pub(crate) struct State {
-    wasi: WasiCtx,
-    http: WasiHttpCtx,
-    table: ResourceTable,
-    limits: StoreLimits,
-    hooks: NoOutgoingHttp,
-    shared: Arc<Shared>,
-    /// The last commit this request's reads could see: its answer waits until that commit
-    /// is durable.
-    seen: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl WasiView for State {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl WasiHttpView for State {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
-            ctx: &mut self.http,
-            table: &mut self.table,
-            hooks: &mut self.hooks,
-        }
-    }
-}
-
-impl State {
-    fn new(shared: Arc<Shared>, limits: &Limits) -> State {
-        // The guest gets stderr for its error log and nothing else: no files, no env,
-        // no network, no stdin. Its lines join the host's log in the span of the request
-        // being served.
-        let wasi = WasiCtx::builder()
-            .stderr(guest_log::GuestStderr::new(tracing::Span::current()))
-            .build();
-        State {
-            wasi,
-            http: WasiHttpCtx::new(),
-            table: ResourceTable::new(),
-            limits: wasmtime::StoreLimitsBuilder::new()
-                .memory_size(limits.memory_bytes_max)
-                .instances(16)
-                .trap_on_grow_failure(true)
-                .build(),
-            hooks: NoOutgoingHttp,
-            shared,
-            seen: Arc::default(),
-        }
-    }
-}
-
-/// A new store with the limiter and the request deadline installed, and all the fuel
-/// there is when the engine counts it (`fuel`).
-pub(crate) fn new_store(
-    engine: &wasmtime::Engine,
-    shared: Arc<Shared>,
-    limits: &Limits,
-    fuel: bool,
-) -> Store<State> {
-    let mut store = Store::new(engine, State::new(shared, limits));
-    store.limiter(|s| &mut s.limits);
-    if fuel {
-        store
-            .set_fuel(u64::MAX)
-            .expect("the engine counts fuel when `fuel` is set");
-    }
-    let deadline = std::time::Instant::now() + limits.request_time_max;
-    // Every epoch tick the guest yields to other tasks; past the deadline it traps.
-    store.epoch_deadline_callback(move |_| {
-        if std::time::Instant::now() >= deadline {
-            Err(wasmtime::Error::new(DeadlineExceeded))
-        } else {
-            Ok(wasmtime::UpdateDeadline::Yield(1))
-        }
-    });
-    store
-}
-
-/// Why the guest was stopped when it ran past the request deadline: a type of its own, so
-/// that the metrics tell a stop from a trap of the guest.
-#[derive(Debug)]
-pub(crate) struct DeadlineExceeded;
-
-impl std::fmt::Display for DeadlineExceeded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("request deadline exceeded")
-    }
-}
-
-impl std::error::Error for DeadlineExceeded {}
-
-/// The component makes no outgoing HTTP requests; any attempt is denied.
-pub(crate) struct NoOutgoingHttp;
-
-type OutgoingResult = Result<
-    (
-        hyper::Response<wasmtime_wasi_http::WasiBody>,
-        Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-    ),
-    wasmtime_wasi_http::Error,
->;
-
-impl wasmtime_wasi_http::WasiHttpHooks for NoOutgoingHttp {
-    fn send_request(
-        &mut self,
-        _request: hyper::Request<wasmtime_wasi_http::WasiBody>,
-        _options: Option<wasmtime_wasi_http::RequestOptions>,
-        _io: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-    ) -> Box<dyn Future<Output = OutgoingResult> + Send> {
-        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
     }
 }
 
@@ -359,9 +240,6 @@ fn prepare_data_dir(dir: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("creating the data directory {}", dir.display()))?;
     Ok(())
 }
-
-/// Default time between epoch ticks.
-pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 #[cfg(test)]
 mod tests {

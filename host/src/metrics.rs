@@ -1,22 +1,19 @@
-//! Metrics and the operations listener (`faktura serve --metrics ADDR`): `/metrics` in the
-//! Prometheus text format, `/healthz` and `/readyz`, on a listener of their own so that the
-//! API port never exposes them.
+//! Metrics: the registry of one runtime and what it counts, written out in the Prometheus
+//! text format for `/metrics` (served by `operations.rs`).
 //!
-//! It owns the registry and counts what the host sees of a request (its route pattern,
-//! method, status and time), guest traps and deadline stops, the instance pool, store
-//! commits, PDF rendering and the mail outbox. It knows no route of the API: a route is
-//! the path with its numbers as `{id}` (`pattern`), so that it stays true when the
-//! component gains routes.
+//! It counts what the host sees of a request (its route pattern, method, status and time,
+//! and the outcome the component names in `OUTCOME`), guest traps and deadline stops, the
+//! instance pool, store commits, PDF rendering and the mail outbox. It knows no route of
+//! the API: a route is the path with its numbers as `{id}` (`pattern`), so that it stays
+//! true when the component gains routes; and it tells no answer's meaning from its route
+//! or status: the component says it. It depends on no other module of the host: the
+//! engines report through the handles it gives them (`StoreMetrics`, `PdfMetrics`).
 
 use std::collections::HashSet;
-use std::convert::Infallible;
 use std::sync::{PoisonError, RwLock};
 use std::time::Duration;
 
-use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper::header::{HeaderName, HeaderValue};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::prometheus_text;
 use prometheus_client::metrics::counter::Counter;
@@ -24,9 +21,13 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use tokio::net::TcpListener;
 
-use crate::Runtime;
+/// What the component says an answer is, where its status does not tell: `einvoice-refused`
+/// (an e-invoice refused, a draft's or one whose data fails its profile's rules) is counted
+/// in `einvoice_refusals`. The component sets it (`component/src/http/mod.rs`, `OUTCOME`);
+/// the server takes it off every answer before the answer leaves, so that clients never
+/// see it.
+pub(crate) const OUTCOME: HeaderName = HeaderName::from_static("x-faktura-outcome");
 
 /// The route of every path that no route of the API can have, and of the paths past
 /// `ROUTES_MAX`.
@@ -40,9 +41,6 @@ const WORD_BYTES_MAX: usize = 32;
 /// word of that shape passes, so a client sending made-up paths could otherwise grow the
 /// label set without end; the API has fewer than a hundred routes.
 const ROUTES_MAX: usize = 256;
-
-/// How long `/readyz` waits for the store.
-const READY_TIME_MAX: Duration = Duration::from_secs(5);
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -106,6 +104,28 @@ impl StoreMetrics {
     }
 }
 
+/// What the renderer reports of its PDFs.
+#[derive(Clone)]
+pub(crate) struct PdfMetrics {
+    render_seconds: Histogram,
+}
+
+impl Default for PdfMetrics {
+    fn default() -> PdfMetrics {
+        PdfMetrics {
+            // 5 ms to 10 s.
+            render_seconds: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
+        }
+    }
+}
+
+impl PdfMetrics {
+    /// A PDF took `took` to render.
+    pub(crate) fn rendered(&self, took: Duration) {
+        self.render_seconds.observe(took.as_secs_f64());
+    }
+}
+
 /// Every metric of one runtime. A runtime has its own, so that hosts in one process (the
 /// tests) count apart.
 pub(crate) struct Metrics {
@@ -118,7 +138,7 @@ pub(crate) struct Metrics {
     instances_max: Gauge,
     pub(crate) store: StoreMetrics,
     outbox: Family<OutboxLabels, Gauge>,
-    pdf_render_seconds: Histogram,
+    pub(crate) pdf: PdfMetrics,
     einvoice_refusals: Family<EInvoiceLabels, Counter>,
     /// The routes counted so far; at most `ROUTES_MAX`.
     routes: RwLock<HashSet<String>>,
@@ -136,8 +156,7 @@ impl Metrics {
             instances_max: Gauge::default(),
             store: StoreMetrics::default(),
             outbox: Family::default(),
-            // 5 ms to 10 s.
-            pdf_render_seconds: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
+            pdf: PdfMetrics::default(),
             einvoice_refusals: Family::default(),
             routes: RwLock::new(HashSet::new()),
         };
@@ -198,25 +217,29 @@ impl Metrics {
         r.register(
             "pdf_render_duration_seconds",
             "Time to render one PDF",
-            self.pdf_render_seconds.clone(),
+            self.pdf.render_seconds.clone(),
         );
         r.register(
             "einvoice_refusals",
-            "E-invoices refused by the rules of their profile (400 on an e-invoice route)",
+            "E-invoices refused, by route: a draft's, or one whose data fails the rules of its \
+             profile (as the component marks its answers)",
             self.einvoice_refusals.clone(),
         );
         self
     }
 
-    /// Counts an answered request.
-    pub(crate) fn request(&self, method: &hyper::Method, path: &str, status: u16, took: Duration) {
+    /// Counts an answered request, and what the component said it was (`OUTCOME`).
+    pub(crate) fn request(
+        &self,
+        method: &hyper::Method,
+        path: &str,
+        status: u16,
+        outcome: Option<&HeaderValue>,
+        took: Duration,
+    ) {
         let route = self.route(path);
         let method = method_label(method);
-        // The component answers a profile's rule violations with 400 and a line per rule;
-        // the host does not read bodies, and on these routes every 400 is such a refusal
-        // (a draft has no e-invoice yet, which is one too). Refusals at completion share
-        // their 400 with other refusals of a completion and are left out.
-        if status == 400 && route.ends_with("/e-invoice") {
+        if outcome.is_some_and(|o| o == "einvoice-refused") {
             self.einvoice_refusals
                 .get_or_create(&EInvoiceLabels {
                     route: route.clone(),
@@ -239,16 +262,12 @@ impl Metrics {
     }
 
     /// Counts a guest that ended in an error: stopped at its deadline, or trapped.
-    pub(crate) fn guest_failed(&self, e: &wasmtime::Error) {
-        if e.is::<crate::DeadlineExceeded>() {
+    pub(crate) fn guest_failed(&self, at_deadline: bool) {
+        if at_deadline {
             self.deadline_stops.inc();
         } else {
             self.guest_traps.inc();
         }
-    }
-
-    pub(crate) fn pdf_rendered(&self, took: Duration) {
-        self.pdf_render_seconds.observe(took.as_secs_f64());
     }
 
     /// The route label of `path`: its pattern while fewer than `ROUTES_MAX` are counted or
@@ -271,22 +290,23 @@ impl Metrics {
         pattern
     }
 
-    /// The exposition, with the gauges read now.
-    async fn exposition(&self, runtime: &Runtime) -> String {
-        let max = runtime.limits.instances_max as usize;
-        let free = runtime.slots.available_permits();
-        self.instances_max.set(max as i64);
-        self.instances_in_use.set(max.saturating_sub(free) as i64);
-        match runtime.shared.outbox.backlog(&runtime.shared.mail).await {
-            Ok(backlog) => {
-                for (state, n) in [("queued", backlog.queued), ("failed", backlog.failed)] {
-                    self.outbox
-                        .get_or_create(&OutboxLabels { state })
-                        .set(n as i64);
-                }
+    /// The exposition, with the gauges as read now: the instances serving and the pool's
+    /// size, and the outbox's backlog (`None` when it could not be counted: the gauges
+    /// keep what they last read).
+    pub(crate) fn exposition(
+        &self,
+        instances_in_use: usize,
+        instances_max: usize,
+        outbox: Option<(u64, u64)>,
+    ) -> String {
+        self.instances_max.set(instances_max as i64);
+        self.instances_in_use.set(instances_in_use as i64);
+        if let Some((queued, failed)) = outbox {
+            for (state, n) in [("queued", queued), ("failed", failed)] {
+                self.outbox
+                    .get_or_create(&OutboxLabels { state })
+                    .set(n as i64);
             }
-            // The gauges keep what they last read; the log says why they are stale.
-            Err(e) => tracing::warn!("metrics: counting the outbox: {e}"),
         }
         let mut text = String::new();
         prometheus_text::encode(&mut text, &self.registry)
@@ -336,88 +356,6 @@ fn pattern(path: &str) -> Option<String> {
         }
     }
     Some(out)
-}
-
-type Answer = hyper::Response<Full<Bytes>>;
-
-fn text(status: hyper::StatusCode, content_type: &'static str, body: String) -> Answer {
-    let mut answer = hyper::Response::new(Full::new(Bytes::from(body)));
-    *answer.status_mut() = status;
-    answer.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static(content_type),
-    );
-    answer
-}
-
-const PLAIN: &str = "text/plain; charset=utf-8";
-
-/// Why the runtime cannot serve now, if it cannot. Its component is compiled and linked
-/// before a `Runtime` exists, so a serving runtime has it loaded; what can go away is the
-/// store.
-async fn unready(runtime: &Runtime) -> Option<String> {
-    match tokio::time::timeout(READY_TIME_MAX, runtime.shared.db.begin_read()).await {
-        Ok(Ok(_snapshot)) => None,
-        Ok(Err(e)) => Some(format!("the store cannot be read: {e}")),
-        Err(_) => Some(format!(
-            "the store did not answer within {} s",
-            READY_TIME_MAX.as_secs()
-        )),
-    }
-}
-
-async fn answer(runtime: &Runtime, req: hyper::Request<Incoming>) -> Answer {
-    use hyper::StatusCode;
-    if !matches!(*req.method(), hyper::Method::GET | hyper::Method::HEAD) {
-        return text(
-            StatusCode::METHOD_NOT_ALLOWED,
-            PLAIN,
-            "GET or HEAD\n".into(),
-        );
-    }
-    match req.uri().path() {
-        "/metrics" => text(
-            StatusCode::OK,
-            prometheus_text::CONTENT_TYPE,
-            runtime.shared.metrics.exposition(runtime).await,
-        ),
-        "/healthz" => text(StatusCode::OK, PLAIN, "ok\n".into()),
-        "/readyz" => match unready(runtime).await {
-            None => text(StatusCode::OK, PLAIN, "ready\n".into()),
-            Some(why) => text(StatusCode::SERVICE_UNAVAILABLE, PLAIN, format!("{why}\n")),
-        },
-        _ => text(
-            StatusCode::NOT_FOUND,
-            PLAIN,
-            "/metrics, /healthz or /readyz\n".into(),
-        ),
-    }
-}
-
-/// Serves `/metrics`, `/healthz` and `/readyz` on `listener` until the task is dropped.
-pub(crate) async fn serve(runtime: Runtime, listener: TcpListener) {
-    loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(e) => {
-                tracing::warn!("metrics: accept failed: {e}");
-                continue;
-            }
-        };
-        let runtime = runtime.clone();
-        let service = hyper::service::service_fn(move |req| {
-            let runtime = runtime.clone();
-            async move { Ok::<_, Infallible>(answer(&runtime, req).await) }
-        });
-        tokio::spawn(async move {
-            if let Err(e) = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await
-            {
-                tracing::debug!("metrics: connection ended: {e}");
-            }
-        });
-    }
 }
 
 #[cfg(test)]

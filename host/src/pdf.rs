@@ -1,12 +1,42 @@
 //! The `pdf` interface: the guest's records handed to the shared renderer
-//! (`faktura_backend::render`), which lays out the pages and draws the thumbnails.
+//! (`faktura_backend::render`), which lays out the pages and draws the thumbnails. It
+//! owns only the mapping between the generated bindings and the renderer's types; it must
+//! not lay out anything itself.
 
 use faktura_backend::render;
+use wasmtime::component::{HasData, Linker};
 
-use crate::State;
 use crate::bindings::faktura::service::pdf::{
     self as wit, Document, ImageFormat, MetaRow, PageText,
 };
+use crate::metrics::PdfMetrics;
+
+/// The renderer of every request: the interface's context.
+pub(crate) struct PdfCtx {
+    metrics: PdfMetrics,
+}
+
+impl PdfCtx {
+    /// Renders, and reports each PDF's time to `metrics`.
+    pub(crate) fn new(metrics: PdfMetrics) -> PdfCtx {
+        PdfCtx { metrics }
+    }
+}
+
+/// Adds the `pdf` import to `linker`; `ctx` finds the context in a request's data.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    ctx: fn(&mut T) -> &PdfCtx,
+) -> wasmtime::Result<()> {
+    wit::add_to_linker::<T, HasPdf>(linker, ctx)
+}
+
+/// What the generated `add_to_linker` hands the `Host` impl: the context alone.
+struct HasPdf;
+
+impl HasData for HasPdf {
+    type Data<'a> = &'a PdfCtx;
+}
 
 fn rows(rows: Vec<MetaRow>) -> Vec<render::MetaRow> {
     rows.into_iter()
@@ -68,12 +98,12 @@ fn archive(
     }
 }
 
-impl wit::Host for State {
+impl wit::Host for &PdfCtx {
     async fn render(&mut self, doc: Document) -> wasmtime::Result<Result<Vec<u8>, String>> {
         let (doc, archive) = document(doc);
         let started = std::time::Instant::now();
         let pdf = render::render_archival(&doc, &archive);
-        self.shared.metrics.pdf_rendered(started.elapsed());
+        self.metrics.rendered(started.elapsed());
         Ok(pdf)
     }
 

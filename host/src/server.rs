@@ -1,6 +1,7 @@
 //! The HTTP front: hyper on tokio, one fresh component instance per request, a log line per
 //! request in a span carrying its id (`X-Request-Id`), 500 for a trapped guest, graceful
-//! shutdown; the metrics listener beside it when one is configured.
+//! shutdown; the operations listener beside it when one is configured. What the component
+//! says of an answer for the metrics (`metrics::OUTCOME`) is counted and taken off here.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -25,8 +26,9 @@ use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
+use crate::engine::{DeadlineExceeded, Runtime, new_store};
+use crate::metrics::OUTCOME;
 use crate::store::DbError;
-use crate::{Runtime, new_store};
 
 /// How long shutdown waits for requests in flight.
 const DRAIN_TIME_MAX: Duration = Duration::from_secs(10);
@@ -134,7 +136,7 @@ impl Runtime {
             }
             .await;
             if let Err(e) = &result {
-                shared.metrics.guest_failed(e);
+                shared.metrics.guest_failed(e.is::<DeadlineExceeded>());
                 tracing::error!("guest failed: {e:?}");
             }
             if let Some(request) = profiled
@@ -201,7 +203,7 @@ impl Runtime {
             Ok(response) => {
                 // Never show a client a commit that a crash could still take back.
                 let seen = seen.load(Ordering::SeqCst);
-                match self.shared.db.durable(seen).await {
+                match self.shared.store.db.durable(seen).await {
                     Ok(()) => Ok(response),
                     Err(e) => {
                         tracing::error!("making what the reads saw durable: {e}");
@@ -231,16 +233,20 @@ impl Runtime {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        let response = match self.call(req).await {
+        let mut response = match self.call(req).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!(%method, path, "{e:#}");
                 internal_error()
             }
         };
+        // Said for the metrics alone: it never leaves the host.
+        let outcome = response.headers_mut().remove(OUTCOME);
         let status = response.status().as_u16();
         let took = started.elapsed();
-        self.shared.metrics.request(&method, &path, status, took);
+        self.shared
+            .metrics
+            .request(&method, &path, status, outcome.as_ref(), took);
         tracing::info!(
             %method,
             path,
@@ -347,7 +353,7 @@ async fn serve_with(
     let graceful = GracefulShutdown::new();
     let delivery = runtime.start_mail_delivery();
     let upkeep = runtime.start_upkeep(runtime.limits.upkeep_every);
-    let metrics = metrics.map(|m| tokio::spawn(crate::metrics::serve(runtime.clone(), m)));
+    let metrics = metrics.map(|m| tokio::spawn(crate::operations::serve(runtime.clone(), m)));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, _) = tokio::select! {

@@ -61,7 +61,7 @@ async fn units_are_unique_in_any_case_and_kept_while_an_article_uses_them() {
     assert_eq!(hour.status, 201, "{}", hour.body);
     unit(&app, "<name>STUNDE</name>")
         .await
-        .assert_error(400, "name Stunde is taken by unit");
+        .assert_error(400, "name STUNDE is taken by unit");
     unit(&app, "<name>Kilo</name><unit_code>kilo gram</unit_code>")
         .await
         .assert_error(400, "unit_code must be a UN/ECE Recommendation 20 code");
@@ -142,6 +142,10 @@ async fn articles_are_numbered_checked_and_filtered() {
             "supplier_id 999 does not exist",
         ),
         ("<type>GOODS</type>", "type must be one of"),
+        (
+            &*format!("<number_pre>{}</number_pre>", "0".repeat(41)),
+            "number_pre must be one line of at most 40 characters",
+        ),
     ] {
         app.post("/api/articles", &format!("<article>{inner}</article>"))
             .await

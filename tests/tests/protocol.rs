@@ -40,6 +40,26 @@ const CREATES: &[(&str, &str)] = &[
     ),
     ("/api/clients", "<client><name>C</name></client>"),
     ("/api/taxes", "<tax><name>VAT</name><rate>20</rate></tax>"),
+    (
+        "/api/units",
+        "<unit><name>Stunde</name><unit_code>HUR</unit_code></unit>",
+    ),
+    (
+        "/api/articles",
+        "<article><title>A</title><sales_price>10</sales_price></article>",
+    ),
+    (
+        "/api/article-properties",
+        "<article-property><name>P</name><type>TEXTFIELD</type></article-property>",
+    ),
+    (
+        "/api/reminder-texts",
+        "<reminder-text><name>Last</name><sorting>4</sorting></reminder-text>",
+    ),
+    (
+        "/api/base-rates",
+        "<base-rate><valid_from>2027-01-01</valid_from><rate>1.5</rate></base-rate>",
+    ),
 ];
 
 #[tokio::test]
@@ -169,12 +189,14 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
         create: String::new(),
     });
     let client = made.iter().find(|m| m.collection == "clients").unwrap().id;
-    // A value of each kind of property: of the incoming, the client, the user.
+    // A value of each kind of property: of the incoming, the client, the user, the article.
     let user: u64 = commented.field("user_id").unwrap().parse().unwrap();
+    let article = made.iter().find(|m| m.collection == "articles").unwrap().id;
     for (kind, owner) in [
         ("incoming", incoming.id()),
         ("client", client),
         ("user", user),
+        ("article", article),
     ] {
         let properties: &'static str = format!("{kind}-properties").leak();
         let property = made.iter().find(|m| m.collection == properties).unwrap().id;
@@ -192,6 +214,27 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
             create,
         });
     }
+    let tag =
+        format!("<article-tag><article_id>{article}</article_id><name>T</name></article-tag>");
+    let tagged = app.post("/api/article-tags", &tag).await;
+    assert_eq!(tagged.status, 201, "{}", tagged.body);
+    made.push(Made {
+        collection: "article-tags",
+        list: format!("/api/article-tags?article_id={article}"),
+        id: tagged.id(),
+        update: tag.clone(),
+        create: tag,
+    });
+    let contact = format!("<contact><client_id>{client}</client_id><name>K</name></contact>");
+    let r = app.post("/api/contacts", &contact).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    made.push(Made {
+        collection: "contacts",
+        list: format!("/api/contacts?client_id={client}"),
+        id: r.id(),
+        update: contact.clone(),
+        create: contact,
+    });
     let tag = format!("<client-tag><client_id>{client}</client_id><name>T</name></client-tag>");
     let tagged = app.post("/api/client-tags", &tag).await;
     assert_eq!(tagged.status, 201, "{}", tagged.body);
@@ -208,8 +251,11 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
         ("offers", "offer", "offer_id"),
         ("confirmations", "confirmation", "confirmation_id"),
         ("delivery-notes", "delivery-note", "delivery_note_id"),
+        ("recurrings", "recurring", "recurring_id"),
     ] {
         let takes_payments = ["invoices", "credit-notes"].contains(&plural);
+        // A recurring invoice is never completed: the one record serves.
+        let completes = plural != "recurrings";
         let create = format!(
             "<{singular}><client_id>{client}</client_id><{singular}-items><{singular}-item>\
              <name>A</name><unit_price>10</unit_price></{singular}-item></{singular}-items></{singular}>"
@@ -219,8 +265,10 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
         let draft = draft.id();
         // A completed document, so that its owner has a PDF to fetch.
         let open = app.post(&format!("/api/{plural}"), &create).await.id();
-        let done = app.put(&format!("/api/{plural}/{open}/complete"), "").await;
-        assert_eq!(done.status, 200, "{}", done.body);
+        if completes {
+            let done = app.put(&format!("/api/{plural}/{open}/complete"), "").await;
+            assert_eq!(done.status, 200, "{}", done.body);
+        }
         made.push(Made {
             collection: plural,
             list: format!("/api/{plural}"),
@@ -251,6 +299,63 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
             });
         }
     }
+    // Reminders of the open invoice: a completed one with a PDF, a draft for its parts.
+    let invoice = made.iter().find(|m| m.collection == "invoices").unwrap().id;
+    let create = format!("<reminder><invoice_id>{invoice}</invoice_id></reminder>");
+    let mut reminders = Vec::new();
+    for _ in 0..2 {
+        let r = app.post("/api/reminders", &create).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        reminders.push(r.id());
+    }
+    let (open, draft) = (reminders[0], reminders[1]);
+    let done = app
+        .put(&format!("/api/reminders/{open}/complete"), "")
+        .await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    made.push(Made {
+        collection: "reminders",
+        list: "/api/reminders".into(),
+        id: open,
+        update: "<reminder><label>Stolen</label></reminder>".into(),
+        create: create.clone(),
+    });
+    for (part, body) in [
+        ("items", "<title>Fee</title><unit_price>5</unit_price>"),
+        ("comments", "<comment>c</comment>"),
+        ("tags", "<name>t</name>"),
+    ] {
+        let collection: &'static str = format!("reminder-{part}").leak();
+        let root = &collection[..collection.len() - 1];
+        let create = format!("<{root}><reminder_id>{draft}</reminder_id>{body}</{root}>");
+        let r = app.post(&format!("/api/{collection}"), &create).await;
+        assert_eq!(r.status, 201, "{collection}: {}", r.body);
+        made.push(Made {
+            collection,
+            list: format!("/api/{collection}?reminder_id={draft}"),
+            id: r.id(),
+            update: format!("<{root}>{body}</{root}>"),
+            create,
+        });
+    }
+    let recurring = made
+        .iter()
+        .find(|m| m.collection == "recurrings")
+        .unwrap()
+        .id;
+    let receiver = format!(
+        "<recurring-email-receiver><recurring_id>{recurring}</recurring_id>\
+         <address>r@example.org</address></recurring-email-receiver>"
+    );
+    let r = app.post("/api/recurring-email-receivers", &receiver).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    made.push(Made {
+        collection: "recurring-email-receivers",
+        list: format!("/api/recurring-email-receivers?recurring_id={recurring}"),
+        id: r.id(),
+        update: receiver.clone(),
+        create: receiver,
+    });
     made
 }
 

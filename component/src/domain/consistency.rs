@@ -186,10 +186,9 @@ fn stored_document_entries(account: u64, bytes: &[u8]) -> Result<Vec<Entry>, Err
 /// The entries a document has beside it: its index entries and its number claim.
 fn document_entries(account: u64, doc: &Document) -> Vec<Entry> {
     let mut entries = storage::index_entries(account, doc);
-    entries.push((
-        storage::claim_key(account, doc),
-        doc.id.to_be_bytes().to_vec(),
-    ));
+    if let Some(claim) = storage::claim_key(account, doc) {
+        entries.push((claim, doc.id.to_be_bytes().to_vec()));
+    }
     entries
 }
 

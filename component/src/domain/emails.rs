@@ -153,6 +153,17 @@ pub fn send(
     let from = match req.from {
         Some(f) => f.trim().to_owned(),
         None => match defaults.text("default_email_sender").trim() {
+            // The service's own runs (recurring, dunning) send in the company's name.
+            "" if ctx.user_id == 0 => match defaults.text("company_email").trim() {
+                "" => {
+                    return Err(Error::invalid(
+                        "an e-mail the service sends on its own (a recurring or dunning run) \
+                         needs a sender: set default_email_sender or company_email in the \
+                         settings",
+                    ));
+                }
+                company => company.to_owned(),
+            },
             "" => accounts::load_user(txn, ctx.user_id)?.email,
             sender => sender.to_owned(),
         },
@@ -174,6 +185,8 @@ pub fn send(
     );
     let filename = match req.filename.as_deref().map(str::trim) {
         Some(f) if !f.is_empty() => f.trim_end_matches(".pdf").to_owned(),
+        // The contract names a credit note's attachment invoice_<id> by default.
+        _ if kind == DocKind::CreditNote => format!("invoice_{id}"),
         _ => format!("{}_{id}", kind.spec().file_stem),
     };
     let mut attachments = vec![Attachment {
@@ -187,7 +200,12 @@ pub fn send(
         None => Profile::parse(client.text("einvoice_profile")),
         Some(p) if !kind.spec().einvoices && !p.is_empty() => {
             return Err(Error::invalid(format!(
-                "einvoice: a {} has no e-invoice (only invoices and credit notes do)",
+                "einvoice: {} {} has no e-invoice (only invoices and credit notes do)",
+                if kind.label().starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                },
                 kind.label()
             )));
         }

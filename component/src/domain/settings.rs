@@ -13,6 +13,9 @@ use crate::caps::{Read, Write};
 use crate::limits;
 use crate::store;
 
+/// What an automatic dunning run does with a reminder it makes.
+pub const DUNNING_ACTIONS: &[&str] = &["CREATE", "COMPLETE", "EMAIL", "MAIL"];
+
 /// Payment types a document may accept.
 pub const PAYMENT_TYPES: &[&str] = &[
     "CREDIT_NOTE",
@@ -35,6 +38,11 @@ static HEAD: &[Field] = &[
     Field::new("locale", Kind::Text).mandatory().doc(
         "Locale of PDFs, e-mails and e-invoice texts: de_* writes dates as DD.MM.YYYY and German \
          standard texts; it sets the decimal mark. Default: de_DE.",
+    ),
+    Field::new("time_zone", Kind::Text).doc(
+        "The account's time zone, an IANA name such as Europe/Berlin or America/New_York: the \
+         day it is (document dates, due dates, OVERDUE) and the hour recurring invoices run at \
+         follow it. Default: Europe/Berlin.",
     ),
     Field::new("net_gross", Kind::Enum(&["NET", "GROSS"]))
         .mandatory()
@@ -215,6 +223,35 @@ static TAIL: &[Field] = &[
         .doc("Days a new offer holds after its date (0 to 3650): its validity_days. Default: 30."),
     Field::new("delivery_note_prices", Kind::Bool)
         .doc("1 prints prices and totals on delivery notes; 0 only the quantities. Default: 0."),
+    Field::new("reminder_due_days", Kind::Integer).doc(
+        "Days from a new reminder's date to its due date (0 to 3650): its due_days. Default: 10.",
+    ),
+    Field::new("reminder_email_subject", Kind::Text).doc(
+        "Subject of reminder e-mails that give none; placeholders are resolved. Default: \
+         [Reminder.subject], the reminder's subject.",
+    ),
+    Field::new("reminder_email_body", Kind::Text).doc(
+        "Body of reminder e-mails that give none; placeholders are resolved. Default: a short \
+         covering letter.",
+    ),
+    Field::new("dunning_run", Kind::Bool).doc(
+        "1: the automatic dunning runs make the next reminder of every OVERDUE invoice of a \
+         client with dunning_run 1 once the level's days_overdue have passed, one level per \
+         invoice and run. Default: 0.",
+    ),
+    Field::new("dunning_action", Kind::Enum(DUNNING_ACTIONS)).doc(
+        "What an automatic dunning run does with a reminder it makes: CREATE leaves a draft, \
+         COMPLETE completes it, EMAIL completes and e-mails it, MAIL completes and posts it. \
+         Default: CREATE.",
+    ),
+    Field::new("dunning_repeat_days", Kind::Integer).doc(
+        "Past the last level, automatic runs repeat it this many days after the previous \
+         reminder's due date (0 to 3650); 0: never. Default: 0.",
+    ),
+    Field::new("dunning_flat_charge", Kind::Bool).doc(
+        "1 adds the flat charge of § 288 (5) BGB (40 EUR) for business clients (consumer 0) to \
+         the first reminder of an invoice in EUR that has a fee, once per invoice. Default: 0.",
+    ),
     Field::new("due_days", Kind::Integer).doc(
         "Days from the document date to the due date (0 to 3650) for clients whose due_days_type \
          is SETTINGS. Default: 14.",
@@ -321,6 +358,7 @@ fn default_of(name: &str) -> Option<Scalar> {
     match name {
         "currency_code" => text("EUR"),
         "locale" => text("de_DE"),
+        "time_zone" => text(super::clock::ZONE_DEFAULT),
         "net_gross" => text("NET"),
         "invoice_number_pre" => text("INV-"),
         "credit_note_number_pre" => text("CN-"),
@@ -367,6 +405,16 @@ fn default_of(name: &str) -> Option<Scalar> {
              [CreditNote.credit_note_number] of [CreditNote.date].\n\nKind regards\n[Company.name]",
         ),
         "due_days" => Some(Scalar::Int(14)),
+        "reminder_due_days" => Some(Scalar::Int(10)),
+        "reminder_email_subject" => text("[Reminder.subject]"),
+        "reminder_email_body" => text(
+            "Dear [Client.name],\n\nour invoice [Invoice.invoice_number] of [Invoice.date] is \
+             still open. Please find attached our reminder: [Reminder.total_gross] are due by \
+             [Reminder.due_date].\n\nKind regards\n[Company.name]",
+        ),
+        "dunning_run" | "dunning_flat_charge" => Some(Scalar::Bool(false)),
+        "dunning_action" => text("CREATE"),
+        "dunning_repeat_days" => Some(Scalar::Int(0)),
         "discount_rate" => Some(Scalar::Dec(Decimal::ZERO)),
         "discount_days" => Some(Scalar::Int(0)),
         "print_version" | "einvoice_pdf" => Some(Scalar::Bool(false)),
@@ -424,7 +472,24 @@ pub fn update(ctx: &Ctx, txn: &mut dyn Write, changes: &Changes) -> Result<Recor
         return Err(Error::Invalid(errors));
     }
     txn.put(&key(ctx.account_id), &records::encode_record(&record))?;
+    let clock = super::clock::load(txn.as_read(), ctx.account_id)?;
+    let zone = record.text("time_zone");
+    if zone != clock.zone {
+        // The account's clock keeps the zone every request reads.
+        super::clock::save(txn, ctx.account_id, zone, clock.offset, ctx.now)?;
+    }
     load(txn.as_read(), ctx.account_id, ctx.today())
+}
+
+/// Sets the account's time zone (the test clock sets it with its moment).
+pub fn set_time_zone(txn: &mut dyn Write, account: u64, zone: &str) -> Result<(), Error> {
+    let mut record = load_stored(txn.as_read(), account)?;
+    if record.text("time_zone") == zone {
+        return Ok(());
+    }
+    record.set("time_zone", Some(Scalar::Text(zone.to_owned())));
+    txn.put(&key(account), &records::encode_record(&record))?;
+    Ok(())
 }
 
 fn validate(r: &Record, errors: &mut Vec<String>) {
@@ -448,7 +513,15 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
             ));
         }
     }
+    let zone = r.text("time_zone");
+    if super::schedule::zone(zone).is_none() {
+        errors.push(format!(
+            "time_zone must be an IANA time zone such as Europe/Berlin, got \"{zone}\""
+        ));
+    }
     in_range("due_days", limits::TERM_DAYS_MAX, errors);
+    in_range("reminder_due_days", limits::TERM_DAYS_MAX, errors);
+    in_range("dunning_repeat_days", limits::TERM_DAYS_MAX, errors);
     in_range("offer_validity_days", limits::TERM_DAYS_MAX, errors);
     in_range("discount_days", limits::TERM_DAYS_MAX, errors);
     if let Some(rate) = r.get("discount_rate").and_then(Scalar::as_dec)

@@ -187,6 +187,16 @@ pub(super) static ARTICLE_TAGS: Wire =
         },
     });
 pub(super) static UNITS: Wire = Wire::new("units", "unit", &units::UNITS);
+pub(super) static REMINDER_TEXTS: Wire = Wire::new(
+    "reminder-texts",
+    "reminder-text",
+    &crate::domain::dunning::levels::LEVELS,
+);
+pub(super) static BASE_RATES: Wire = Wire::new(
+    "base-rates",
+    "base-rate",
+    &crate::domain::dunning::base_rates::BASE_RATES,
+);
 pub(super) static ARTICLES: Wire =
     Wire::new("articles", "article", &articles::ARTICLES).tagged(&record_tags::ARTICLES);
 pub(super) static ARTICLE_PROPERTIES: Wire = Wire::new(
@@ -213,6 +223,25 @@ pub(super) static CONTACTS: Wire =
         required: true,
         check: |txn, account, id| records::check_exists(txn, &clients::CLIENTS, account, id),
     });
+/// The receivers of a recurring invoice's e-mails, listed by their recurring.
+pub(super) static RECURRING_RECEIVERS: Wire = Wire::new(
+    "recurring-email-receivers",
+    "recurring-email-receiver",
+    &crate::domain::documents::recurring::RECEIVERS,
+)
+.owned_by(Owner {
+    field: "recurring_id",
+    required: true,
+    check: |txn, account, id| match crate::domain::documents::storage::load(
+        txn,
+        account,
+        crate::domain::documents::DocKind::Recurring,
+        id,
+    ) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(e),
+    },
+});
 pub(super) static SUPPLIERS: Wire = Wire::new("suppliers", "supplier", &suppliers::SUPPLIERS);
 pub(super) static INCOMINGS: Wire = Wire::new("incomings", "incoming", &incomings::INCOMINGS);
 pub(super) static INCOMING_PAYMENTS: Wire = Wire::new(

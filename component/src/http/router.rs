@@ -10,7 +10,7 @@ use super::records::{
     self, CLIENT_PROPERTIES, CLIENT_TAGS, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES,
     INCOMING_PROPERTIES, SUPPLIERS, TAXES, TEMPLATES, USER_PROPERTIES, Wire,
 };
-use super::{Call, Request, Response, clients, incomings, settings, templates};
+use super::{Call, Request, Response, clients, incomings, runs, settings, templates};
 use crate::caps::Caps;
 use crate::domain::Ctx;
 use crate::domain::documents::{Action, DocKind};
@@ -416,6 +416,8 @@ const CREDIT_NOTE: DocKind = DocKind::CreditNote;
 const OFFER: DocKind = DocKind::Offer;
 const CONFIRMATION: DocKind = DocKind::Confirmation;
 const DELIVERY_NOTE: DocKind = DocKind::DeliveryNote;
+const RECURRING: DocKind = DocKind::Recurring;
+const REMINDER: DocKind = DocKind::Reminder;
 
 static TABLE: &[&[Route]] = &[
     preset!("invoices", INVOICE),
@@ -467,6 +469,48 @@ static TABLE: &[&[Route]] = &[
     letter!("confirmations", CONFIRMATION),
     documents!("delivery-notes", DELIVERY_NOTE),
     letter!("delivery-notes", DELIVERY_NOTE),
+    &[
+        Route {
+            path: &["recurrings"],
+            handlers: &[
+                (
+                    Verb::Get,
+                    Handler::Doc(|c, k| documents::list(c, k, false), RECURRING),
+                ),
+                (
+                    Verb::Head,
+                    Handler::Doc(|c, k| documents::list(c, k, true), RECURRING),
+                ),
+                (Verb::Post, Handler::Doc(documents::create, RECURRING)),
+            ],
+            about: About::Documents(
+                || documents::schema(RECURRING),
+                documents::list_params(RECURRING),
+            ),
+        },
+        member!("recurrings", RECURRING, get, delete, update),
+        Route {
+            path: &["recurrings", ID, "stop"],
+            handlers: &[(Verb::Put, Handler::Doc(documents::stop, RECURRING))],
+            about: About::Ops(&[(
+                Verb::Put,
+                Op {
+                    summary: "Stop a recurring invoice: no further run until a \
+                              next_creation_date is set again",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Record(200, || documents::schema(RECURRING)),
+                },
+            )]),
+        },
+    ],
+    records!("recurring-email-receivers", &records::RECURRING_RECEIVERS),
+    documents!("reminders", REMINDER),
+    cancel!("reminders", REMINDER),
+    signature!("reminders", REMINDER),
+    letter!("reminders", REMINDER),
+    records!("reminder-texts", &records::REMINDER_TEXTS),
+    records!("base-rates", &records::BASE_RATES),
     part!("invoice-items", INVOICE, Items, update),
     part!("invoice-payments", INVOICE, Payments),
     part!("invoice-comments", INVOICE, Comments),
@@ -484,6 +528,12 @@ static TABLE: &[&[Route]] = &[
     part!("delivery-note-items", DELIVERY_NOTE, Items, update),
     part!("delivery-note-comments", DELIVERY_NOTE, Comments),
     part!("delivery-note-tags", DELIVERY_NOTE, Tags),
+    part!("recurring-items", RECURRING, Items, update),
+    part!("recurring-comments", RECURRING, Comments),
+    part!("recurring-tags", RECURRING, Tags),
+    part!("reminder-items", REMINDER, Items, update),
+    part!("reminder-comments", REMINDER, Comments),
+    part!("reminder-tags", REMINDER, Tags),
     &[
         Route {
             path: &["clients"],
@@ -704,6 +754,35 @@ static TABLE: &[&[Route]] = &[
             path: &["template"],
             handlers: &[(Verb::Get, Handler::Plain(|c| records::list(c, &TEMPLATES)))],
             about: About::Records(|| TEMPLATES.schema()),
+        },
+        Route {
+            path: &["test-clock"],
+            handlers: &[
+                (Verb::Get, Handler::Plain(runs::get)),
+                (Verb::Put, Handler::Plain(runs::put)),
+            ],
+            about: About::Ops(&[
+                (
+                    Verb::Get,
+                    Op {
+                        summary: "The account's test clock: its moment in its time zone \
+                                  (only with FAKTURA_TEST_CLOCK=1, else 404)",
+                        params: &[],
+                        input: Input::Nothing,
+                        output: Output::Record(200, runs::schema),
+                    },
+                ),
+                (
+                    Verb::Put,
+                    Op {
+                        summary: "Move the account's test clock forward; answers once every \
+                                  run due up to the new moment is made",
+                        params: &[],
+                        input: Input::Record(runs::schema, true),
+                        output: Output::Record(200, runs::schema),
+                    },
+                ),
+            ]),
         },
         Route {
             path: &["settings"],

@@ -78,7 +78,7 @@ pub trait DecimalForm: Copy {
 
 /// A decimal as its exact 16 bytes in one byte string (data version 2 on): postcard reads
 /// it in one call.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Dec16(pub Decimal);
 
 impl DecimalForm for Dec16 {
@@ -134,6 +134,8 @@ pub enum StoredKind {
     Offer,
     Confirmation,
     DeliveryNote,
+    Recurring,
+    Reminder,
 }
 
 /// A document's stored status, in variant order.
@@ -216,8 +218,26 @@ tail!(
         confirmation_id: Option<i64>,
         /// A Julian day number.
         validity_date: i32,
+        recurring_id: Option<i64>,
+        schedule: Option<StoredSchedule>,
+        dunning: Option<StoredDunning>,
     }
 );
+
+/// What a reminder holds beyond a document. Dates are Julian day numbers.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StoredDunning {
+    pub reminder_text_id: i64,
+    pub level: i64,
+    pub level_name: String,
+    pub subject: String,
+    pub claim: Dec16,
+    pub invoice_number: String,
+    pub invoice_date: Option<i32>,
+    pub invoice_due_date: Option<i32>,
+    pub is_old: bool,
+    pub flat_charge: bool,
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
@@ -239,6 +259,36 @@ pub struct StoredItem<D> {
     pub updated: i64,
 }
 
+/// The schedule of a recurring invoice. Dates are Julian day numbers.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StoredSchedule {
+    pub name: String,
+    pub cycle: String,
+    pub cycle_number: i64,
+    pub action: String,
+    pub hour: i64,
+    pub start_date: Option<i32>,
+    pub end_date: Option<i32>,
+    pub iterations: i64,
+    pub counter: i64,
+    pub slot: i64,
+    pub last_creation_date: Option<i32>,
+    pub next_creation_date: Option<i32>,
+    pub next_run: Option<i64>,
+    pub ultimo: bool,
+    pub due_days: i64,
+    pub discount_days: i64,
+    pub email_sender: String,
+    pub email_subject: String,
+    pub email_message: String,
+    pub email_filename: String,
+    pub email_bcc: String,
+    pub letter_color: bool,
+    pub letter_duplex: bool,
+    pub letter_paper_weight: i64,
+    pub last_error: String,
+}
+
 tail!(
     /// What an item gained after its `StoredItem` (since data version 4), stored after it.
     StoredItemTail {
@@ -246,6 +296,8 @@ tail!(
         tax_category: String,
         tax_exemption_reason: String,
         optional: bool,
+        /// Reminders: FEE, FLAT_CHARGE, INTEREST or empty.
+        charge: String,
     }
 );
 

@@ -82,6 +82,7 @@ fn layout() -> Value {
         crate::domain::dispatch::Dispatch,
         crate::domain::incomings::Extra,
         crate::http::idempotency::Kept,
+        crate::domain::clock::StoredClock,
     );
     let registry = tracer
         .registry()

@@ -4,7 +4,7 @@
 //! `backend.rs`: it turns `DbError` into the guest's `error` (in one place, `From`) and
 //! notes the last commit each request's reads could see. The size limits are each
 //! engine's (`kv::fits`), so that an import keeps them too. It must not name a storage
-//! engine: the engine is whatever `Backend` the runtime opened (`Shared::db`): redb
+//! engine: the engine is whatever `Backend` the host opened (`StoreCtx::db`): redb
 //! (`redb.rs`) or PostgreSQL (`postgres.rs`).
 
 pub(crate) mod backend;
@@ -13,13 +13,42 @@ pub(crate) mod postgres;
 pub(crate) mod redb;
 pub(crate) mod transfer;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use wasmtime::component::Resource;
+use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 
 pub(crate) use self::backend::{Backend, DbError};
-use crate::State;
 use crate::bindings::faktura::service::store::{self as wit, Entry, Error};
+
+/// The store every request shares: the interface's context.
+pub(crate) struct StoreCtx {
+    /// The storage engine; the request path sees only the port.
+    pub(crate) db: Box<dyn Backend>,
+}
+
+/// What a request's store calls are given: the shared context, the request's resource
+/// table (its transactions) and the last commit its reads could see, which its answer
+/// waits for (`Backend::durable`).
+pub(crate) struct StoreView<'a> {
+    pub(crate) ctx: &'a StoreCtx,
+    pub(crate) table: &'a mut ResourceTable,
+    pub(crate) seen: &'a AtomicU64,
+}
+
+/// Adds the `store` import to `linker`; `view` finds the view in a request's data.
+pub(crate) fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    view: fn(&mut T) -> StoreView<'_>,
+) -> wasmtime::Result<()> {
+    wit::add_to_linker::<T, HasStore>(linker, view)
+}
+
+/// What the generated `add_to_linker` hands the `Host` impls: the view alone.
+struct HasStore;
+
+impl HasData for HasStore {
+    type Data<'a> = StoreView<'a>;
+}
 
 /// The guest's `read-txn`: a snapshot of whichever engine runs.
 #[expect(
@@ -55,12 +84,12 @@ fn entries(list: Vec<backend::Entry>) -> Vec<Entry> {
         .collect()
 }
 
-impl wit::Host for State {
+impl wit::Host for StoreView<'_> {
     async fn begin_read(&mut self) -> wasmtime::Result<Result<Resource<ReadTxn>, Error>> {
         // Taken before the snapshot: every commit the snapshot holds is numbered up to it.
-        let visible = self.shared.db.visible();
+        let visible = self.ctx.db.visible();
         self.seen.fetch_max(visible, Ordering::SeqCst);
-        match self.shared.db.begin_read().await {
+        match self.ctx.db.begin_read().await {
             Ok(txn) => Ok(Ok(self.table.push(ReadTxn(txn))?)),
             Err(e) => Ok(Err(e.into())),
         }
@@ -70,7 +99,7 @@ impl wit::Host for State {
         &mut self,
         scope: Vec<u8>,
     ) -> wasmtime::Result<Result<Resource<WriteTxn>, Error>> {
-        match self.shared.db.begin_write_in(scope).await {
+        match self.ctx.db.begin_write_in(scope).await {
             Ok(txn) => Ok(Ok(self.table.push(WriteTxn(txn))?)),
             Err(e) => Ok(Err(e.into())),
         }
@@ -113,7 +142,7 @@ macro_rules! reads {
     };
 }
 
-impl wit::HostReadTxn for State {
+impl wit::HostReadTxn for StoreView<'_> {
     reads!(ReadTxn);
 
     async fn drop(&mut self, txn: Resource<ReadTxn>) -> wasmtime::Result<()> {
@@ -122,7 +151,7 @@ impl wit::HostReadTxn for State {
     }
 }
 
-impl wit::HostWriteTxn for State {
+impl wit::HostWriteTxn for StoreView<'_> {
     reads!(WriteTxn);
 
     async fn put(

@@ -2,7 +2,8 @@
 //! exactly the component's, so that a store moves between redb and PostgreSQL unchanged
 //! (`bytea` compares bytewise, as redb's keys sort).
 //!
-//! Connections come from a pool (deadpool-postgres). A write transaction runs at
+//! Connections come from the pool of the store's database (`crate::postgres`, which makes
+//! the tables; this module holds no schema). A write transaction runs at
 //! SERIALIZABLE, a read transaction at REPEATABLE READ READ ONLY (a snapshot that never
 //! waits). A serialization failure or a deadlock is `DbError::Conflict`: nothing was kept
 //! and the whole transaction may run again. A statement that failed leaves the transaction
@@ -20,35 +21,18 @@
 
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use deadpool_postgres::Object;
 use faktura_backend::kv;
-use tokio::sync::OnceCell;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 
 use super::backend::{self, Backend, BoxFuture, DbError, Entry};
 use crate::metrics::StoreMetrics;
-
-/// Most pooled connections of one host.
-const POOL_SIZE: usize = 32;
-
-const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_kv (\
-                      key bytea PRIMARY KEY, value bytea NOT NULL)";
-
-/// Which sequence holds the id counter stored under a key (`WriteTxn::next_ids`), so that
-/// an export can write each counter back as the entry it stands for.
-const COUNTERS_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_counters (\
-                               key bytea PRIMARY KEY, seq text NOT NULL)";
-
-/// The rate limit windows of every host on the store (see `ratelimit`).
-const RATE_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS faktura_rate (\
-                           bucket text NOT NULL, window_start bigint NOT NULL, \
-                           hits integer NOT NULL, PRIMARY KEY (bucket, window_start))";
+use crate::postgres::{self as pg, Pool};
 
 /// The store on PostgreSQL.
 pub(crate) struct Postgres {
     pool: Pool,
-    schema: OnceCell<()>,
     /// The id counters whose sequence a committed transaction made: asked for no more.
     sequences: Sequences,
     metrics: StoreMetrics,
@@ -57,62 +41,19 @@ pub(crate) struct Postgres {
 type Sequences = std::sync::Arc<std::sync::Mutex<std::collections::HashSet<Vec<u8>>>>;
 
 impl Postgres {
-    /// The pool, for what the store's hosts share besides the store (rate limit windows).
-    pub(crate) fn pool(&self) -> Pool {
-        self.pool.clone()
-    }
-
-    /// A pool for the server `url` names (`postgres://user:password@host:port/db`, also
-    /// with several hosts and `target_session_attrs=read-write`). Nothing connects yet:
-    /// the first transaction does, and creates the table when there is none. Its commits
-    /// are reported to `metrics`.
-    pub(crate) fn new(url: &str, metrics: StoreMetrics) -> anyhow::Result<Postgres> {
-        let config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| anyhow::anyhow!("the store URL is not a PostgreSQL URL: {e}"))?;
-        let manager = Manager::from_config(
-            config,
-            tokio_postgres::NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager).max_size(POOL_SIZE).build()?;
-        Ok(Postgres {
+    /// The store in the database of `pool`; its commits are reported to `metrics`. Nothing
+    /// connects yet: the first transaction does.
+    pub(crate) fn new(pool: Pool, metrics: StoreMetrics) -> Postgres {
+        Postgres {
             pool,
-            schema: OnceCell::new(),
             sequences: Sequences::default(),
             metrics,
-        })
+        }
     }
 
-    /// A pooled connection, the schema made once per process.
+    /// A pooled connection, with the tables made.
     async fn connection(&self) -> Result<Object, DbError> {
-        let conn = self
-            .pool
-            .get()
-            .await
-            .map_err(|e| DbError::Unavailable(format!("no PostgreSQL connection: {e}")))?;
-        self.schema
-            .get_or_try_init(|| async {
-                // Asked first: creating a table that exists makes the server send a notice.
-                for (table, schema) in [
-                    ("faktura_kv", SCHEMA),
-                    ("faktura_counters", COUNTERS_SCHEMA),
-                    ("faktura_rate", RATE_SCHEMA),
-                ] {
-                    let exists = conn
-                        .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
-                        .await
-                        .map_err(to_db)?;
-                    if !exists.get::<_, bool>(0) {
-                        conn.batch_execute(schema).await.map_err(to_db)?;
-                    }
-                }
-                Ok::<(), DbError>(())
-            })
-            .await?;
-        Ok(conn)
+        self.pool.get().await.map_err(from_pool)
     }
 
     async fn begin(&self, statement: &'static str) -> Result<Txn, DbError> {
@@ -187,14 +128,6 @@ fn scope_lock(scope: &[u8]) -> i64 {
     i64::from_be_bytes(digest[..8].try_into().expect("eight bytes"))
 }
 
-/// The sequence of the id counter stored under `counter`: a name derived from the key
-/// (which may hold any byte), short enough for an identifier and safe to write unquoted.
-fn sequence_name(counter: &[u8]) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(counter);
-    format!("faktura_id_{}", hex::encode(&digest[..12]))
-}
-
 /// The last id a sequence gave (0 before the first), from its `last_value` and
 /// `is_called`.
 fn last_id(last_value: i64, is_called: bool) -> u64 {
@@ -204,44 +137,6 @@ fn last_id(last_value: i64, is_called: bool) -> u64 {
         last_value - 1
     };
     u64::try_from(last).unwrap_or(0)
-}
-
-/// Counts a request of `bucket` in the window starting at `window` when it is under
-/// `limit`, in one statement (no transaction to collide): the count with it, or `None`
-/// when the window is full. The bucket's older windows go when a new one begins.
-pub(crate) async fn count_hit(
-    pool: &Pool,
-    bucket: &str,
-    window: u64,
-    limit: u32,
-) -> Result<Option<u32>, DbError> {
-    let conn = pool
-        .get()
-        .await
-        .map_err(|e| DbError::Unavailable(format!("no PostgreSQL connection: {e}")))?;
-    let window = window as i64;
-    let stmt = conn
-        .prepare_cached(
-            "INSERT INTO faktura_rate (bucket, window_start, hits) VALUES ($1, $2, 1) \
-             ON CONFLICT (bucket, window_start) DO UPDATE SET hits = faktura_rate.hits + 1 \
-             WHERE faktura_rate.hits < $3 RETURNING hits",
-        )
-        .await
-        .map_err(to_db)?;
-    let row = conn
-        .query_opt(&stmt, &[&bucket, &window, &(limit as i32)])
-        .await
-        .map_err(to_db)?;
-    let hits = row.map(|r| r.get::<_, i32>(0) as u32);
-    if hits == Some(1) {
-        conn.execute(
-            "DELETE FROM faktura_rate WHERE bucket = $1 AND window_start < $2",
-            &[&bucket, &window],
-        )
-        .await
-        .map_err(to_db)?;
-    }
-    Ok(hits)
 }
 
 /// A PostgreSQL error as the store's: conflicts to retry, sizes over a limit, the rest for
@@ -268,6 +163,14 @@ fn to_db(e: tokio_postgres::Error) -> DbError {
             Some(db) => format!("PostgreSQL {}: {}", db.code().code(), db.message()),
             None => format!("PostgreSQL: {e}"),
         }),
+    }
+}
+
+/// A connection the pool could not give, with its tables, as the store's error.
+fn from_pool(e: pg::Error) -> DbError {
+    match e {
+        pg::Error::NoConnection(_) => DbError::Unavailable(e.to_string()),
+        pg::Error::Statement(e) => to_db(e),
     }
 }
 
@@ -308,11 +211,7 @@ impl Backend for Postgres {
         Box::pin(async move {
             // Taken on a connection of its own, before the schema is made: making it is
             // part of the turn.
-            let conn = self
-                .pool
-                .get()
-                .await
-                .map_err(|e| DbError::Unavailable(format!("no PostgreSQL connection: {e}")))?;
+            let conn = self.pool.get_as_is().await.map_err(from_pool)?;
             conn.execute("SELECT pg_advisory_lock($1)", &[&START_UP_LOCK])
                 .await
                 .map_err(to_db)?;
@@ -354,7 +253,7 @@ impl Backend for Postgres {
                 .map_err(to_db)?
             {
                 let seq: String = row.get(0);
-                txn.batch_execute(&format!("DROP SEQUENCE IF EXISTS {seq}"))
+                txn.batch_execute(&pg::drop_counter_sequence(&seq))
                     .await
                     .map_err(to_db)?;
             }
@@ -520,14 +419,14 @@ impl Txn {
     /// (the ids a store imported from redb, or written before, already gave): inside this
     /// transaction, so that a rolled-back transaction takes its sequence with it.
     async fn next_ids(&mut self, counter: Vec<u8>, n: u32) -> Result<Vec<u64>, DbError> {
-        let seq = sequence_name(&counter);
+        let seq = pg::counter_sequence(&counter);
         let known = self.sequences.lock().expect("sequences").contains(&counter);
         let conn = self.conn()?;
         let r = async {
-            if !known && !sequence_exists(conn, &seq).await? {
+            if !known && !pg::exists(conn, &seq).await? {
                 // Of two first uses at once, the second waits for the first and then
                 // fails (the name is taken): a collision, see below.
-                conn.batch_execute(&format!("CREATE SEQUENCE {seq} AS bigint"))
+                conn.batch_execute(&pg::create_counter_sequence(&seq))
                     .await?;
                 conn.execute(
                     "INSERT INTO faktura_counters (key, seq) VALUES ($1, $2) \
@@ -617,13 +516,6 @@ impl Drop for Txn {
             rollback_in_background(conn, self.scoped);
         }
     }
-}
-
-async fn sequence_exists(conn: &Object, seq: &str) -> Result<bool, tokio_postgres::Error> {
-    let stmt = conn
-        .prepare_cached("SELECT to_regclass($1) IS NOT NULL")
-        .await?;
-    Ok(conn.query_one(&stmt, &[&seq]).await?.get(0))
 }
 
 async fn next_values(conn: &Object, seq: &str, n: u32) -> Result<Vec<u64>, tokio_postgres::Error> {

@@ -15,9 +15,10 @@ use super::super::money::{self, Line, Reduction};
 use super::super::schema::{self, Changes, Record, Scalar};
 use super::super::settings::{self, parse_payment_types};
 use super::super::{
-    Ctx, Error, articles, contacts, country_taxes, filenames, numbering, pdfs, placeholders,
-    printing, records, taxes, templates,
+    Ctx, Error, articles, clock, contacts, country_taxes, filenames, numbering, pdfs, placeholders,
+    printing, records, schedule, taxes, templates,
 };
+use super::claims;
 use super::comments::Comment;
 use super::fields;
 use super::items::{self, Item};
@@ -25,6 +26,7 @@ use super::kind::{DocKind, Lifecycle};
 use super::lifecycle::{Event, Status, refusal, transition};
 use super::model::{Document, Tax};
 use super::payments::{self, Payment};
+use super::recurring::Schedule;
 use super::storage;
 use super::tags::{self, Tag};
 use crate::caps::{EmbeddedFile, Pdf, Read, Write};
@@ -93,6 +95,9 @@ fn change(
     c: Change<'_>,
 ) -> Result<Document, Error> {
     let account = ctx.account_id;
+    if c.totals && doc.dunning.is_some() && old.status == Status::Draft {
+        claims::refresh(ctx, txn, &mut doc)?;
+    }
     if c.totals {
         recompute_totals(txn.as_read(), account, &mut doc)?;
     }
@@ -145,7 +150,8 @@ fn change(
 fn recompute_totals(txn: &dyn Read, account: u64, doc: &mut Document) -> Result<(), Error> {
     let items = storage::items(txn, account, doc.kind, doc.id)?;
     let client = load_client(txn, account, doc.client_id as i64)?;
-    doc.tax_free = is_tax_free(txn, account, &client)?;
+    // Fees and default interest are damages: a reminder carries no tax.
+    doc.tax_free = doc.kind == DocKind::Reminder || is_tax_free(txn, account, &client)?;
     apply_totals(doc, &items);
     Ok(())
 }
@@ -166,6 +172,13 @@ fn apply_totals(doc: &mut Document, items: &[Item]) {
     doc.total_net_unreduced = t.total_net_unreduced;
     doc.total_gross_unreduced = t.total_gross_unreduced;
     doc.total_reduction = t.total_reduction;
+    if let Some(d) = doc.dunning.as_deref() {
+        // A reminder claims the invoice's open amount beside its own items.
+        doc.total_net += d.claim;
+        doc.total_gross += d.claim;
+        doc.total_net_unreduced += d.claim;
+        doc.total_gross_unreduced += d.claim;
+    }
     doc.taxes = t
         .taxes
         .into_iter()
@@ -313,7 +326,7 @@ fn validate(doc: &Document, errors: &mut Vec<String>) {
     if doc.quote <= Decimal::ZERO {
         errors.push(format!("quote must be positive, got {}", doc.quote));
     }
-    if doc.number < 1 {
+    if doc.number < 1 && doc.kind.spec().numbered {
         errors.push(format!("number must be at least 1, got {}", doc.number));
     }
     if !(0..=limits::NUMBER_LENGTH_MAX).contains(&doc.number_length) {
@@ -483,6 +496,22 @@ fn defaults_for(
         offer_id: None,
         confirmation_id: None,
         validity_date: date.add_days(validity_days),
+        recurring_id: None,
+        dunning: (kind == DocKind::Reminder).then(Box::default),
+        schedule: (kind == DocKind::Recurring).then(|| {
+            Box::new(Schedule {
+                cycle: "MONTHLY".into(),
+                cycle_number: 1,
+                action: "CREATE".into(),
+                hour: 2,
+                start_date: Some(date),
+                due_days,
+                discount_days,
+                letter_duplex: true,
+                letter_paper_weight: 80,
+                ..Schedule::default()
+            })
+        }),
     };
     (
         doc,
@@ -565,16 +594,24 @@ pub fn create(
             DocKind::Offer => doc.offer_id = id,
             DocKind::Confirmation => doc.confirmation_id = id,
             DocKind::Invoice => doc.invoice_id = id,
-            DocKind::CreditNote | DocKind::DeliveryNote => {}
+            DocKind::CreditNote
+            | DocKind::DeliveryNote
+            | DocKind::Recurring
+            | DocKind::Reminder => {}
         }
+    }
+    if let Some(s) = doc.schedule.as_deref_mut() {
+        // A new series starts tomorrow unless told otherwise.
+        s.start_date = Some(ctx.today().add_days(1));
     }
     apply(&mut doc, changes, &terms);
     take_contact(txn.as_read(), account, &mut doc, changes, &mut errors)?;
     let pre = numbering::resolve_prefix(&doc.number_pre, doc.date);
-    if int_of(changes, "number").flatten().is_none() {
+    if int_of(changes, "number").flatten().is_none() && kind.spec().numbered {
         doc.number = numbering::next_free(txn.as_read(), account, kind.range(), &pre)?;
     }
     validate(&doc, &mut errors);
+    plan(ctx, txn.as_read(), &mut doc, changes, true, &mut errors)?;
     let mut built = build_items(ctx, txn.as_read(), &doc, new_items, &mut errors)?;
     if let (Some(src), true) = (&source, new_items.is_empty()) {
         for item in storage::items(txn.as_read(), account, DocKind::Invoice, src.id)? {
@@ -586,7 +623,7 @@ pub fn create(
     }
     doc.payment_types = normalize_payment_types(&doc.payment_types);
     doc.formatted_number = numbering::format_number(&pre, doc.number, doc.number_length);
-    doc.tax_free = is_tax_free(txn.as_read(), account, &client)?;
+    doc.tax_free = kind == DocKind::Reminder || is_tax_free(txn.as_read(), account, &client)?;
     storage::number_items(txn, kind, &mut built)?;
     for item in &built {
         storage::put(txn, account, kind, item)?;
@@ -621,7 +658,7 @@ pub fn preset(
     let good = match from.lifecycle() {
         Lifecycle::Offer => matches!(source.status, Status::Open | Status::Won | Status::Cleared),
         Lifecycle::Confirmation => matches!(source.status, Status::Completed | Status::Cleared),
-        Lifecycle::Billing | Lifecycle::Delivery => false,
+        Lifecycle::Billing | Lifecycle::Delivery | Lifecycle::Template => false,
     };
     if !good {
         return Err(Error::invalid(format!(
@@ -668,8 +705,8 @@ pub fn preset(
     Ok((r, items))
 }
 
-/// Checks the document's contact, which must be one of its client's, and gives the
-/// document the contact's address when the request gives none.
+/// Checks the document's template (of the account) and contact (of its client), and gives
+/// the document the contact's address when the request gives none.
 fn take_contact(
     txn: &dyn Read,
     account: u64,
@@ -677,6 +714,11 @@ fn take_contact(
     changes: &Changes,
     errors: &mut Vec<String>,
 ) -> Result<(), Error> {
+    if let Some(Some(t)) = int_of(changes, "template_id")
+        && (t < 1 || !records::exists(txn, &templates::TEMPLATES, account, t as u64)?)
+    {
+        errors.push(format!("template_id {t} does not exist"));
+    }
     let Some(id) = doc.contact_id else {
         return Ok(());
     };
@@ -777,7 +819,13 @@ fn note_links(
         let actionkey = match from.kind {
             DocKind::Offer => "CREATE_FROM_OFFER",
             DocKind::Confirmation => "CREATE_FROM_CONFIRMATION",
-            DocKind::Invoice | DocKind::CreditNote | DocKind::DeliveryNote => continue,
+            DocKind::Invoice
+            | DocKind::CreditNote
+            | DocKind::DeliveryNote
+            | DocKind::Recurring
+            | DocKind::Reminder => {
+                continue;
+            }
         };
         add_system_comment(
             ctx,
@@ -816,7 +864,7 @@ fn build_items(
     new_items: &[Changes],
     errors: &mut Vec<String>,
 ) -> Result<Vec<Item>, Error> {
-    let default_tax = taxes::default_tax(txn, ctx.account_id)?;
+    let default_tax = item_tax(txn, ctx.account_id, doc.kind)?;
     let group = price_group(txn, ctx.account_id, doc.client_id)?;
     let mut built = Vec::with_capacity(new_items.len());
     for (i, item) in new_items.iter().enumerate() {
@@ -835,6 +883,19 @@ fn build_items(
         }
     }
     Ok(built)
+}
+
+/// The tax an item of a kind takes when it names none: the default tax; none on a
+/// reminder (its fees and interest are damages, not a supply).
+fn item_tax(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+) -> Result<Option<(String, Decimal)>, Error> {
+    if kind == DocKind::Reminder {
+        return Ok(None);
+    }
+    taxes::default_tax(txn, account)
 }
 
 /// The price group of a client's documents (1 to 5; 1 when it names none).
@@ -870,6 +931,17 @@ fn normalize_payment_types(list: &str) -> String {
 /// them); `client_id` and the documents it was made from (`invoice_id`, `offer_id`,
 /// `confirmation_id`) are applied by the caller, which checks what they name.
 fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
+    if let Some(schedule) = doc.schedule.as_deref_mut() {
+        apply_schedule(schedule, c);
+    }
+    if let Some(dunning) = doc.dunning.as_deref_mut() {
+        if let Some(v) = text_of(c, "subject") {
+            dunning.subject = v;
+        }
+        if let Some(Some(v)) = int_of(c, "reminder_text_id") {
+            dunning.reminder_text_id = v;
+        }
+    }
     if let Some(v) = int_of(c, "contact_id") {
         doc.contact_id = v;
     }
@@ -887,6 +959,9 @@ fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
         doc.due_date = d.add_days(terms.due_days);
         doc.discount_date = d.add_days(terms.discount_days);
         doc.validity_date = d.add_days(terms.validity_days);
+    }
+    if let (Some(Some(days)), None) = (int_of(c, "due_days"), &doc.schedule) {
+        doc.due_date = doc.date.add_days(days);
     }
     if let Some(Some(days)) = int_of(c, "validity_days") {
         doc.validity_date = doc.date.add_days(days);
@@ -942,6 +1017,148 @@ fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
     }
 }
 
+/// Copies the request's fields of a recurring invoice's schedule onto it. A next creation
+/// date set by hand moves the series to it; set empty, the series stops.
+fn apply_schedule(s: &mut Schedule, c: &Changes) {
+    for (name, field) in [
+        ("name", &mut s.name),
+        ("cycle", &mut s.cycle),
+        ("action", &mut s.action),
+        ("email_sender", &mut s.email_sender),
+        ("email_subject", &mut s.email_subject),
+        ("email_message", &mut s.email_message),
+        ("email_filename", &mut s.email_filename),
+        ("email_bcc", &mut s.email_bcc),
+    ] {
+        if let Some(v) = text_of(c, name) {
+            *field = v;
+        }
+    }
+    for (name, field) in [
+        ("cycle_number", &mut s.cycle_number),
+        ("hour", &mut s.hour),
+        ("iterations", &mut s.iterations),
+        ("due_days", &mut s.due_days),
+        ("discount_days", &mut s.discount_days),
+        ("letter_paper_weight", &mut s.letter_paper_weight),
+    ] {
+        if let Some(Some(v)) = int_of(c, name) {
+            *field = v;
+        }
+    }
+    for (name, field) in [
+        ("ultimo", &mut s.ultimo),
+        ("letter_color", &mut s.letter_color),
+        ("letter_duplex", &mut s.letter_duplex),
+    ] {
+        if let Some(v) = c.get(name) {
+            *field = matches!(v, Some(Scalar::Bool(true)));
+        }
+    }
+    if let Some(Some(d)) = date_of(c, "start_date") {
+        s.start_date = Some(d);
+        s.slot = 0;
+    }
+    if let Some(d) = date_of(c, "end_date") {
+        s.end_date = d;
+    }
+    match date_of(c, "next_creation_date") {
+        Some(Some(d)) => {
+            s.start_date = Some(d);
+            s.slot = 0;
+            s.next_creation_date = Some(d);
+        }
+        Some(None) => s.stop(),
+        None => {}
+    }
+}
+
+/// A recurring invoice's schedule checked and its next run planned in the account's zone;
+/// nothing for other kinds. A stopped series (no next creation date after the first run,
+/// or stopped by hand) stays stopped until a next creation date is set.
+fn plan(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    doc: &mut Document,
+    changes: &Changes,
+    fresh: bool,
+    errors: &mut Vec<String>,
+) -> Result<(), Error> {
+    let Some(s) = doc.schedule.as_deref_mut() else {
+        return Ok(());
+    };
+    validate_schedule(s, changes, ctx.today(), errors);
+    let stopped_by_hand = matches!(changes.get("next_creation_date"), Some(None));
+    if errors.is_empty() && !stopped_by_hand && (s.next_creation_date.is_some() || fresh) {
+        let zone = clock::load(txn, ctx.account_id)?.zone;
+        let zone = schedule::zone(&zone).unwrap_or(jiff::tz::TimeZone::UTC);
+        s.plan(&zone);
+    }
+    Ok(())
+}
+
+/// Checks a recurring invoice's schedule as a create or an update leaves it; `today` is
+/// the account's.
+fn validate_schedule(s: &Schedule, changes: &Changes, today: Date, errors: &mut Vec<String>) {
+    if !(0..=23).contains(&s.hour) {
+        errors.push(format!("hour must be between 0 and 23, got {}", s.hour));
+    }
+    if s.cycle_number < 1 {
+        errors.push(format!(
+            "cycle_number must be at least 1, got {}",
+            s.cycle_number
+        ));
+    }
+    if s.iterations < 0 {
+        errors.push(format!(
+            "iterations must be 0 or more, got {}",
+            s.iterations
+        ));
+    }
+    for (name, days) in [("due_days", s.due_days), ("discount_days", s.discount_days)] {
+        if !(0..=limits::TERM_DAYS_MAX).contains(&days) {
+            errors.push(format!(
+                "{name} must be between 0 and {}, got {days}",
+                limits::TERM_DAYS_MAX
+            ));
+        }
+    }
+    if ![80, 90].contains(&s.letter_paper_weight) {
+        errors.push(format!(
+            "letter_paper_weight must be 80 or 90, got {}",
+            s.letter_paper_weight
+        ));
+    }
+    if changes.has("start_date")
+        && let Some(start) = s.start_date
+        && start < today
+    {
+        errors.push(format!("start_date {start} is before today, {today}"));
+    }
+    if let Some(Some(next)) = date_of(changes, "next_creation_date")
+        && next < today
+    {
+        errors.push(format!(
+            "next_creation_date {next} is in the past (today is {today})"
+        ));
+    }
+    if let (Some(start), Some(end)) = (s.start_date, s.end_date)
+        && end < start
+    {
+        errors.push(format!("end_date {end} is before start_date {start}"));
+    }
+    for bcc in s
+        .email_bcc
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+    {
+        if !super::super::codes::is_email(bcc) {
+            errors.push(format!("email_bcc \"{bcc}\" is not an e-mail address"));
+        }
+    }
+}
+
 /// Changes a draft's fields; its totals follow.
 pub fn update(
     ctx: &Ctx,
@@ -953,6 +1170,15 @@ pub fn update(
     let old = load_for(ctx, txn.as_read(), kind, id, Event::Edit)?;
     let mut errors = changes.errors();
     schema::check_not_cleared(fields::fields(kind), changes, &mut errors);
+    if let (Some(Some(text)), Some(d)) = (int_of(changes, "reminder_text_id"), &old.dunning)
+        && text != d.reminder_text_id
+    {
+        errors.push(format!(
+            "reminder_text_id is fixed when the reminder is made (it is {}); delete the draft \
+             and make the reminder again with reminder_text_id {text}",
+            d.reminder_text_id
+        ));
+    }
     let mut doc = old.clone();
     if let Some(Some(client_id)) = int_of(changes, "client_id")
         && client_id as u64 != old.client_id
@@ -964,7 +1190,7 @@ pub fn update(
         }
     }
     apply(&mut doc, changes, &Terms::of(&old));
-    if changes.has("contact_id") || doc.client_id != old.client_id {
+    if changes.has("contact_id") || changes.has("template_id") || doc.client_id != old.client_id {
         take_contact(
             txn.as_read(),
             ctx.account_id,
@@ -974,6 +1200,7 @@ pub fn update(
         )?;
     }
     validate(&doc, &mut errors);
+    plan(ctx, txn.as_read(), &mut doc, changes, false, &mut errors)?;
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
@@ -993,10 +1220,41 @@ pub fn update(
     )
 }
 
+/// A draft's cached parts recomputed as they are now (a reminder's claim and interest
+/// with them), without counting as a change of it.
+pub fn refresh(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
+    let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
+    change(
+        ctx,
+        txn,
+        &old,
+        old.clone(),
+        Change {
+            totals: true,
+            ..Change::NOTHING
+        },
+    )
+}
+
 /// Deletes the document with its items, payments, comments, tags and PDFs, and frees its
 /// number.
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let doc = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
+    if kind == DocKind::Reminder && doc.status != Status::Draft {
+        return Err(refusal(
+            kind,
+            format!(
+                "only a DRAFT {{doc}} can be deleted (cancel it instead); this {{doc}} is {}",
+                doc.shown(today(ctx)).as_str()
+            ),
+        ));
+    }
+    if kind == DocKind::Invoice {
+        // The reminders of an invoice go with it: they claim nothing any more.
+        for reminder in storage::reminders_of(txn.as_read(), ctx.account_id, id)? {
+            storage::delete(txn, ctx.account_id, &reminder)?;
+        }
+    }
     einvoice::delete_all(txn, ctx.account_id, kind, id)?;
     storage::delete(txn, ctx.account_id, &doc)
 }
@@ -1045,6 +1303,16 @@ pub fn complete(
 ) -> Result<Document, Error> {
     let account = ctx.account_id;
     let old = load_for(ctx, txn.as_read(), kind, id, Event::Complete)?;
+    if old.dunning.is_some()
+        && let Some(problem) = claims::refusal(
+            &claims::invoice_of(txn.as_read(), account, &old)?,
+            today(ctx),
+        )
+    {
+        return Err(Error::invalid(format!(
+            "the reminder cannot be completed: {problem}"
+        )));
+    }
     // The request's template first, for every kind, then the document's own.
     let asked = template_id.or(old.template_id.map(|t| t as u64));
     let template = templates::for_document(txn.as_read(), account, kind.template_type(), asked)?;
@@ -1062,6 +1330,9 @@ pub fn complete(
             ..Change::NOTHING
         },
     )?;
+    if doc.dunning.is_some() {
+        claims::completed(ctx, txn, &doc)?;
+    }
     let items = storage::items(txn.as_read(), account, kind, id)?;
     let client = load_client(txn.as_read(), account, doc.client_id as i64)?;
     let defaults = settings::load_stored(txn.as_read(), account)?;
@@ -1148,12 +1419,19 @@ fn move_status(
 ) -> Result<Document, Error> {
     let (event, actionkey) = action.event();
     let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
-    let status = if matches!(event, Event::Uncancel { .. }) && kind.spec().payments.is_some() {
+    let uncancel = matches!(event, Event::Uncancel { .. });
+    let status = if uncancel && kind.spec().payments.is_some() {
         Move::Settle(|settled| Event::Uncancel { settled })
+    } else if uncancel && old.dunning.is_some() {
+        // A reminder comes back PAID when its invoice is.
+        let invoice = claims::invoice_of(txn.as_read(), ctx.account_id, &old)?;
+        Move::By(Event::Uncancel {
+            settled: invoice.status == Status::Paid,
+        })
     } else {
         Move::By(event)
     };
-    change(
+    let doc = change(
         ctx,
         txn,
         &old,
@@ -1164,7 +1442,47 @@ fn move_status(
             status_note: StatusNote::Always(actionkey),
             ..Change::NOTHING
         },
-    )
+    )?;
+    follow(ctx, txn, &doc)?;
+    Ok(doc)
+}
+
+/// The reminders of an invoice follow its payments: PAID when it is, OPEN again when a
+/// payment is taken back, with what was paid since they took their claim.
+fn follow(ctx: &Ctx, txn: &mut dyn Write, invoice: &Document) -> Result<(), Error> {
+    if invoice.kind != DocKind::Invoice {
+        return Ok(());
+    }
+    let settled = invoice.status == Status::Paid;
+    for reminder in storage::reminders_of(txn.as_read(), ctx.account_id, invoice.id)? {
+        if !matches!(reminder.status, Status::Open | Status::Paid) {
+            continue;
+        }
+        let mut next = reminder.clone();
+        next.paid_amount = claims::paid_since_claim(&reminder, invoice);
+        if next.paid_amount == reminder.paid_amount && (reminder.status == Status::Paid) == settled
+        {
+            continue;
+        }
+        let event = if reminder.status == Status::Open {
+            Event::Pay { settled }
+        } else {
+            Event::Unpay { settled }
+        };
+        change(
+            ctx,
+            txn,
+            &reminder,
+            next,
+            Change {
+                status: Move::By(event),
+                touch: true,
+                status_note: StatusNote::WhenMoved("STATUS"),
+                ..Change::NOTHING
+            },
+        )?;
+    }
+    Ok(())
 }
 
 pub fn cancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
@@ -1299,7 +1617,7 @@ pub fn add_item(
         )));
     }
     let position = existing.last().map_or(1, |i| i.position + 1);
-    let default_tax = taxes::default_tax(txn.as_read(), ctx.account_id)?;
+    let default_tax = item_tax(txn.as_read(), ctx.account_id, kind)?;
     let group = price_group(txn.as_read(), ctx.account_id, doc.client_id)?;
     let from = article_of(txn.as_read(), ctx.account_id, group, c)?.map_err(Error::invalid)?;
     let mut item = items::build(ctx, document_id, position, c, &default_tax, from.as_ref())?;
@@ -1399,7 +1717,7 @@ fn payments_changed(
         payment.amount.normalize(),
         doc.currency_code
     );
-    change(
+    let doc = change(
         ctx,
         txn,
         doc,
@@ -1411,7 +1729,9 @@ fn payments_changed(
             status_note: StatusNote::WhenMoved("STATUS"),
             ..Change::NOTHING
         },
-    )
+    )?;
+    follow(ctx, txn, &doc)?;
+    Ok(doc)
 }
 
 pub fn delete_payment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
@@ -1562,9 +1882,9 @@ mod tests {
                     schema::Kind::Date => Scalar::Date(Date::parse("2026-12-24").unwrap()),
                     schema::Kind::Enum(words) => Scalar::Text(words[1].into()),
                     schema::Kind::Currency => Scalar::Text("CHF".into()),
+                    schema::Kind::Bool => Scalar::Bool(true),
                     schema::Kind::Text
                     | schema::Kind::DateTime
-                    | schema::Kind::Bool
                     | schema::Kind::Country
                     | schema::Kind::File
                     | schema::Kind::Email

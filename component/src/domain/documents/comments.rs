@@ -77,6 +77,16 @@ static CONFIRMATION_FIELDS: [Field; 6] = comment_fields(
     "Id of the confirmation the comment belongs to.",
     ACTIONS,
 );
+static RECURRING_FIELDS: [Field; 6] = comment_fields(
+    "recurring_id",
+    "Id of the recurring invoice the comment belongs to.",
+    ACTIONS,
+);
+static REMINDER_FIELDS: [Field; 6] = comment_fields(
+    "reminder_id",
+    "Id of the reminder the comment belongs to.",
+    ACTIONS,
+);
 static DELIVERY_NOTE_FIELDS: [Field; 6] = comment_fields(
     "delivery_note_id",
     "Id of the delivery note the comment belongs to.",
@@ -90,6 +100,8 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
         DocKind::Offer => &OFFER_FIELDS,
         DocKind::Confirmation => &CONFIRMATION_FIELDS,
         DocKind::DeliveryNote => &DELIVERY_NOTE_FIELDS,
+        DocKind::Recurring => &RECURRING_FIELDS,
+        DocKind::Reminder => &REMINDER_FIELDS,
     }
 }
 

@@ -11,10 +11,13 @@
 //! `commands::apply`, which a test checks for every writable field of every kind.
 
 use super::super::date::Date;
+use super::super::schedule::Cycle;
 use super::super::schema::{Field, Kind, Record, Value};
 use super::super::settings;
 use super::kind::DocKind;
 use super::model::Document;
+use super::recurring::{ACTIONS, Schedule};
+use super::reminder::Dunning;
 
 /// How a response reads a field of a document. An enum read by one `match` rather than a
 /// function pointer per field: each wasm instance sets up an indirect call's target
@@ -67,8 +70,94 @@ pub enum Get {
     ConfirmationId,
     ValidityDays,
     ValidityDate,
+    RecurringId,
+    /// A field of a recurring invoice's schedule.
+    Schedule(ScheduleField),
+    /// A field of a reminder's dunning data.
+    Dunning(DunningField),
     /// A field the service does not keep (`customerportal_url`): always empty.
     NotKept,
+}
+
+/// The fields of a recurring invoice's schedule (`recurring::Schedule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduleField {
+    Name,
+    Cycle,
+    CycleNumber,
+    Action,
+    Hour,
+    StartDate,
+    EndDate,
+    Iterations,
+    Counter,
+    LastCreationDate,
+    NextCreationDate,
+    Ultimo,
+    DueDays,
+    DiscountDays,
+    EmailSender,
+    EmailSubject,
+    EmailMessage,
+    EmailFilename,
+    EmailBcc,
+    LetterColor,
+    LetterDuplex,
+    LetterPaperWeight,
+    LastError,
+}
+
+/// The fields of a reminder's dunning data (`reminder::Dunning`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DunningField {
+    ReminderTextId,
+    Level,
+    LevelName,
+    Subject,
+    IsOld,
+}
+
+impl DunningField {
+    fn get(self, d: &Dunning) -> Option<Value<'_>> {
+        match self {
+            DunningField::ReminderTextId => Some(Value::Int(d.reminder_text_id)),
+            DunningField::Level => Some(Value::Int(d.level)),
+            DunningField::LevelName => text(&d.level_name),
+            DunningField::Subject => text(&d.subject),
+            DunningField::IsOld => Some(Value::Bool(d.is_old)),
+        }
+    }
+}
+
+impl ScheduleField {
+    fn get(self, s: &Schedule) -> Option<Value<'_>> {
+        let date = |d: Option<Date>| d.map(Value::Date);
+        match self {
+            ScheduleField::Name => text(&s.name),
+            ScheduleField::Cycle => text(&s.cycle),
+            ScheduleField::CycleNumber => Some(Value::Int(s.cycle_number)),
+            ScheduleField::Action => text(&s.action),
+            ScheduleField::Hour => Some(Value::Int(s.hour)),
+            ScheduleField::StartDate => date(s.start_date),
+            ScheduleField::EndDate => date(s.end_date),
+            ScheduleField::Iterations => Some(Value::Int(s.iterations)),
+            ScheduleField::Counter => Some(Value::Int(s.counter)),
+            ScheduleField::LastCreationDate => date(s.last_creation_date),
+            ScheduleField::NextCreationDate => date(s.next_creation_date),
+            ScheduleField::Ultimo => Some(Value::Bool(s.ultimo)),
+            ScheduleField::DueDays => Some(Value::Int(s.due_days)),
+            ScheduleField::DiscountDays => Some(Value::Int(s.discount_days)),
+            ScheduleField::EmailSender => text(&s.email_sender),
+            ScheduleField::EmailSubject => text(&s.email_subject),
+            ScheduleField::EmailMessage => text(&s.email_message),
+            ScheduleField::EmailFilename => text(&s.email_filename),
+            ScheduleField::EmailBcc => text(&s.email_bcc),
+            ScheduleField::LetterColor => Some(Value::Bool(s.letter_color)),
+            ScheduleField::LetterDuplex => Some(Value::Bool(s.letter_duplex)),
+            ScheduleField::LetterPaperWeight => Some(Value::Int(s.letter_paper_weight)),
+            ScheduleField::LastError => text(&s.last_error),
+        }
+    }
 }
 
 impl Get {
@@ -121,6 +210,9 @@ impl Get {
             Get::ConfirmationId => d.confirmation_id.map(Value::Int),
             Get::ValidityDays => Some(Value::Int(d.validity_date.days_since(d.date))),
             Get::ValidityDate => Some(Value::Date(d.validity_date)),
+            Get::RecurringId => d.recurring_id.map(Value::Int),
+            Get::Schedule(field) => d.schedule.as_deref().and_then(|s| field.get(s)),
+            Get::Dunning(field) => d.dunning.as_deref().and_then(|s| field.get(s)),
             Get::NotKept => None,
         }
     }
@@ -415,6 +507,269 @@ const CONFIRMATION_ID: DocField =
 const DELIVERED_INVOICE_ID: DocField = DocField::new("invoice_id", Kind::Integer, Get::InvoiceId)
     .doc("The invoice the delivery note belongs to: an invoice of the same client (else 400).");
 
+const RECURRING_ID: DocField = DocField::new("recurring_id", Kind::Integer, Get::RecurringId)
+    .read_only()
+    .doc("The recurring invoice whose run made the invoice (read only).");
+
+/// A field of a recurring invoice's schedule.
+const fn schedule(name: &'static str, kind: Kind, field: ScheduleField) -> DocField {
+    DocField::new(name, kind, Get::Schedule(field))
+}
+
+const R_NAME: DocField = schedule("name", Kind::Text, ScheduleField::Name)
+    .doc("The account's name for the recurring invoice, matched by the name filter.");
+const R_CYCLE: DocField = schedule("cycle", Kind::Enum(Cycle::NAMES), ScheduleField::Cycle).doc(
+    "How often it runs: DAILY, WEEKLY, MONTHLY, QUARTERLY, SEMIYEARLY or YEARLY. Default: \
+     MONTHLY.",
+);
+const R_CYCLE_NUMBER: DocField =
+    schedule("cycle_number", Kind::Integer, ScheduleField::CycleNumber).doc(
+        "Every how many cycles it runs (1 or more; 2 with MONTHLY: every other month). Default: 1.",
+    );
+const R_ACTION: DocField = schedule("action", Kind::Enum(ACTIONS), ScheduleField::Action).doc(
+    "What a run does with the invoice it makes: CREATE leaves a draft, COMPLETE completes it, \
+     EMAIL completes and e-mails it, MAIL completes and posts it. A completion the e-invoice \
+     rules refuse leaves the draft and sets last_error. Default: CREATE.",
+);
+const R_HOUR: DocField = schedule("hour", Kind::Integer, ScheduleField::Hour).doc(
+    "The hour of the run day (0 to 23) in the account's time_zone; in an hour a DST change \
+     skips, the first moment after it. Default: 2.",
+);
+const R_START_DATE: DocField = schedule("start_date", Kind::Date, ScheduleField::StartDate).doc(
+    "The date of the first run, not before today: the k-th run is start_date plus k × \
+     cycle_number cycles; a day the month lacks falls back to its last day. Default: tomorrow.",
+);
+const R_END_DATE: DocField = schedule("end_date", Kind::Date, ScheduleField::EndDate)
+    .doc("No run after this date; not before start_date. Empty: no end.");
+const R_ITERATIONS: DocField = schedule("iterations", Kind::Integer, ScheduleField::Iterations)
+    .doc("Runs after which the series ends (0 or more; 0: no limit). Default: 0.");
+const R_COUNTER: DocField = schedule("counter", Kind::Integer, ScheduleField::Counter)
+    .read_only()
+    .doc("Runs made so far (read only).");
+const R_LAST_CREATION_DATE: DocField = schedule(
+    "last_creation_date",
+    Kind::Date,
+    ScheduleField::LastCreationDate,
+)
+.read_only()
+.doc("The date of the last invoice made (read only).");
+const R_NEXT_CREATION_DATE: DocField = schedule(
+    "next_creation_date",
+    Kind::Date,
+    ScheduleField::NextCreationDate,
+)
+.doc(
+    "The date of the next run. Set to a date from today on, the series runs on it and every \
+     cycle after it (start_date becomes that date); set empty, it stops. Computed otherwise; \
+     empty once the series has ended.",
+);
+const R_ULTIMO: DocField = schedule("ultimo", Kind::Bool, ScheduleField::Ultimo)
+    .doc("1: every run on the last day of its month. Default: 0.");
+const R_DUE_DAYS: DocField = schedule("due_days", Kind::Integer, ScheduleField::DueDays).doc(
+    "Days from a made invoice's date to its due date. Default: the client's terms, else the \
+     settings'.",
+);
+const R_DISCOUNT_DAYS: DocField =
+    schedule("discount_days", Kind::Integer, ScheduleField::DiscountDays).doc(
+        "Days from a made invoice's date to its cash discount date. Default: the client's \
+         terms, else the settings'.",
+    );
+const R_EMAIL_SENDER: DocField = schedule("email_sender", Kind::Email, ScheduleField::EmailSender)
+    .doc("EMAIL: the sender. Empty: the settings' default_email_sender.");
+const R_EMAIL_SUBJECT: DocField =
+    schedule("email_subject", Kind::Text, ScheduleField::EmailSubject).doc(
+        "EMAIL: the subject, placeholders resolved. Empty: the settings' invoice e-mail subject.",
+    );
+const R_EMAIL_MESSAGE: DocField =
+    schedule("email_message", Kind::Text, ScheduleField::EmailMessage).doc(
+        "EMAIL: the message, placeholders resolved. Empty: the settings' invoice e-mail body.",
+    );
+const R_EMAIL_FILENAME: DocField =
+    schedule("email_filename", Kind::Text, ScheduleField::EmailFilename)
+        .doc("EMAIL: the attached PDF's name without .pdf. Empty: invoice_{id}.");
+const R_EMAIL_BCC: DocField = schedule("email_bcc", Kind::Text, ScheduleField::EmailBcc)
+    .doc("EMAIL: addresses that get a blind copy, comma-separated.");
+const R_LETTER_COLOR: DocField = schedule("letter_color", Kind::Bool, ScheduleField::LetterColor)
+    .doc("MAIL: 1 prints in color. Default: 0.");
+const R_LETTER_DUPLEX: DocField =
+    schedule("letter_duplex", Kind::Bool, ScheduleField::LetterDuplex)
+        .doc("MAIL: 1 prints on both sides. Default: 1.");
+const R_LETTER_PAPER_WEIGHT: DocField = schedule(
+    "letter_paper_weight",
+    Kind::Integer,
+    ScheduleField::LetterPaperWeight,
+)
+.doc("MAIL: paper weight in g/m², 80 or 90. Default: 80.");
+const R_LAST_ERROR: DocField = schedule("last_error", Kind::Text, ScheduleField::LastError)
+    .read_only()
+    .doc("Why the last run's action did not happen, e.g. the e-invoice rules a completion failed (read only).");
+
+/// Recurring invoice fields in response order.
+pub static RECURRING: &[DocField] = &[
+    ID,
+    CLIENT_ID,
+    CONTACT_ID,
+    CREATED,
+    UPDATED,
+    TEMPLATE_ID,
+    CURRENCY_CODE,
+    R_NAME,
+    TITLE,
+    R_CYCLE,
+    R_CYCLE_NUMBER,
+    R_ACTION,
+    R_HOUR,
+    R_START_DATE,
+    R_END_DATE,
+    R_ITERATIONS,
+    R_COUNTER,
+    R_LAST_CREATION_DATE,
+    R_NEXT_CREATION_DATE,
+    R_ULTIMO,
+    ADDRESS,
+    SUPPLY_DATE_TYPE,
+    R_DUE_DAYS,
+    DISCOUNT_RATE,
+    R_DISCOUNT_DAYS,
+    LABEL,
+    INTRO,
+    NOTE,
+    REDUCTION,
+    NET_GROSS,
+    QUOTE,
+    PAYMENT_TYPES,
+    BUYER_REFERENCE,
+    ORDER_REFERENCE,
+    R_EMAIL_SENDER,
+    R_EMAIL_SUBJECT,
+    R_EMAIL_MESSAGE,
+    R_EMAIL_FILENAME,
+    R_EMAIL_BCC,
+    R_LETTER_COLOR,
+    R_LETTER_DUPLEX,
+    R_LETTER_PAPER_WEIGHT,
+    OFFER_ID,
+    CONFIRMATION_ID,
+    TOTAL_GROSS,
+    TOTAL_NET,
+    TOTAL_GROSS_UNREDUCED,
+    TOTAL_NET_UNREDUCED,
+    TOTAL_REDUCTION,
+    R_LAST_ERROR,
+];
+
+/// A field of a reminder's dunning data.
+const fn dunning(name: &'static str, kind: Kind, field: DunningField) -> DocField {
+    DocField::new(name, kind, Get::Dunning(field))
+}
+
+const M_INVOICE_ID: DocField = DocField::new("invoice_id", Kind::Integer, Get::InvoiceId)
+    .mandatory()
+    .doc(
+        "The invoice the reminder is for: an OPEN or OVERDUE invoice of the account (else 400). \
+         Mandatory on create and fixed then; the reminder takes the invoice's client, contact, \
+         address and currency, and claims its open amount.",
+    );
+const M_CLIENT_ID: DocField = DocField::new("client_id", Kind::Integer, Get::ClientId)
+    .read_only()
+    .doc("The client of the reminder's invoice (read only).");
+const M_CURRENCY_CODE: DocField = DocField::new("currency_code", Kind::Currency, Get::CurrencyCode)
+    .read_only()
+    .doc("The currency of the reminder's invoice (read only).");
+const M_REMINDER_TEXT_ID: DocField = dunning(
+    "reminder_text_id",
+    Kind::Integer,
+    DunningField::ReminderTextId,
+)
+.doc(
+    "The dunning level (of /api/reminder-texts) whose subject, texts and fee the reminder \
+     takes; set on create. Default: the next level of the invoice (its completed reminders + \
+     1; the last level repeats).",
+);
+const M_LEVEL: DocField = dunning("reminder_level", Kind::Integer, DunningField::Level)
+    .read_only()
+    .doc(
+        "Which reminder of its invoice this is: 1 for the first, counting the invoice's \
+         completed reminders that are not canceled (read only).",
+    );
+const M_LEVEL_NAME: DocField = dunning("reminder_level_name", Kind::Text, DunningField::LevelName)
+    .read_only()
+    .doc("The name of the reminder's level (read only).");
+const M_SUBJECT: DocField = dunning("subject", Kind::Text, DunningField::Subject).doc(
+    "The reminder's heading on the PDF and the default subject of its e-mail; placeholders \
+     are resolved. Default: the level's subject.",
+);
+const M_INTRO: DocField = DocField::new("intro", Kind::Text, Get::Intro).doc(
+    "Text printed above the claim; placeholders such as [Invoice.invoice_number] are resolved. \
+     Default: the level's header.",
+);
+const M_NOTE: DocField = DocField::new("note", Kind::Text, Get::Note).doc(
+    "Text printed below the amount due; placeholders are resolved. Default: the level's footer.",
+);
+const M_DUE_DATE: DocField = DocField::new("due_date", Kind::Date, Get::DueDate).doc(
+    "The new date by which the amount due is to be paid, not before date; the reminder is \
+     OVERDUE after it. Default: date plus due_days.",
+);
+const M_DUE_DAYS: DocField = DocField::new("due_days", Kind::Integer, Get::DueDays)
+    .doc("Days from date to due_date (0 to 3650). Default: the settings' reminder_due_days (10).");
+const M_TOTAL_GROSS: DocField = DocField::new("total_gross", Kind::Decimal, Get::TotalGross)
+    .read_only()
+    .doc(
+        "The amount due: the invoice's open amount plus the reminder's items (fees, interest); \
+         no VAT (read only; computed).",
+    );
+const M_STATUS: DocField = DocField::new("status", Kind::Text, Get::Status)
+    .read_only()
+    .doc(
+        "DRAFT, OPEN, OVERDUE (past its own due date), PAID (its invoice is PAID) or CANCELED \
+         (read only).",
+    );
+const M_PAID_AMOUNT: DocField = DocField::new("paid_amount", Kind::Decimal, Get::PaidAmount)
+    .read_only()
+    .doc(
+        "What was paid on the invoice since the reminder took its claim, up to total_gross \
+         (read only; computed).",
+    );
+const M_IS_OLD: DocField = dunning("is_old", Kind::Bool, DunningField::IsOld)
+    .read_only()
+    .doc("1 once a later reminder of the same invoice was completed (read only).");
+const M_DATE: DocField = DocField::new("date", Kind::Date, Get::Date).doc(
+    "The reminder's date; default interest runs up to it. Default: today. Changing it moves \
+     due_date by the same days.",
+);
+
+const M_LABEL: DocField = DocField::new("label", Kind::Text, Get::Label)
+    .doc("Short text, matched by the label filter. Default: the invoice's label.");
+
+/// Reminder fields in response order.
+pub static REMINDER: &[DocField] = &[
+    ID,
+    CREATED,
+    UPDATED,
+    M_STATUS,
+    M_INVOICE_ID,
+    M_CLIENT_ID,
+    CONTACT_ID,
+    M_REMINDER_TEXT_ID,
+    M_LEVEL,
+    M_LEVEL_NAME,
+    M_DATE,
+    M_LABEL,
+    M_SUBJECT,
+    M_INTRO,
+    M_NOTE,
+    M_DUE_DATE,
+    M_DUE_DAYS,
+    M_TOTAL_GROSS,
+    M_PAID_AMOUNT,
+    OPEN_AMOUNT,
+    M_IS_OLD,
+    TEMPLATE_ID,
+    ADDRESS,
+    M_CURRENCY_CODE,
+    CUSTOMERPORTAL_URL,
+];
+
 /// Invoice fields in response order.
 pub static INVOICE: &[DocField] = &[
     ID,
@@ -457,6 +812,7 @@ pub static INVOICE: &[DocField] = &[
     ORDER_REFERENCE,
     OFFER_ID,
     CONFIRMATION_ID,
+    RECURRING_ID,
 ];
 
 /// Credit note fields in response order.
@@ -600,6 +956,8 @@ pub fn table(kind: DocKind) -> &'static [DocField] {
         DocKind::Offer => OFFER,
         DocKind::Confirmation => CONFIRMATION,
         DocKind::DeliveryNote => DELIVERY_NOTE,
+        DocKind::Recurring => RECURRING,
+        DocKind::Reminder => REMINDER,
     }
 }
 
@@ -619,12 +977,16 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
     static OFFER_SCHEMA: [Field; OFFER.len()] = schema(OFFER);
     static CONFIRMATION_SCHEMA: [Field; CONFIRMATION.len()] = schema(CONFIRMATION);
     static DELIVERY_NOTE_SCHEMA: [Field; DELIVERY_NOTE.len()] = schema(DELIVERY_NOTE);
+    static RECURRING_SCHEMA: [Field; RECURRING.len()] = schema(RECURRING);
+    static REMINDER_SCHEMA: [Field; REMINDER.len()] = schema(REMINDER);
     match kind {
         DocKind::Invoice => &INVOICE_SCHEMA,
         DocKind::CreditNote => &CREDIT_NOTE_SCHEMA,
         DocKind::Offer => &OFFER_SCHEMA,
         DocKind::Confirmation => &CONFIRMATION_SCHEMA,
         DocKind::DeliveryNote => &DELIVERY_NOTE_SCHEMA,
+        DocKind::Recurring => &RECURRING_SCHEMA,
+        DocKind::Reminder => &REMINDER_SCHEMA,
     }
 }
 

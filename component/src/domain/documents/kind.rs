@@ -15,6 +15,10 @@ pub enum DocKind {
     Offer,
     Confirmation,
     DeliveryNote,
+    /// A recurring invoice: the template a schedule makes invoices from.
+    Recurring,
+    /// A payment reminder or dunning letter of an invoice.
+    Reminder,
 }
 
 /// The lifecycles documents follow (`lifecycle::transition` decides by it).
@@ -31,6 +35,8 @@ pub enum Lifecycle {
     Confirmation,
     /// Delivery notes: DRAFT → CREATED, and no more.
     Delivery,
+    /// Recurring invoices: always editable, never completed (they make invoices).
+    Template,
 }
 
 /// What a kind of document is.
@@ -69,6 +75,8 @@ pub struct Spec {
     pub einvoices: bool,
     /// Whether an OPEN one shows OVERDUE once its due date has passed.
     pub falls_due: bool,
+    /// Whether it has a number from the kind's number range.
+    pub numbered: bool,
 }
 
 static INVOICE: Spec = Spec {
@@ -89,6 +97,7 @@ static INVOICE: Spec = Spec {
     payments: Some("invoice-payments"),
     einvoices: true,
     falls_due: true,
+    numbered: true,
 };
 
 static CREDIT_NOTE: Spec = Spec {
@@ -109,6 +118,7 @@ static CREDIT_NOTE: Spec = Spec {
     payments: Some("credit-note-payments"),
     einvoices: true,
     falls_due: true,
+    numbered: true,
 };
 
 static OFFER: Spec = Spec {
@@ -129,6 +139,7 @@ static OFFER: Spec = Spec {
     payments: None,
     einvoices: false,
     falls_due: false,
+    numbered: true,
 };
 
 static CONFIRMATION: Spec = Spec {
@@ -149,6 +160,7 @@ static CONFIRMATION: Spec = Spec {
     payments: None,
     einvoices: false,
     falls_due: false,
+    numbered: true,
 };
 
 static DELIVERY_NOTE: Spec = Spec {
@@ -169,15 +181,60 @@ static DELIVERY_NOTE: Spec = Spec {
     payments: None,
     einvoices: false,
     falls_due: false,
+    numbered: true,
+};
+
+static RECURRING: Spec = Spec {
+    collection: "recurrings",
+    range: "recurring",
+    label: "recurring",
+    title: "Recurring invoice",
+    number_field: "",
+    parent_field: "recurring_id",
+    template_type: "INVOICE",
+    placeholder_object: "Recurring",
+    file_stem: "recurring",
+    client_byte: b'r',
+    lifecycle: Lifecycle::Template,
+    items: "recurring-items",
+    comments: "recurring-comments",
+    tags: "recurring-tags",
+    payments: None,
+    einvoices: false,
+    falls_due: false,
+    numbered: false,
+};
+
+static REMINDER: Spec = Spec {
+    collection: "reminders",
+    range: "reminder",
+    label: "reminder",
+    title: "Payment reminder",
+    number_field: "",
+    parent_field: "reminder_id",
+    template_type: "REMINDER",
+    placeholder_object: "Reminder",
+    file_stem: "reminder",
+    client_byte: b'm',
+    lifecycle: Lifecycle::Billing,
+    items: "reminder-items",
+    comments: "reminder-comments",
+    tags: "reminder-tags",
+    payments: None,
+    einvoices: false,
+    falls_due: true,
+    numbered: false,
 };
 
 impl DocKind {
-    pub const ALL: [DocKind; 5] = [
+    pub const ALL: [DocKind; 7] = [
         DocKind::Invoice,
         DocKind::CreditNote,
         DocKind::Offer,
         DocKind::Confirmation,
         DocKind::DeliveryNote,
+        DocKind::Recurring,
+        DocKind::Reminder,
     ];
 
     /// What the kind is.
@@ -188,6 +245,8 @@ impl DocKind {
             DocKind::Offer => &OFFER,
             DocKind::Confirmation => &CONFIRMATION,
             DocKind::DeliveryNote => &DELIVERY_NOTE,
+            DocKind::Recurring => &RECURRING,
+            DocKind::Reminder => &REMINDER,
         }
     }
 
@@ -267,7 +326,6 @@ mod tests {
                     (a.comments, b.comments),
                     (a.tags, b.tags),
                     (a.parent_field, b.parent_field),
-                    (a.number_field, b.number_field),
                 ] {
                     assert_ne!(x, y);
                 }

@@ -63,6 +63,7 @@ impl Status {
             Lifecycle::Offer => &[Draft, Open, Won, Lost, Canceled, Cleared],
             Lifecycle::Confirmation => &[Draft, Completed, Canceled, Cleared],
             Lifecycle::Delivery => &[Draft, Created],
+            Lifecycle::Template => &[Draft],
         }
     }
 }
@@ -196,6 +197,7 @@ pub fn transition(kind: DocKind, state: Status, event: Event) -> Result<Status, 
         Lifecycle::Offer => offer(state, event),
         Lifecycle::Confirmation => confirmation(state, event),
         Lifecycle::Delivery => delivery(state, event),
+        Lifecycle::Template => common(state, event),
     }
 }
 

@@ -50,6 +50,11 @@ pub struct Filter {
     pub offer_id: Option<i64>,
     pub confirmation_id: Option<i64>,
     pub invoice_id: Option<i64>,
+    /// Recurring invoices: a part of the name (lower-cased), and the cycles (any of them).
+    pub name: Option<String>,
+    pub cycles: Vec<String>,
+    /// Reminders: a part of the subject (lower-cased).
+    pub subject: Option<String>,
 }
 
 /// Whether the document carries the tag `name` (in any case).
@@ -83,6 +88,9 @@ impl Filter {
             && self.offer_id.is_none()
             && self.confirmation_id.is_none()
             && self.invoice_id.is_none()
+            && self.name.is_none()
+            && self.subject.is_none()
+            && self.cycles.is_empty()
             && self.label.is_none()
             && self.intro.is_none()
             && self.note.is_none()
@@ -119,6 +127,21 @@ impl Filter {
                 .confirmation_id
                 .is_none_or(|c| doc.confirmation_id == Some(c))
             && self.invoice_id.is_none_or(|i| doc.invoice_id == Some(i))
+            && self.name.as_deref().is_none_or(|n| {
+                doc.schedule
+                    .as_deref()
+                    .is_some_and(|s| contains_ci(&s.name, n))
+            })
+            && self.subject.as_deref().is_none_or(|n| {
+                doc.dunning
+                    .as_deref()
+                    .is_some_and(|d| contains_ci(&d.subject, n))
+            })
+            && (self.cycles.is_empty()
+                || doc
+                    .schedule
+                    .as_deref()
+                    .is_some_and(|s| self.cycles.iter().any(|c| c.eq_ignore_ascii_case(&s.cycle))))
             && self.tags.iter().all(|w| carries(doc, w))
             && (self.tags_any.is_empty() || self.tags_any.iter().any(|w| carries(doc, w)))
             && (self.statuses.is_empty() || self.statuses.contains(&doc.shown(today)))

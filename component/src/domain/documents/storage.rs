@@ -15,11 +15,14 @@ use super::kind::DocKind;
 use super::lifecycle::Status;
 use super::model::{Document, Tax};
 use super::payments::{self, Payment};
+use super::recurring::Schedule;
+use super::reminder::{Charge, Dunning};
 use super::tags::{self, Tag};
 use crate::caps::{Read, Write};
 use crate::store::forms::{
-    Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredDocumentTail, StoredItem,
-    StoredItemTail, StoredKind, StoredPayment, StoredStatus, StoredTag, StoredTax,
+    Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredDocumentTail, StoredDunning,
+    StoredItem, StoredItemTail, StoredKind, StoredPayment, StoredSchedule, StoredStatus, StoredTag,
+    StoredTax,
 };
 use crate::store::{self, id_of_key};
 
@@ -56,11 +59,14 @@ macro_rules! stored_form {
         decimal: [$($dec:ident),* $(,)?],
         date: [$($date:ident),* $(,)?],
         map: [$($map:ident: $into:path, $outof:path),* $(,)?]
-        $(, grown: $grown:ident [$($g:ident),* $(,)?] $(dates [$($gd:ident),* $(,)?])?)? $(,)?
+        $(, grown: $grown:ident [$($g:ident),* $(,)?]
+            $(dates [$($gd:ident),* $(,)?])?
+            $(map [$($gm:ident: $ginto:path, $goutof:path),* $(,)?])?)? $(,)?
     ) => {
         fn $to(m: &$model) -> grown!($stored<Dec16> $(, $grown)?) {
             let $model {
-                $($same,)* $($dec,)* $($date,)* $($map,)* $($($g,)* $($($gd,)*)?)?
+                $($same,)* $($dec,)* $($date,)* $($map,)*
+                $($($g,)* $($($gd,)*)? $($($gm,)*)?)?
             } = m;
             grown!(
                 $stored {
@@ -72,19 +78,20 @@ macro_rules! stored_form {
                 $(, $grown {
                     $($g: Clone::clone($g),)*
                     $($($gd: $gd.julian(),)*)?
+                    $($($gm: $ginto($gm),)*)?
                 })?
             )
         }
 
         fn $from<D: DecimalForm>(s: $stored<D> $(, grown: $grown)?) -> $model {
             let $stored { $($same,)* $($dec,)* $($date,)* $($map,)* } = s;
-            $(let $grown { $($g,)* $($($gd,)*)? } = grown;)?
+            $(let $grown { $($g,)* $($($gd,)*)? $($($gm,)*)? } = grown;)?
             $model {
                 $($same,)*
                 $($dec: $dec.get(),)*
                 $($date: Date::from_julian($date),)*
                 $($map: $outof($map),)*
-                $($($g,)* $($($gd: Date::from_julian($gd),)*)?)?
+                $($($g,)* $($($gd: Date::from_julian($gd),)*)? $($($gm: $goutof($gm),)*)?)?
             }
         }
     };
@@ -108,8 +115,11 @@ stored_form!(
         status: status_to_stored, status_from_stored,
         taxes: taxes_to_stored, taxes_from_stored,
     ],
-    grown: StoredDocumentTail [buyer_reference, order_reference, offer_id, confirmation_id]
-        dates [validity_date],
+    grown: StoredDocumentTail [buyer_reference, order_reference, offer_id, confirmation_id,
+        recurring_id]
+        dates [validity_date]
+        map [schedule: schedule_to_stored, schedule_from_stored,
+            dunning: dunning_to_stored, dunning_from_stored],
 );
 
 stored_form!(
@@ -121,7 +131,8 @@ stored_form!(
     decimal: [quantity, unit_price, tax_rate],
     date: [],
     map: [],
-    grown: StoredItemTail [unit_code, tax_category, tax_exemption_reason, optional],
+    grown: StoredItemTail [unit_code, tax_category, tax_exemption_reason, optional]
+        map [charge: charge_to_stored, Charge::parse_owned],
 );
 
 stored_form!(
@@ -139,6 +150,8 @@ fn kind_to_stored(kind: &DocKind) -> StoredKind {
         DocKind::Offer => StoredKind::Offer,
         DocKind::Confirmation => StoredKind::Confirmation,
         DocKind::DeliveryNote => StoredKind::DeliveryNote,
+        DocKind::Recurring => StoredKind::Recurring,
+        DocKind::Reminder => StoredKind::Reminder,
     }
 }
 
@@ -149,6 +162,8 @@ fn kind_from_stored(kind: StoredKind) -> DocKind {
         StoredKind::Offer => DocKind::Offer,
         StoredKind::Confirmation => DocKind::Confirmation,
         StoredKind::DeliveryNote => DocKind::DeliveryNote,
+        StoredKind::Recurring => DocKind::Recurring,
+        StoredKind::Reminder => DocKind::Reminder,
     }
 }
 
@@ -178,6 +193,181 @@ fn status_from_stored(status: StoredStatus) -> Status {
         StoredStatus::Completed => Status::Completed,
         StoredStatus::Created => Status::Created,
     }
+}
+
+fn schedule_to_stored(schedule: &Option<Box<Schedule>>) -> Option<StoredSchedule> {
+    let s = schedule.as_deref()?;
+    let Schedule {
+        name,
+        cycle,
+        cycle_number,
+        action,
+        hour,
+        start_date,
+        end_date,
+        iterations,
+        counter,
+        slot,
+        last_creation_date,
+        next_creation_date,
+        next_run,
+        ultimo,
+        due_days,
+        discount_days,
+        email_sender,
+        email_subject,
+        email_message,
+        email_filename,
+        email_bcc,
+        letter_color,
+        letter_duplex,
+        letter_paper_weight,
+        last_error,
+    } = s.clone();
+    let day = |d: Option<Date>| d.map(Date::julian);
+    Some(StoredSchedule {
+        name,
+        cycle,
+        cycle_number,
+        action,
+        hour,
+        start_date: day(start_date),
+        end_date: day(end_date),
+        iterations,
+        counter,
+        slot,
+        last_creation_date: day(last_creation_date),
+        next_creation_date: day(next_creation_date),
+        next_run,
+        ultimo,
+        due_days,
+        discount_days,
+        email_sender,
+        email_subject,
+        email_message,
+        email_filename,
+        email_bcc,
+        letter_color,
+        letter_duplex,
+        letter_paper_weight,
+        last_error,
+    })
+}
+
+fn schedule_from_stored(stored: Option<StoredSchedule>) -> Option<Box<Schedule>> {
+    let StoredSchedule {
+        name,
+        cycle,
+        cycle_number,
+        action,
+        hour,
+        start_date,
+        end_date,
+        iterations,
+        counter,
+        slot,
+        last_creation_date,
+        next_creation_date,
+        next_run,
+        ultimo,
+        due_days,
+        discount_days,
+        email_sender,
+        email_subject,
+        email_message,
+        email_filename,
+        email_bcc,
+        letter_color,
+        letter_duplex,
+        letter_paper_weight,
+        last_error,
+    } = stored?;
+    let day = |d: Option<i32>| d.map(Date::from_julian);
+    Some(Box::new(Schedule {
+        name,
+        cycle,
+        cycle_number,
+        action,
+        hour,
+        start_date: day(start_date),
+        end_date: day(end_date),
+        iterations,
+        counter,
+        slot,
+        last_creation_date: day(last_creation_date),
+        next_creation_date: day(next_creation_date),
+        next_run,
+        ultimo,
+        due_days,
+        discount_days,
+        email_sender,
+        email_subject,
+        email_message,
+        email_filename,
+        email_bcc,
+        letter_color,
+        letter_duplex,
+        letter_paper_weight,
+        last_error,
+    }))
+}
+
+fn charge_to_stored(charge: &Charge) -> String {
+    charge.as_str().to_owned()
+}
+
+fn dunning_to_stored(dunning: &Option<Box<Dunning>>) -> Option<StoredDunning> {
+    let Dunning {
+        reminder_text_id,
+        level,
+        level_name,
+        subject,
+        claim,
+        invoice_number,
+        invoice_date,
+        invoice_due_date,
+        is_old,
+        flat_charge,
+    } = dunning.as_deref()?.clone();
+    Some(StoredDunning {
+        reminder_text_id,
+        level,
+        level_name,
+        subject,
+        claim: Dec16(claim),
+        invoice_number,
+        invoice_date: invoice_date.map(Date::julian),
+        invoice_due_date: invoice_due_date.map(Date::julian),
+        is_old,
+        flat_charge,
+    })
+}
+
+fn dunning_from_stored(stored: Option<StoredDunning>) -> Option<Box<Dunning>> {
+    let StoredDunning {
+        reminder_text_id,
+        level,
+        level_name,
+        subject,
+        claim,
+        invoice_number,
+        invoice_date,
+        invoice_due_date,
+        is_old,
+        flat_charge,
+    } = stored?;
+    Some(Box::new(Dunning {
+        reminder_text_id,
+        level,
+        level_name,
+        subject,
+        claim: claim.get(),
+        invoice_number,
+        invoice_date: invoice_date.map(Date::from_julian),
+        invoice_due_date: invoice_due_date.map(Date::from_julian),
+        is_old,
+        flat_charge,
+    }))
 }
 
 fn taxes_to_stored(taxes: &[Tax]) -> Vec<StoredTax<Dec16>> {
@@ -272,14 +462,75 @@ pub fn index_entries(account: u64, doc: &Document) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 /// Prefixes of the index entries of a kind's documents below the kind's collection:
-/// status, date, open-due (for the consistency check). Each entry ends in its document's
-/// id.
-pub fn index_prefixes(account: u64, kind: DocKind) -> [Vec<u8>; 3] {
+/// status, date, open-due, due runs, reminders by invoice (for the consistency check). Each
+/// entry ends in its document's id.
+pub fn index_prefixes(account: u64, kind: DocKind) -> [Vec<u8>; 5] {
     [
         keys::status_index(account, kind),
         keys::date_index(account, kind),
         keys::open_due_index(account, kind),
+        keys::due_index(account, kind),
+        keys::invoice_index(account, kind),
     ]
+}
+
+/// The reminders of an invoice, in id order (the order they were made).
+pub fn reminders_of(txn: &dyn Read, account: u64, invoice: u64) -> Result<Vec<Document>, Error> {
+    let prefix = keys::of_invoice(account, DocKind::Reminder, invoice);
+    let ids = store::scan_all(txn, &prefix)?
+        .iter()
+        .map(|(k, _)| id_of_key(k))
+        .collect::<Result<Vec<u64>, _>>()?;
+    load_many(txn, account, DocKind::Reminder, &ids)
+}
+
+/// The invoices open at the start of `today` whose due date has passed: OVERDUE, the
+/// longest overdue first (from the open-due index, without loading them).
+pub fn overdue_invoices(txn: &dyn Read, account: u64, today: Date) -> Result<Vec<u64>, Error> {
+    let prefix = keys::open_due_index(account, DocKind::Invoice);
+    let end = keys::day(today);
+    let mut ids = Vec::new();
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let batch = txn.scan(
+            &prefix,
+            after.as_deref(),
+            crate::limits::INDEX_SCAN_BATCH,
+            false,
+        )?;
+        for (k, _) in &batch {
+            if k.get(prefix.len()..prefix.len() + 4)
+                .is_none_or(|day| day >= &end[..])
+            {
+                return Ok(ids);
+            }
+            ids.push(id_of_key(k)?);
+        }
+        if batch.len() < crate::limits::INDEX_SCAN_BATCH as usize {
+            return Ok(ids);
+        }
+        after = batch.last().map(|(k, _)| k.clone());
+    }
+}
+
+/// The recurring invoices of an account whose next run is due at the account's moment
+/// `now`, the soonest first, at most `limit` of them.
+pub fn due(txn: &dyn Read, account: u64, now: i64, limit: usize) -> Result<Vec<u64>, Error> {
+    let prefix = keys::due_index(account, DocKind::Recurring);
+    let mut ids = Vec::new();
+    for (k, _) in txn.scan(&prefix, None, limit as u32, false)? {
+        let at = k
+            .get(prefix.len()..prefix.len() + 8)
+            .and_then(|b| b.try_into().ok());
+        let Some(at) = at.map(|b: [u8; 8]| (u64::from_be_bytes(b) ^ (1 << 63)) as i64) else {
+            continue;
+        };
+        if at > now {
+            break;
+        }
+        ids.push(id_of_key(&k)?);
+    }
+    Ok(ids)
 }
 
 /// The kind of document an entry of a client's document index names (under
@@ -289,17 +540,25 @@ pub fn kind_of_client_entry(key: &[u8]) -> Option<DocKind> {
 }
 
 /// The prefix (date placeholders resolved) and number a document claims.
-fn claimed(doc: &Document) -> (String, i64) {
-    (
-        numbering::resolve_prefix(&doc.number_pre, doc.date),
-        doc.number,
-    )
+fn claimed(doc: &Document) -> Option<(String, i64)> {
+    doc.kind.spec().numbered.then(|| {
+        (
+            numbering::resolve_prefix(&doc.number_pre, doc.date),
+            doc.number,
+        )
+    })
 }
 
-/// The key of the number claim a document holds; its value is the document's id.
-pub fn claim_key(account: u64, doc: &Document) -> Vec<u8> {
-    let (pre, number) = claimed(doc);
-    store::keys::number_claim(account, doc.kind.range(), &pre, number)
+/// The key of the number claim a document holds, if its kind is numbered; its value is
+/// the document's id.
+pub fn claim_key(account: u64, doc: &Document) -> Option<Vec<u8>> {
+    let (pre, number) = claimed(doc)?;
+    Some(store::keys::number_claim(
+        account,
+        doc.kind.range(),
+        &pre,
+        number,
+    ))
 }
 
 /// The collections of a kind's children, each child under its document.
@@ -328,8 +587,8 @@ pub fn save(
         "document totals add up before they are saved"
     );
     let new_claim = claimed(new);
-    let old_claim = old.map(claimed);
-    if old_claim.as_ref() != Some(&new_claim) {
+    let old_claim = old.and_then(claimed);
+    if let Some(new_claim) = new_claim.filter(|c| old_claim.as_ref() != Some(c)) {
         let range = new.kind.range();
         if !numbering::claim(txn, account, range, &new_claim.0, new_claim.1, new.id)? {
             return Err(Error::Conflict(format!(
@@ -370,13 +629,17 @@ pub fn delete(txn: &mut dyn Write, account: u64, doc: &Document) -> Result<(), E
         txn.delete(&k)?;
     }
     kept::update(txn, account, kind, Some(doc), None)?;
-    let (pre, number) = claimed(doc);
-    numbering::release(txn, account, kind.range(), &pre, number)?;
+    if let Some((pre, number)) = claimed(doc) {
+        numbering::release(txn, account, kind.range(), &pre, number)?;
+    }
     for collection in child_collections(kind) {
         let prefix = store::keys::children(account, collection, doc.id);
         for (k, _) in store::scan_all(txn.as_read(), &prefix)? {
             store::delete_child(txn, account, collection, doc.id, id_of_key(&k)?)?;
         }
+    }
+    if kind == DocKind::Recurring {
+        super::recurring::remove_receivers(txn, account, doc.id)?;
     }
     pdfs::delete_all(txn, account, kind.collection(), doc.id)?;
     txn.delete(&keys::record(account, kind, doc.id))?;

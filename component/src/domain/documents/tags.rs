@@ -40,6 +40,9 @@ static CREDIT_NOTE_FIELDS: [Field; 3] =
 static OFFER_FIELDS: [Field; 3] = tag_fields("offer_id", "Id of the offer the tag is on.");
 static CONFIRMATION_FIELDS: [Field; 3] =
     tag_fields("confirmation_id", "Id of the confirmation the tag is on.");
+static RECURRING_FIELDS: [Field; 3] =
+    tag_fields("recurring_id", "Id of the recurring invoice the tag is on.");
+static REMINDER_FIELDS: [Field; 3] = tag_fields("reminder_id", "Id of the reminder the tag is on.");
 static DELIVERY_NOTE_FIELDS: [Field; 3] =
     tag_fields("delivery_note_id", "Id of the delivery note the tag is on.");
 
@@ -50,6 +53,8 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
         DocKind::Offer => &OFFER_FIELDS,
         DocKind::Confirmation => &CONFIRMATION_FIELDS,
         DocKind::DeliveryNote => &DELIVERY_NOTE_FIELDS,
+        DocKind::Recurring => &RECURRING_FIELDS,
+        DocKind::Reminder => &REMINDER_FIELDS,
     }
 }
 

@@ -431,9 +431,12 @@ pub fn build(s: &Sources<'_>) -> Invoice {
         type_code: match doc.kind {
             DocKind::CreditNote => "381".to_owned(),
             // Only kinds with e-invoices are issued one (`Spec::einvoices`).
-            DocKind::Invoice | DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote => {
-                "380".to_owned()
-            }
+            DocKind::Invoice
+            | DocKind::Offer
+            | DocKind::Confirmation
+            | DocKind::DeliveryNote
+            | DocKind::Recurring
+            | DocKind::Reminder => "380".to_owned(),
         },
         currency: doc.currency_code.clone(),
         due_date: Some(doc.due_date.to_time()),

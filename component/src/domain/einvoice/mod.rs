@@ -125,6 +125,28 @@ pub fn required(settings: &Record, client: &Record) -> Vec<Profile> {
     out
 }
 
+/// What a completion of `doc` now would be refused for: one message per rule and field of
+/// the profiles it must pass (`required`), as `issue` refuses them; none when it would go
+/// through. Reads only.
+pub fn refusals(txn: &dyn Read, account: u64, doc: &Document) -> Result<Vec<String>, Error> {
+    let client = records::load(txn, &CLIENTS, account, doc.client_id)?;
+    let settings = settings::load_stored(txn, account)?;
+    let items = storage::items(txn, account, doc.kind, doc.id)?;
+    let inv = model_of(txn, account, doc, &items, &client, &settings)?;
+    let mut refused: Vec<String> = Vec::new();
+    for profile in required(&settings, &client) {
+        if let Issued::Refused(violations) = make(&inv, doc, profile) {
+            for v in violations {
+                let text = format!("{}: {}", profile.name(), v.describe());
+                if !refused.contains(&text) {
+                    refused.push(text);
+                }
+            }
+        }
+    }
+    Ok(refused)
+}
+
 /// Makes and keeps every profile's e-invoice of a document being completed, and answers
 /// them. Refused (and nothing kept) when the data fails a rule of a `required` profile:
 /// one message per rule and field.

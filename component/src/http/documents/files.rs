@@ -8,7 +8,7 @@ use faktura_einvoice::Profile;
 
 use super::super::error::ApiError;
 use super::super::records::decode_changes;
-use super::super::{Payload, Response, in_write};
+use super::super::{Outcome, Payload, Response, in_write};
 use super::{existing, parse_id};
 use crate::codec::{Element, ScalarType};
 use crate::domain::clients::CLIENTS;
@@ -167,7 +167,8 @@ pub(crate) fn upload_signature(c: &Call<'_>, kind: DocKind) -> Result<Response, 
 
 /// `GET …/{id}/e-invoice?profile=P`: the EN 16931 XML fixed at completion, as a download.
 /// `P` defaults to the client's `einvoice_profile`, else `xrechnung-cii`. A draft has
-/// none; a document whose data failed the profile's rules answers those rules.
+/// none; a document whose data failed the profile's rules answers those rules. Both
+/// refusals say so to the host's metrics (`refused`).
 pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
     let (caps, ctx, raw, query) = (c.caps, c.ctx, c.id, c.query);
     let id = parse_id(raw, kind.label())?;
@@ -192,10 +193,10 @@ pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError
         None => {
             let doc = storage::load(txn.as_ref(), account, kind, id)?;
             if doc.status == Status::Draft {
-                return Err(ApiError::bad(format!(
+                return Ok(refused(&ApiError::bad(format!(
                     "{} {id} is a DRAFT: an e-invoice is issued when it is completed",
                     kind.label()
-                )));
+                ))));
             }
             let profile = match asked {
                 Some(p) => p,
@@ -232,13 +233,19 @@ pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError
                 payload: Payload::Bytes(xml),
             })
         }
-        Issued::Refused(violations) => Err(ApiError::BadRequest(
+        Issued::Refused(violations) => Ok(refused(&ApiError::BadRequest(
             violations
                 .iter()
                 .map(|v| format!("{}: {}", profile.name(), v.describe()))
                 .collect(),
-        )),
+        ))),
     }
+}
+
+/// The answer of an e-invoice refused for `why`: the error's, marked as a refusal for the
+/// host's metrics.
+fn refused(why: &ApiError) -> Response {
+    Response::error(why).with_outcome(Outcome::EInvoiceRefused)
 }
 
 /// The body of `upload_signature`, for the API description.

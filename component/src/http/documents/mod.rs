@@ -73,6 +73,8 @@ pub(super) fn names(kind: DocKind) -> &'static Names {
         DocKind::Offer => names!("offer", "offers"),
         DocKind::Confirmation => names!("confirmation", "confirmations"),
         DocKind::DeliveryNote => names!("delivery-note", "delivery-notes"),
+        DocKind::Recurring => names!("recurring", "recurrings"),
+        DocKind::Reminder => names!("reminder", "reminders"),
     }
 }
 
@@ -138,6 +140,7 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         DocKind::Invoice | DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote => {
             text(kind.number_field())
         }
+        DocKind::Recurring | DocKind::Reminder => None,
     };
     let mut f = Filter {
         kind,
@@ -157,8 +160,21 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         offer_id,
         confirmation_id,
         invoice_id,
+        name: takes(kind, "name").then(|| text("name")).flatten(),
+        subject: takes(kind, "subject").then(|| text("subject")).flatten(),
         ..Filter::default()
     };
+    if takes(kind, "cycle") {
+        for c in query.list("cycle") {
+            match crate::domain::schedule::Cycle::parse(c) {
+                Some(_) => f.cycles.push(c.to_ascii_uppercase()),
+                None => errors.push(format!(
+                    "cycle must list values of {}, got \"{c}\"",
+                    crate::domain::schedule::Cycle::NAMES.join(", ")
+                )),
+            }
+        }
+    }
     let statuses = Shown::of(kind);
     for s in query.list("status") {
         match Shown::parse(s).filter(|st| statuses.contains(st)) {
@@ -293,7 +309,11 @@ pub(super) fn create(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> 
         }
     }
     let doc = in_write(caps, |txn| {
-        Ok(commands::create(ctx, txn, kind, &changes, &nested)?)
+        Ok(match kind {
+            // A reminder is made from its invoice and level.
+            DocKind::Reminder => crate::domain::dunning::create(ctx, txn, &changes, &nested)?,
+            _ => commands::create(ctx, txn, kind, &changes, &nested)?,
+        })
     })?;
     Ok(document_response(201, doc, ctx))
 }
@@ -326,7 +346,8 @@ static COMPLETE_FIELDS: &[Field] = &[Field::new("template_id", Kind::Integer).do
 /// `<complete><template_id>`.
 pub(super) fn action(c: &Call<'_>, kind: DocKind, action: Action) -> Result<Response, ApiError> {
     let (caps, ctx, raw, req) = (c.caps, c.ctx, c.id, c.req);
-    let id = parse_id(raw, kind.label())?;
+    // An unknown id is a 404 even when the body is also wrong.
+    let id = existing(caps, ctx, kind, raw)?;
     let mut template_id = None;
     let body = req.optional_document()?;
     if let (Some(root), Action::Complete) = (&body, action) {
@@ -374,11 +395,22 @@ pub(super) fn preset(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> 
     let txn = caps.store.begin_read()?;
     let (record, items) = commands::preset(ctx, txn.as_ref(), kind, from, id)?;
     let n = names(kind);
-    let root = super::records::encode_record(fields(kind), n.singular, &record, None);
+    // Only the fields the preset sets: an empty element would clear a default.
+    let held = |fields: &'static [Field], name: &str, r: &crate::domain::schema::Record| {
+        let all = super::records::encode_record(fields, name, r, None);
+        let kept: Vec<crate::codec::Element> = all
+            .children()
+            .iter()
+            .filter(|e| r.get(&e.name).is_some())
+            .cloned()
+            .collect();
+        crate::codec::Element::node(name, kept)
+    };
+    let root = held(fields(kind), n.singular, &record);
     let item_fields = crate::domain::documents::items::fields(kind);
     let items = items
         .iter()
-        .map(|item| super::records::encode_record(item_fields, n.item, item, None))
+        .map(|item| held(item_fields, n.item, item))
         .collect();
     let mut children = root.children().to_vec();
     children.push(crate::codec::Element::list(n.items, items));
@@ -406,8 +438,25 @@ pub(crate) const fn preset_params(kind: DocKind) -> &'static [Param] {
     match kind {
         DocKind::Invoice => INVOICE_FROM,
         DocKind::Confirmation => CONFIRMATION_FROM,
-        DocKind::CreditNote | DocKind::Offer | DocKind::DeliveryNote => &[],
+        DocKind::CreditNote
+        | DocKind::Offer
+        | DocKind::DeliveryNote
+        | DocKind::Recurring
+        | DocKind::Reminder => &[],
     }
+}
+
+/// `PUT /recurrings/{id}/stop`: the series makes no further invoice until a next creation
+/// date is set again.
+pub(super) fn stop(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw) = (c.caps, c.ctx, c.id);
+    let id = existing(caps, ctx, kind, raw)?;
+    let stop = crate::domain::schema::Changes {
+        values: vec![("next_creation_date", None)],
+        ..Default::default()
+    };
+    let doc = in_write(caps, |txn| Ok(commands::update(ctx, txn, kind, id, &stop)?))?;
+    Ok(document_response(200, doc, ctx))
 }
 
 use crate::http::described::{Param, Schema, Shape};
@@ -446,6 +495,8 @@ pub(crate) const fn list_params(kind: DocKind) -> &'static [Param] {
         DocKind::Offer => OFFER_PARAMS,
         DocKind::Confirmation => CONFIRMATION_PARAMS,
         DocKind::DeliveryNote => DELIVERY_NOTE_PARAMS,
+        DocKind::Recurring => RECURRING_PARAMS,
+        DocKind::Reminder => REMINDER_PARAMS,
     }
 }
 
@@ -565,6 +616,101 @@ const DELIVERY_NOTE_PARAMS: &[Param] = params!(
     CONFIRMATION_ID,
     INVOICE_ID
 );
+
+/// A recurring's list: its own filters (`name`, `cycle`) beside those it shares.
+const RECURRING_PARAMS: &[Param] = &[
+    Param::new(
+        "client_id",
+        Shape::Id,
+        "Only recurring invoices of this client.",
+    ),
+    Param::new(
+        "name",
+        Shape::Text,
+        "Only recurring invoices whose name contains this.",
+    ),
+    Param::new(
+        "cycle",
+        Shape::AnyOf(crate::domain::schedule::Cycle::NAMES),
+        "Only recurring invoices of these cycles.",
+    ),
+    Param::new(
+        "label",
+        Shape::Text,
+        "Only recurring invoices whose label contains this.",
+    ),
+    Param::new(
+        "intro",
+        Shape::Text,
+        "Only recurring invoices whose intro contains this.",
+    ),
+    Param::new(
+        "note",
+        Shape::Text,
+        "Only recurring invoices whose note contains this.",
+    ),
+    Param::new(
+        "tags",
+        Shape::Text,
+        "Only recurring invoices carrying all of these tags (comma-separated, in any case).",
+    ),
+    Param::new(
+        "tags_any",
+        Shape::Text,
+        "Only recurring invoices carrying any of these tags (comma-separated, in any case).",
+    ),
+];
+
+/// A reminder's list: by client, invoice, status, dates and texts.
+const REMINDER_PARAMS: &[Param] = &[
+    Param::new("client_id", Shape::Id, "Only reminders of this client."),
+    Param::new("invoice_id", Shape::Id, "Only reminders of this invoice."),
+    Param::new(
+        "status",
+        Shape::AnyOf(BILLING_STATUSES),
+        "Only reminders of these statuses, as shown today.",
+    ),
+    Param::new(
+        "from",
+        Shape::Date,
+        "Only reminders dated on or after this day.",
+    ),
+    Param::new(
+        "to",
+        Shape::Date,
+        "Only reminders dated on or before this day.",
+    ),
+    Param::new(
+        "label",
+        Shape::Text,
+        "Only reminders whose label contains this.",
+    ),
+    Param::new(
+        "subject",
+        Shape::Text,
+        "Only reminders whose subject contains this.",
+    ),
+    Param::new(
+        "intro",
+        Shape::Text,
+        "Only reminders whose intro contains this.",
+    ),
+    Param::new(
+        "note",
+        Shape::Text,
+        "Only reminders whose note contains this.",
+    ),
+    Param::new(
+        "tags",
+        Shape::Text,
+        "Only reminders carrying all of these tags (comma-separated, in any case).",
+    ),
+    Param::new(
+        "tags_any",
+        Shape::Text,
+        "Only reminders carrying any of these tags (comma-separated, in any case).",
+    ),
+];
 
 /// The query of `pdf`, for the API description.
 pub(crate) const PDF_PARAMS: &[Param] = &[

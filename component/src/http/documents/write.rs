@@ -232,19 +232,23 @@ fn wire_fields(kind: DocKind) -> &'static [WireField] {
         out
     }
     use crate::domain::documents::fields::{
-        CONFIRMATION, CREDIT_NOTE, DELIVERY_NOTE, INVOICE, OFFER,
+        CONFIRMATION, CREDIT_NOTE, DELIVERY_NOTE, INVOICE, OFFER, RECURRING, REMINDER,
     };
     static INVOICE_WIRE: [WireField; count(INVOICE)] = written(INVOICE);
     static CREDIT_NOTE_WIRE: [WireField; count(CREDIT_NOTE)] = written(CREDIT_NOTE);
     static OFFER_WIRE: [WireField; count(OFFER)] = written(OFFER);
     static CONFIRMATION_WIRE: [WireField; count(CONFIRMATION)] = written(CONFIRMATION);
     static DELIVERY_NOTE_WIRE: [WireField; count(DELIVERY_NOTE)] = written(DELIVERY_NOTE);
+    static RECURRING_WIRE: [WireField; count(RECURRING)] = written(RECURRING);
+    static REMINDER_WIRE: [WireField; count(REMINDER)] = written(REMINDER);
     match kind {
         DocKind::Invoice => &INVOICE_WIRE,
         DocKind::CreditNote => &CREDIT_NOTE_WIRE,
         DocKind::Offer => &OFFER_WIRE,
         DocKind::Confirmation => &CONFIRMATION_WIRE,
         DocKind::DeliveryNote => &DELIVERY_NOTE_WIRE,
+        DocKind::Recurring => &RECURRING_WIRE,
+        DocKind::Reminder => &REMINDER_WIRE,
     }
 }
 
@@ -520,6 +524,9 @@ mod tests {
             offer_id: None,
             confirmation_id: None,
             validity_date: date.add_days(30),
+            recurring_id: None,
+            schedule: None,
+            dunning: None,
         }
     }
 

@@ -1,0 +1,260 @@
+//! What time makes due, done by one code path: `run_due` makes the runs of an account's
+//! recurring invoices that are due at the account's moment, each in a write transaction
+//! of its own (claimed there, so a retry or a second host makes none twice), and hands
+//! what they recorded to mail after the commit. The host's `upkeep` calls it for every
+//! account; `PUT /api/test-clock` for one, until nothing is due.
+//!
+//! The test clock (`/api/test-clock`, only where the service runs with
+//! `FAKTURA_TEST_CLOCK=1`) moves an account's clock forward.
+
+use super::error::ApiError;
+use super::{Call, Response, dispatch, in_write};
+use crate::caps::{Caps, Scoped};
+use crate::codec::{Element, ScalarType};
+use crate::domain::{Ctx, clock, documents, dunning, runs, schedule};
+use crate::store::{self, keys};
+
+/// Recurring invoices one pass reads as due, at most.
+const DUE_BATCH: usize = 1000;
+
+/// The variable that enables the test clock.
+const TEST_CLOCK_VAR: &str = "FAKTURA_TEST_CLOCK";
+
+/// Makes what is due for `account` at its moment now, once: every due run of its recurring
+/// invoices, at most `runs::CATCH_UP_MAX` of each. The number of runs made.
+pub fn run_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
+    let scoped = Scoped {
+        inner: caps.store,
+        scope: account.to_be_bytes().to_vec(),
+    };
+    let caps = &Caps {
+        store: &scoped,
+        ..*caps
+    };
+    let clock = clock::load(caps.store.begin_read()?.as_ref(), account)?;
+    // The service makes the runs: user 0 writes their comments.
+    let ctx = clock.ctx(account, 0, true, caps.clock.now_unix());
+    if clock.stale(ctx.now) {
+        in_write(caps, |txn| {
+            Ok(clock::save(
+                txn,
+                account,
+                &clock.zone,
+                clock.offset,
+                ctx.now,
+            )?)
+        })?;
+    }
+    let due = documents::storage::due(
+        caps.store.begin_read()?.as_ref(),
+        account,
+        ctx.now,
+        DUE_BATCH,
+    )?;
+    let mut made = 0;
+    for id in due {
+        for _ in 0..runs::CATCH_UP_MAX {
+            let Some(run) = in_write(caps, |txn| Ok(runs::run(&ctx, txn, caps.pdf, id)?))? else {
+                break;
+            };
+            made += 1;
+            if let Some((dispatch_id, d)) = &run.dispatch {
+                dispatch::hand_over(caps, *dispatch_id, d, true)?;
+            }
+        }
+    }
+    Ok(made + dunning_pass(caps, &ctx)?)
+}
+
+/// Invoices one write transaction of a dunning run handles, at most.
+const DUNNING_BATCH: usize = 50;
+
+/// Today's automatic dunning run of the account, once a day while `dunning_run` is on:
+/// the next reminder of every OVERDUE invoice that is due one, a batch of invoices per
+/// transaction. An invoice whose reminder cannot be made (a problem of its data) is
+/// noted on the invoice and left for the next day; the others of its batch are made one
+/// by one. The number of reminders made.
+fn dunning_pass(caps: &Caps, ctx: &Ctx) -> Result<u32, ApiError> {
+    let account = ctx.account_id;
+    let today = ctx.today();
+    let ids = {
+        let txn = caps.store.begin_read()?;
+        if !dunning::pass_due(txn.as_ref(), account, today)? {
+            return Ok(0);
+        }
+        dunning::candidates(txn.as_ref(), account, today)?
+    };
+    let mut made = Vec::new();
+    for batch in ids.chunks(DUNNING_BATCH) {
+        let runs = |txn: &mut dyn crate::caps::Write, ids: &[u64]| {
+            let mut made = Vec::new();
+            for id in ids {
+                made.extend(dunning::run(ctx, txn, caps.pdf, *id)?);
+            }
+            Ok::<_, crate::domain::Error>(made)
+        };
+        match in_write(caps, |txn| Ok(runs(txn, batch)?)) {
+            Ok(list) => made.extend(list),
+            Err(ApiError::BadRequest(_)) => {
+                for id in batch {
+                    match in_write(caps, |txn| Ok(runs(txn, std::slice::from_ref(id))?)) {
+                        Ok(list) => made.extend(list),
+                        Err(ApiError::BadRequest(problems)) => in_write(caps, |txn| {
+                            Ok(dunning::note_failure(ctx, txn, *id, &problems)?)
+                        })?,
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    in_write(caps, |txn| Ok(dunning::pass_done(txn, account, today)?))?;
+    for m in &made {
+        if let Some((dispatch_id, d)) = &m.dispatch {
+            dispatch::hand_over(caps, *dispatch_id, d, true)?;
+        }
+    }
+    Ok(made.len() as u32)
+}
+
+/// Every account's id.
+pub fn accounts(caps: &Caps) -> Result<Vec<u64>, ApiError> {
+    let txn = caps.store.begin_read()?;
+    store::scan_all(txn.as_ref(), &keys::accounts())?
+        .iter()
+        .map(|(k, _)| Ok(store::id_of_key(k)?))
+        .collect()
+}
+
+/// Whether the service runs with test clocks.
+fn test_clock_on(caps: &Caps) -> bool {
+    caps.env
+        .var(TEST_CLOCK_VAR)
+        .is_some_and(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// `<test-clock>`: the account's moment in its zone, and the zone.
+fn answer(ctx: &Ctx, zone: &str) -> Response {
+    let moment = schedule::zone(zone)
+        .and_then(|z| {
+            jiff::Timestamp::from_second(ctx.now)
+                .ok()
+                .map(|t| t.to_zoned(z).strftime("%Y-%m-%dT%H:%M:%S%:z").to_string())
+        })
+        .unwrap_or_default();
+    Response::doc(
+        200,
+        Element::node(
+            "test-clock",
+            vec![
+                Element::typed("now", ScalarType::DateTime, moment),
+                Element::text("time_zone", zone),
+            ],
+        ),
+    )
+}
+
+/// `GET /api/test-clock`: the account's clock (404 without test clocks).
+pub(super) fn get(c: &Call<'_>) -> Result<Response, ApiError> {
+    if !test_clock_on(c.caps) {
+        return Err(ApiError::NotFound("no resource at /api/test-clock".into()));
+    }
+    let clock = clock::load(c.caps.store.begin_read()?.as_ref(), c.ctx.account_id)?;
+    Ok(answer(c.ctx, &clock.zone))
+}
+
+/// `PUT /api/test-clock`: moves the account's clock forward to `now` (and its zone to
+/// `time_zone`), then makes everything due up to then before it answers.
+pub(super) fn put(c: &Call<'_>) -> Result<Response, ApiError> {
+    if !test_clock_on(c.caps) {
+        return Err(ApiError::NotFound("no resource at /api/test-clock".into()));
+    }
+    if !c.ctx.is_admin {
+        return Err(ApiError::Forbidden(
+            "only an admin user may move the account's clock".into(),
+        ));
+    }
+    let root = c.req.document()?;
+    if root.name != "test-clock" {
+        return Err(ApiError::bad(format!(
+            "expected a <test-clock> root element, found <{}>",
+            root.name
+        )));
+    }
+    let text = |name: &str| root.child(name).and_then(Element::as_text).map(str::trim);
+    let mut errors = Vec::new();
+    let now = match text("now") {
+        Some(t) => match t.parse::<jiff::Timestamp>() {
+            Ok(ts) => Some(ts.as_second()),
+            Err(_) => {
+                errors.push(format!(
+                    "now must be a date-time with its offset like 2027-03-01T10:00:00+01:00, got \"{t}\""
+                ));
+                None
+            }
+        },
+        None => None,
+    };
+    let account = c.ctx.account_id;
+    let clock = clock::load(c.caps.store.begin_read()?.as_ref(), account)?;
+    let zone = match text("time_zone") {
+        Some(z) if schedule::zone(z).is_none() => {
+            errors.push(format!(
+                "time_zone must be an IANA time zone such as Europe/Berlin, got \"{z}\""
+            ));
+            clock.zone.clone()
+        }
+        Some(z) => z.to_owned(),
+        None => clock.zone.clone(),
+    };
+    if let Some(now) = now
+        && now < c.ctx.now
+    {
+        errors.push(format!(
+            "now must not go back: the account's clock is at {}",
+            crate::domain::date::format_datetime(c.ctx.now)
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::BadRequest(errors));
+    }
+    let system_now = c.caps.clock.now_unix();
+    let offset = now.map_or(clock.offset, |n| n - system_now);
+    let moment = system_now + offset;
+    in_write(c.caps, |txn| {
+        clock::save(txn, account, &zone, offset, moment)?;
+        Ok(crate::domain::settings::set_time_zone(txn, account, &zone)?)
+    })?;
+    // Everything due up to the new moment, pass after pass (a series far behind catches
+    // up a bounded number of runs per pass).
+    while run_due(c.caps, account)? > 0 {}
+    let clock = clock::load(c.caps.store.begin_read()?.as_ref(), account)?;
+    let ctx = clock.ctx(
+        account,
+        c.ctx.user_id,
+        c.ctx.is_admin,
+        c.caps.clock.now_unix(),
+    );
+    Ok(answer(&ctx, &clock.zone))
+}
+
+static FIELDS: &[crate::domain::schema::Field] = &[
+    crate::domain::schema::Field::new("now", crate::domain::schema::Kind::DateTime).doc(
+        "The account's moment, ISO 8601 with the offset of its time zone. PUT: a moment not \
+         before the clock's; the clock runs on from it.",
+    ),
+    crate::domain::schema::Field::new("time_zone", crate::domain::schema::Kind::Text)
+        .doc("The account's time zone (settings time_zone), an IANA name."),
+];
+
+/// The test clock record, for the API description.
+pub(super) fn schema() -> super::described::Schema {
+    super::described::Schema {
+        singular: "test-clock",
+        plural: "test-clocks",
+        fields: FIELDS,
+        filters: Vec::new(),
+        owner: None,
+    }
+}

@@ -1,0 +1,156 @@
+//! The outbox of the data directory, on a redb store (`faktura_backend::outbox` keeps the
+//! format, which the plug writes too): `send` returns only once the message is on disk in
+//! `outbox/queue/`, `post` once the letter is in the postal queue directory.
+//!
+//! With SMTP configured, `deliver` sends queued messages and moves them to `sent/`; a
+//! temporary refusal or an unreachable server leaves them queued with a `{id}.state`
+//! (attempts, next try, last error) and retries with backoff, also after a restart; a
+//! permanent refusal moves them to `failed/` with the reason. Nothing is dropped. A crash
+//! between the server's acceptance and the move to `sent/` sends that message once more.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use faktura_backend::outbox::{
+    self, DeliveryState, FAILED, MailError, QUEUE, SENT, list, now_unix, retire,
+};
+use lettre::address::Envelope;
+use lettre::{AsyncSmtpTransport, Tokio1Executor};
+use tokio::sync::Notify;
+
+use super::Backlog;
+use super::smtp::{Attempt, RETRY_DELAY, attempt, retry_delay};
+
+/// Who queued a file: this process.
+fn origin() -> u64 {
+    u64::from(std::process::id())
+}
+
+/// Queues a message in `outbox`, durable when this returns; its receipt.
+pub(super) async fn queue_mail(
+    outbox: PathBuf,
+    msg: outbox::Message,
+) -> wasmtime::Result<Result<String, MailError>> {
+    Ok(tokio::task::spawn_blocking(move || outbox::write_outbox(&outbox, &msg, origin())).await?)
+}
+
+/// Writes a letter into the postal queue directory `postal`; its receipt.
+pub(super) async fn queue_letter(
+    postal: PathBuf,
+    letter: outbox::Letter,
+) -> wasmtime::Result<Result<String, MailError>> {
+    Ok(
+        tokio::task::spawn_blocking(move || outbox::write_letter(&postal, &letter, origin()))
+            .await?,
+    )
+}
+
+/// Counts the queued and failed messages without reading one.
+pub(super) async fn backlog(outbox: &Path) -> Result<Backlog, String> {
+    let outbox = outbox.to_owned();
+    tokio::task::spawn_blocking(move || Backlog {
+        queued: outbox::count(&outbox, QUEUE) as u64,
+        failed: outbox::count(&outbox, FAILED) as u64,
+    })
+    .await
+    .map_err(|e| e.to_string())
+}
+
+/// Sends every due message of the queue once; returns when the next one is due.
+pub(super) async fn deliver_due(
+    outbox: &Path,
+    transport: &AsyncSmtpTransport<Tokio1Executor>,
+) -> Option<u64> {
+    let now = now_unix();
+    let mut next_due: Option<u64> = None;
+    let entries = match list(outbox) {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::warn!("reading the outbox: {e}");
+            return Some(now + RETRY_DELAY.as_secs());
+        }
+    };
+    let queue = outbox.join(QUEUE);
+    for entry in entries.into_iter().filter(|e| e.status == "queued") {
+        if entry.state.next_try > now {
+            next_due = Some(next_due.map_or(entry.state.next_try, |n| n.min(entry.state.next_try)));
+            continue;
+        }
+        let envelope_text =
+            fs::read_to_string(queue.join(format!("{}.envelope", entry.id))).unwrap_or_default();
+        let from = envelope_text.lines().find_map(|l| l.strip_prefix("from "));
+        let to: Vec<lettre::Address> = entry
+            .recipients
+            .iter()
+            .filter_map(|r| r.parse().ok())
+            .collect();
+        let envelope = match Envelope::new(from.and_then(|f| f.parse().ok()), to) {
+            Ok(e) => e,
+            Err(e) => {
+                let state = DeliveryState {
+                    last_error: format!("bad envelope: {e}"),
+                    ..entry.state
+                };
+                let _ = state.write(&queue, &entry.id);
+                let _ = retire(outbox, &entry.id, FAILED);
+                continue;
+            }
+        };
+        let eml = match fs::read(queue.join(format!("{}.eml", entry.id))) {
+            Ok(b) => b,
+            Err(_) => continue,
+        };
+        let mut state = entry.state.clone();
+        state.attempts += 1;
+        match attempt(transport, &envelope, &eml).await {
+            Attempt::Delivered(note) => {
+                state.last_error = note;
+                let _ = state.write(&queue, &entry.id);
+                if let Err(e) = retire(outbox, &entry.id, SENT) {
+                    tracing::error!("moving sent message {}: {e}", entry.id);
+                }
+                tracing::info!(message = entry.id, "mail delivered");
+            }
+            Attempt::Refused(reason) => {
+                tracing::warn!(message = entry.id, "mail {reason}");
+                state.last_error = reason;
+                let _ = state.write(&queue, &entry.id);
+                let _ = retire(outbox, &entry.id, FAILED);
+            }
+            Attempt::Later(reason) => {
+                state.next_try = now_unix() + retry_delay(state.attempts).as_secs();
+                tracing::warn!(
+                    message = entry.id,
+                    attempts = state.attempts,
+                    "mail not delivered yet, {reason}"
+                );
+                state.last_error = reason;
+                let _ = state.write(&queue, &entry.id);
+                next_due = Some(next_due.map_or(state.next_try, |n| n.min(state.next_try)));
+            }
+        }
+    }
+    next_due
+}
+
+/// Delivers the outbox over `transport` until the task is dropped: when the next message
+/// is due, and at once when this host queued one (`queued`).
+pub(super) async fn deliver(
+    outbox: &Path,
+    transport: &AsyncSmtpTransport<Tokio1Executor>,
+    queued: &Notify,
+) {
+    loop {
+        let next = deliver_due(outbox, transport).await;
+        let wait = next
+            .map(|due| {
+                Duration::from_secs(due.saturating_sub(now_unix())).max(Duration::from_millis(200))
+            })
+            .unwrap_or(Duration::from_secs(60));
+        tokio::select! {
+            () = queued.notified() => {}
+            () = tokio::time::sleep(wait) => {}
+        }
+    }
+}
