@@ -7,7 +7,8 @@ use std::io::Read as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use faktura_tests::{App, test_component};
+use faktura_host::Options;
+use faktura_tests::{App, Instances, WasmtimeServe, standalone_test_component, test_component};
 use sha2::{Digest, Sha256};
 
 /// The keys of the fixture's two accounts (the first bootstrapped, the second made by
@@ -202,6 +203,69 @@ async fn a_data_directory_of_data_version_2_answers_as_that_version_did() {
         .await
         .expect("the store is migrated already");
     assert_eq!(again.from_version, again.to_version);
+}
+
+/// What `faktura check` finds in the store of `data` (a store of another data version is
+/// one of its problems): the problems, or the reason it could not check.
+async fn problems(data: &Path) -> Vec<String> {
+    match faktura_host::check_store(&Options::new(data, test_component())).await {
+        Ok(report) => report.problems,
+        Err(e) => vec![format!("{e:#}")],
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_directory_of_data_version_2_is_raised_to_this_version_under_wasmtime_serve() {
+    let data = data_dir();
+    let before = problems(data.path()).await;
+    assert!(
+        before.iter().any(|p| p.contains("data version 2")),
+        "the fixture is of data version 2: {before:?}"
+    );
+    // `wasmtime serve` runs no migration before serving (nor does Spin): the first request,
+    // here a write, raises the store to this version and is then served on it.
+    let serve = WasmtimeServe::start_component(
+        &standalone_test_component(),
+        data.path(),
+        KEY,
+        Instances::PerRequest,
+    )
+    .await;
+    let created = serve
+        .call(
+            KEY,
+            "POST",
+            "/api/invoices",
+            Some("<invoice><client_id>1</client_id></invoice>"),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(
+        created.field("invoice_number").as_deref(),
+        Some("INV-00004")
+    );
+    let all = serve.call(KEY, "HEAD", "/api/invoices", None).await;
+    assert_eq!(all.header("x-total-count"), Some("4"));
+    // A lookup by an index the migration wrote (clients by number, data version 6).
+    let client = serve.call(KEY, "GET", "/api/clients/1", None).await;
+    let number = client.field("number").expect("a client's serial number");
+    let found = serve
+        .call(
+            KEY,
+            "GET",
+            &format!("/api/clients?client_number={number}"),
+            None,
+        )
+        .await;
+    assert_eq!(found.header("x-total-count"), Some("1"), "{}", found.body);
+    // The second account's key opens its account as before.
+    let second = serve.call(SECOND_KEY, "GET", "/api/clients", None).await;
+    let want =
+        std::fs::read_to_string(fixture().join("expected/second-account-clients.xml")).unwrap();
+    assert_eq!(without_added(&second.body), want);
+    serve.kill();
+    // The store is of this data version now, whole: `faktura check` finds nothing.
+    assert_eq!(problems(data.path()).await, Vec::<String>::new());
 }
 
 fn hex(bytes: &[u8]) -> String {
