@@ -143,16 +143,3 @@ fn no_get_route_begins_a_write() {
     assert_eq!((answer.status, *store.asked.borrow()), (503, 1));
     assert!(served > 60, "only {served} GET routes");
 }
-
-#[test]
-fn tmp_credit_note_pdf_name() {
-    let w = everything();
-    let (s, body) = w.call(
-        Method::Get,
-        "/api/credit-notes/1/pdf",
-        "",
-        "application/xml",
-    );
-    eprintln!("{s} {}", &body[..body.len().min(600)]);
-    panic!();
-}
