@@ -54,7 +54,7 @@ const ADDED_SETTINGS: &[&str] = &[
     "offer_",
     "confirmation_",
     "delivery_note_",
-    "article_",
+    "article_number_",
     "reminder_",
     "dunning_",
     "time_zone",
