@@ -108,8 +108,9 @@ static FIELDS: &[Field] = &[
 ];
 
 /// Its list filters are `http::incomings::filtered`'s: the status depends on the day.
-pub static INCOMINGS: Resource =
-    Resource::new("incomings", "incoming", FIELDS, &IncomingRules).indexed(&["number"]);
+pub static INCOMINGS: Resource = Resource::new("incomings", "incoming", FIELDS, &IncomingRules)
+    .indexed(&["number"])
+    .emits("incoming");
 
 static ITEM_FIELDS: &[Field] = &[
     Field::new("id", Kind::Integer)
@@ -156,7 +157,8 @@ pub static INCOMING_ITEMS: Resource = Resource::new(
     &records::Plain,
 )
 .filtered(&[Filter::exact("incoming_id", "incoming_id")])
-.indexed(&["incoming_id"]);
+.indexed(&["incoming_id"])
+.emits("incoming_item");
 
 /// What an incoming holds besides its fields: its VAT breakdown and what the service's
 /// rules found in it.
@@ -249,14 +251,14 @@ impl Rules for IncomingRules {
         txn.delete(&file_key(account, id))?;
         txn.delete(&extra_key(account, id))?;
         super::property_values::remove_of_owner(
+            ctx,
             txn,
             &super::property_values::INCOMING_PROPERTY_VALUES,
-            account,
             id,
         )?;
         for res in [&INCOMING_ITEMS, &INCOMING_PAYMENTS, &INCOMING_COMMENTS] {
             for child in children(txn.as_read(), res, account, id)? {
-                records::remove(txn, res, account, &child)?;
+                records::remove(ctx, txn, res, &child)?;
             }
         }
         Ok(())
@@ -581,7 +583,8 @@ pub static INCOMING_PAYMENTS: Resource = Resource::new(
     &PaymentRules,
 )
 .filtered(&[Filter::exact("incoming_id", "incoming_id")])
-.indexed(&["incoming_id"]);
+.indexed(&["incoming_id"])
+.emits("incoming_payment");
 
 struct PaymentRules;
 
@@ -714,7 +717,8 @@ pub static INCOMING_COMMENTS: Resource = Resource::new(
     &CommentRules,
 )
 .filtered(&[Filter::exact("incoming_id", "incoming_id")])
-.indexed(&["incoming_id"]);
+.indexed(&["incoming_id"])
+.emits("incoming_comment");
 
 struct CommentRules;
 

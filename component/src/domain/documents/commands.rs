@@ -124,7 +124,7 @@ fn change(
     if c.touch {
         doc.updated = ctx.now;
     }
-    storage::save(txn, account, Some(old), &doc)?;
+    storage::save(ctx, txn, Some(old), &doc)?;
     if let Some((actionkey, text)) = c.note {
         add_system_comment(ctx, txn, &doc, actionkey, text)?;
     }
@@ -193,7 +193,7 @@ fn add_system_comment(
         comment: text.to_owned(),
         actionkey: actionkey.to_owned(),
     };
-    storage::add(txn, ctx.account_id, doc.kind, &mut c)?;
+    storage::add(ctx, txn, doc.kind, &mut c)?;
     Ok(c)
 }
 
@@ -608,11 +608,12 @@ pub fn create(
     doc.formatted_number = numbering::format_number(&pre, doc.number, doc.number_length);
     doc.tax_free = is_tax_free(txn.as_read(), account, &client)?;
     storage::number_items(txn, kind, &mut built)?;
-    for item in &built {
-        storage::put(txn, account, kind, item)?;
-    }
     apply_totals(&mut doc, &built);
-    storage::save(txn, account, None, &doc)?;
+    // The document before its items: their events show its values.
+    storage::save(ctx, txn, None, &doc)?;
+    for item in &built {
+        storage::put_new(ctx, txn, kind, item)?;
+    }
     add_system_comment(
         ctx,
         txn,
@@ -1171,7 +1172,7 @@ pub fn update(
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let doc = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
     einvoice::delete_all(txn, ctx.account_id, kind, id)?;
-    storage::delete(txn, ctx.account_id, &doc)
+    storage::delete(ctx, txn, &doc)
 }
 
 // ---- lifecycle actions -------------------------------------------------------------------
@@ -1321,11 +1322,11 @@ fn move_status(
 ) -> Result<Document, Error> {
     let (event, actionkey) = action.event();
     let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
-    let status = match event {
-        Event::Uncancel { .. } if kind.spec().payments.is_some() => {
-            Move::Settle(|settled| Event::Uncancel { settled })
-        }
-        event => Move::By(event),
+    let settles = matches!(event, Event::Uncancel { .. }) && kind.spec().payments.is_some();
+    let status = if settles {
+        Move::Settle(|settled| Event::Uncancel { settled })
+    } else {
+        Move::By(event)
     };
     change(
         ctx,
@@ -1478,7 +1479,7 @@ pub fn add_item(
     let from = article_of(txn.as_read(), ctx.account_id, group, c)?.map_err(Error::invalid)?;
     let mut item = items::build(ctx, document_id, position, c, &default_tax, from.as_ref())?;
     storage::number_items(txn, kind, std::slice::from_mut(&mut item))?;
-    storage::put(txn, ctx.account_id, kind, &item)?;
+    storage::put_new(ctx, txn, kind, &item)?;
     let doc = items_changed(ctx, txn, &doc)?;
     Ok((item, doc))
 }
@@ -1498,7 +1499,7 @@ pub fn change_item(
         return Err(Error::Invalid(errors));
     }
     item.updated = ctx.now;
-    storage::put(txn, ctx.account_id, kind, &item)?;
+    storage::put(ctx, txn, kind, &item)?;
     let doc = items_changed(ctx, txn, &doc)?;
     Ok((item, doc))
 }
@@ -1506,7 +1507,7 @@ pub fn change_item(
 pub fn remove_item(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let item: Item = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
     let doc = draft_for_items(ctx, txn.as_read(), kind, item.document_id)?;
-    storage::remove(txn, ctx.account_id, kind, &item)?;
+    storage::remove(ctx, txn, kind, &item)?;
     items_changed(ctx, txn, &doc).map(drop)
 }
 
@@ -1542,7 +1543,7 @@ pub fn book_payment(
         )));
     }
     payment.document_id = doc.id;
-    storage::add(txn, ctx.account_id, kind, &mut payment)?;
+    storage::add(ctx, txn, kind, &mut payment)?;
     payments_changed(ctx, txn, &doc, &payment, |settled| Event::Pay { settled })?;
     Ok(payment)
 }
@@ -1591,7 +1592,7 @@ fn payments_changed(
 pub fn delete_payment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let payment: Payment = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
     let doc = storage::load(txn.as_read(), ctx.account_id, kind, payment.document_id)?;
-    storage::remove(txn, ctx.account_id, kind, &payment)?;
+    storage::remove(ctx, txn, kind, &payment)?;
     payments_changed(ctx, txn, &doc, &payment, |settled| Event::Unpay { settled }).map(drop)
 }
 
@@ -1635,7 +1636,7 @@ pub fn add_tag(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, c: &Changes) -> Re
         document_id: doc.id,
         name,
     };
-    storage::add(txn, ctx.account_id, kind, &mut tag)?;
+    storage::add(ctx, txn, kind, &mut tag)?;
     tags_changed(ctx, txn, &doc)?;
     Ok(tag)
 }
@@ -1652,7 +1653,7 @@ fn tags_changed(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<Docume
 pub fn remove_tag(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let tag: Tag = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
     let doc = storage::load(txn.as_read(), ctx.account_id, kind, tag.document_id)?;
-    storage::remove(txn, ctx.account_id, kind, &tag)?;
+    storage::remove(ctx, txn, kind, &tag)?;
     tags_changed(ctx, txn, &doc).map(drop)
 }
 
@@ -1692,7 +1693,7 @@ pub fn add_comment(
 
 pub fn remove_comment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let c: Comment = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
-    storage::remove(txn, ctx.account_id, kind, &c)
+    storage::remove(ctx, txn, kind, &c)
 }
 
 #[cfg(test)]
