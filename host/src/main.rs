@@ -54,6 +54,10 @@ enum Command {
         /// for real books.
         #[arg(long, env = "FAKTURA_TEST_CLOCK")]
         test_clock: bool,
+        /// Let webhooks reach addresses of the private network (loopback, private,
+        /// link-local, ...): for tests and closed networks.
+        #[arg(long, env = "FAKTURA_WEBHOOK_ALLOW_PRIVATE")]
+        webhook_allow_private: bool,
     },
     /// Write the whole store (the data directory's redb file, or PostgreSQL with --store)
     /// to a file in key order, from one snapshot; stop a server on a redb file first.
@@ -220,8 +224,10 @@ async fn run() -> anyhow::Result<()> {
             rate_limit,
             metrics,
             test_clock,
+            webhook_allow_private,
         } => {
             options.test_clock = test_clock;
+            options.webhook_allow_private = webhook_allow_private;
             options.postal = postal;
             options.smtp = smtp;
             options.rate_limit = rate_limit;
