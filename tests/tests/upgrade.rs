@@ -15,8 +15,9 @@ use sha2::{Digest, Sha256};
 const KEY: &str = "fixture-key-0123456789abcdef";
 const SECOND_KEY: &str = "4761652499d423e5cff5f588eaeb3afe629746e991f3f79b2ec8a9bb1e859ccf";
 
-/// Fields added after data version 2 (the e-invoice terms of data version 4), with what a
-/// migrated record shows for them.
+/// Fields added after data version 2 (the e-invoice terms of data version 4; the documents
+/// an invoice was made from, data versions 5 to 7), with what a migrated record shows for
+/// them.
 const ADDED: &[&str] = &[
     "buyer_reference",
     "order_reference",
@@ -38,6 +39,9 @@ const ADDED: &[&str] = &[
     "company_bank_name",
     "company_creditor_id",
     "einvoice_pdf",
+    "offer_id",
+    "confirmation_id",
+    "recurring_id",
 ];
 
 /// An XML answer without the fields added since data version 2 (empty elements, or the

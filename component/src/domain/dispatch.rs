@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Error;
-use super::documents::{DocKind, commands, storage};
+use super::documents::{DocKind, claims, commands, storage};
 use crate::caps::{Letter, Message, Read, Write};
 use crate::store::{self, keys};
 
@@ -195,6 +195,16 @@ fn note(
             commands::note(&ctx, txn, &doc, actionkey, text)?;
             if sent {
                 storage::sent(&ctx, txn, &doc)?;
+            }
+            if doc.dunning.is_some() {
+                // A reminder sent is noted on its invoice too.
+                let invoice = claims::invoice_of(txn.as_read(), d.account, &doc)?;
+                claims::note_on_invoice(
+                    &ctx,
+                    txn,
+                    &invoice,
+                    &format!("Reminder {}: {text}", doc.id),
+                )?;
             }
             Ok(())
         }
