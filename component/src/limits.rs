@@ -78,6 +78,8 @@ pub const WEBHOOK_ANSWER_LOGGED_BYTES_MAX: usize = 1024;
 /// others), and of those at most this many to one webhook.
 pub const DELIVERY_BATCH: u32 = 64;
 pub const DELIVERY_BATCH_PER_WEBHOOK: usize = 16;
+/// How long one upkeep pass goes on sending deliveries go after go while some are due.
+pub const DELIVERY_PASS_SECONDS: i64 = 10;
 /// Pending deliveries looked at for one go.
 pub const DELIVERY_SCAN: u32 = 1000;
 /// Deliveries past their keeping removed per account and upkeep.

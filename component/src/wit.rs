@@ -490,8 +490,9 @@ pub(crate) fn upkeep() -> Result<UpkeepReport, String> {
         }
     }
     // Every account's due deliveries in one go: a slow receiver costs the pass one
-    // timeout, not one per account.
-    let deliveries = http::webhooks::deliver(&caps, &accounts).unwrap_or_else(|e| {
+    // timeout, not one per account; goes after goes while some are due (a backlog left by
+    // an outage), for at most `limits::DELIVERY_PASS_SECONDS`.
+    let deliveries = http::webhooks::deliver_backlog(&caps, &accounts).unwrap_or_else(|e| {
         eprintln!("faktura: upkeep's webhook deliveries: {e:?}");
         0
     });

@@ -1210,11 +1210,21 @@ impl WebhookReceiver {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
         let got = self.deliveries();
+        // How many of each event and answer, and the last few in order.
+        let mut counts = std::collections::BTreeMap::<String, usize>::new();
         let events: Vec<String> = got
             .iter()
             .map(|d| format!("{} {}", d["headers"]["x-faktura-event"], d["answered"]))
             .collect();
-        panic!("within {secs}s the receiver did not get {what}; it got {events:?}");
+        for e in &events {
+            *counts.entry(e.clone()).or_default() += 1;
+        }
+        let last = &events[events.len().saturating_sub(20)..];
+        panic!(
+            "within {secs}s the receiver did not get {what}; it got {} deliveries: {counts:?}, \
+             the last {last:?}",
+            events.len()
+        );
     }
 }
 

@@ -357,7 +357,7 @@ fn statutory_interest(
             .iter()
             .filter(|(from, _)| days_between(from, &day) >= 0)
             .map(|(_, r)| dec(r))
-            .last()
+            .next_back()
             .unwrap();
         sum += open * (base + points) / dec("36500");
         day = add_days(&day, 1);

@@ -324,6 +324,112 @@ fn format_utc(t: i64) -> String {
     )
 }
 
+/// What time makes tells its events too: a recurring invoice's run makes an invoice
+/// (`invoice.create`, and `invoice.update` naming the series), an invoice past its due date turns OVERDUE
+/// (`invoice.status` on the pass that notices it), and the automatic dunning run makes and
+/// completes its reminder (`reminder.create`, `reminder.status`); series and reminders
+/// made by requests tell theirs (`recurring.create`, `recurring_item.create`,
+/// `reminder.create`).
+#[tokio::test]
+async fn recurring_and_dunning_runs_and_time_tell_their_events() {
+    let app = app_with_test_clock(|o| o.webhook_allow_private = true).await;
+    set_clock(&app, "2027-01-01T08:00:00+01:00").await;
+    let receiver = WebhookReceiver::start().await;
+    webhook(&app, &receiver, &receiver.url("/ok"), "*", "JSON").await;
+    let r = app
+        .put(
+            "/api/settings",
+            "<settings><dunning_run>1</dunning_run><dunning_action>COMPLETE</dunning_action>\
+             </settings>",
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let c = client(&app, "<name>Zeit GmbH</name>").await;
+    let late = crate::dunning::invoice(&app, c, "100", 0).await;
+    let manual = crate::dunning::invoice(&app, c, "50", 0).await;
+    let r = app
+        .post(
+            "/api/reminders",
+            &format!("<reminder><invoice_id>{manual}</invoice_id></reminder>"),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = app
+        .post(
+            "/api/recurrings",
+            &format!(
+                "<recurring><client_id>{c}</client_id><name>Miete</name><cycle>MONTHLY</cycle>\
+                 <start_date>2027-01-10</start_date><action>CREATE</action><recurring-items>\
+                 <recurring-item><title>Miete</title><unit_price>100</unit_price>\
+                 </recurring-item></recurring-items></recurring>"
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let series = r.id();
+    receiver
+        .wait_until(30, "the events of the requests", |got| {
+            let seen: Vec<&str> = got.iter().map(event).collect();
+            [
+                "reminder.create",
+                "recurring.create",
+                "recurring_item.create",
+            ]
+            .iter()
+            .all(|e| seen.contains(e))
+        })
+        .await;
+    let before = receiver.deliveries().len();
+    set_clock(&app, "2027-01-20T08:00:00+01:00").await;
+    let got = receiver
+        .wait_until(60, "the events of the runs", |got| {
+            let new: Vec<&str> = got[before..].iter().map(event).collect();
+            [
+                "invoice.create",
+                "invoice.status",
+                "reminder.create",
+                "reminder.status",
+            ]
+            .iter()
+            .all(|e| new.contains(e))
+        })
+        .await;
+    let new = &got[before..];
+    assert!(
+        new.iter()
+            .all(|d| !d["verified"].as_array().unwrap().is_empty())
+    );
+    let bodies = |name: &str| -> Vec<Value> {
+        new.iter()
+            .filter(|d| event(d) == name)
+            .map(|d| serde_json::from_str(d["body"].as_str().unwrap()).unwrap())
+            .collect()
+    };
+    // The run makes the invoice, then names its series on it, in one transaction.
+    assert!(
+        bodies("invoice.update")
+            .iter()
+            .any(|b| b["invoice"]["recurring_id"].as_str() == Some(&series.to_string())),
+        "the run's invoice names its series: {:?}",
+        bodies("invoice.update")
+    );
+    assert!(
+        bodies("invoice.status").iter().any(|b| {
+            b["invoice"]["id"].as_str() == Some(&late.to_string())
+                && b["invoice"]["status"] == "OVERDUE"
+        }),
+        "the invoice that fell due: {:?}",
+        bodies("invoice.status")
+    );
+    assert!(
+        bodies("reminder.create")
+            .iter()
+            .any(|b| b["reminder"]["invoice_id"].as_str() == Some(&late.to_string())),
+        "the automatic run's reminder: {:?}",
+        bodies("reminder.create")
+    );
+}
+
 #[tokio::test]
 async fn gone_disables_the_webhook_and_a_redirect_is_a_failure() {
     let app = app().await;
@@ -607,8 +713,39 @@ async fn no_event_is_lost_or_invented_across_sigkill() {
             })
             .collect()
     };
+    let missing = |got: &[Value]| -> Vec<u64> {
+        let seen = delivered(got);
+        acked
+            .iter()
+            .filter(|id| !seen.contains(id))
+            .copied()
+            .collect()
+    };
+    for _ in 0..1200 {
+        if missing(&receiver.deliveries()).is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let left = missing(&receiver.deliveries());
+    if !left.is_empty() {
+        let pending = try_send(
+            &base,
+            "GET",
+            "/api/webhook-deliveries?status=PENDING&per_page=5",
+            None,
+            KEY,
+        )
+        .await
+        .map(|r| r.body);
+        panic!(
+            "{} acknowledged clients were not delivered within 120 s ({:?}…); pending: {pending:?}",
+            left.len(),
+            &left[..left.len().min(10)]
+        );
+    }
     let got = receiver
-        .wait_until(120, "every acknowledged client", |got| {
+        .wait_until(1, "every acknowledged client", |got| {
             let seen = delivered(got);
             acked.iter().all(|id| seen.contains(id))
         })
@@ -617,14 +754,35 @@ async fn no_event_is_lost_or_invented_across_sigkill() {
         got.iter()
             .all(|d| !d["verified"].as_array().unwrap().is_empty())
     );
-    let list = try_send(&base, "GET", "/api/clients?per_page=1000", None, KEY)
+    // Every client stored, page by page.
+    let mut stored = std::collections::BTreeSet::<u64>::new();
+    for page in 1.. {
+        let list = try_send(
+            &base,
+            "GET",
+            &format!("/api/clients?per_page=1000&page={page}"),
+            None,
+            KEY,
+        )
         .await
         .unwrap();
-    let stored: std::collections::BTreeSet<u64> = list
-        .fields("id")
-        .iter()
-        .map(|i| i.parse().unwrap())
-        .collect();
+        assert_eq!(list.status, 200, "{}", list.body);
+        let ids = list.fields("id");
+        if ids.is_empty() {
+            break;
+        }
+        stored.extend(ids.iter().map(|i| i.parse::<u64>().unwrap()));
+    }
+    assert!(
+        acked.iter().all(|id| stored.contains(id)),
+        "every acknowledged client is stored"
+    );
+    eprintln!(
+        "{} clients acknowledged across 5 SIGKILLs, {} deliveries received, {} stored",
+        acked.len(),
+        got.len(),
+        stored.len()
+    );
     for id in delivered(&got) {
         assert!(
             stored.contains(&id),

@@ -354,7 +354,7 @@ pub fn create(
             previous: None,
         },
     )?;
-    resubscribe(txn, ctx.account_id)?;
+    resubscribe(ctx, txn)?;
     Ok(record)
 }
 
@@ -386,7 +386,7 @@ pub fn update(
         Some(&old),
         &Changes::default(),
     )?;
-    resubscribe(txn, ctx.account_id)?;
+    resubscribe(ctx, txn)?;
     Ok(record)
 }
 
@@ -396,7 +396,7 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, id: u64) -> Result<(), Error> {
     let record = records::load(txn.as_read(), &WEBHOOKS, ctx.account_id, id)?;
     records::remove(ctx, txn, &WEBHOOKS, &record)?;
     txn.delete(&keys::webhook_secret(ctx.account_id, id))?;
-    resubscribe(txn, ctx.account_id)
+    resubscribe(ctx, txn)
 }
 
 /// A webhook of the account.
@@ -470,10 +470,13 @@ pub fn new_secret(random: &dyn crate::caps::Random) -> String {
     )
 }
 
-/// Writes the account's subscriptions anew from its active webhooks; an account left
-/// without one forgets the day it noticed documents falling due up to, so that webhooks
-/// made later hear only of what falls due after them.
-fn resubscribe(txn: &mut dyn Write, account: u64) -> Result<(), Error> {
+/// Writes the account's subscriptions anew from its active webhooks. The day up to which
+/// documents falling due were noticed starts when some webhook first takes `status`
+/// events (so that what falls due from that day on is told even when the first pass of
+/// time comes days later) and is forgotten when none takes them any more (so that
+/// webhooks made later hear only of what falls due after them).
+fn resubscribe(ctx: &Ctx, txn: &mut dyn Write) -> Result<(), Error> {
+    let account = ctx.account_id;
     let hooks: Vec<Subscriber> = records::load_all(txn.as_read(), &WEBHOOKS, account)?
         .iter()
         .filter(|r| r.bool("active"))
@@ -487,10 +490,14 @@ fn resubscribe(txn: &mut dyn Write, account: u64) -> Result<(), Error> {
                 .collect(),
         })
         .collect();
-    if hooks.is_empty() {
-        txn.delete(&keys::overdue_day(account))?;
+    let subs = Subscriptions { hooks };
+    let day = keys::overdue_day(account);
+    if !subs.takes_verb(Verb::Status) {
+        txn.delete(&day)?;
+    } else if txn.get(&day)?.is_none() {
+        txn.put(&day, &(ctx.today().julian() as u64).to_be_bytes())?;
     }
-    events::set_subscriptions(txn, account, &Subscriptions { hooks })
+    events::set_subscriptions(txn, account, &subs)
 }
 
 /// Disables a webhook for `reason` (its receiver answered 410 Gone, or its deliveries
@@ -514,7 +521,7 @@ pub fn disable(ctx: &Ctx, txn: &mut dyn Write, id: u64, reason: &str) -> Result<
         Some(&old),
         &Changes::default(),
     )?;
-    resubscribe(txn, ctx.account_id)
+    resubscribe(ctx, txn)
 }
 
 /// Notes the outcome of an attempt on its webhook: a success ends a run of failures; a
@@ -602,7 +609,8 @@ pub fn notice_overdue(ctx: &Ctx, txn: &mut dyn Write) -> Result<u32, Error> {
         .map(|d| d as i32);
     let mut told = 0;
     match noticed {
-        // The first pass of webhooks starts the count from today.
+        // Kept since webhooks take `status` events (`resubscribe`); where it is missing
+        // (older data) the count starts from today.
         None => {}
         Some(day) if day >= today.julian() => return Ok(0),
         Some(day) => {

@@ -393,6 +393,22 @@ pub fn deliver(caps: &Caps, accounts: &[u64]) -> Result<u32, ApiError> {
     send(caps, batch)
 }
 
+/// Sends what is due for `accounts` go after go (`deliver`) until a go sends nothing or
+/// `limits::DELIVERY_PASS_SECONDS` have passed: a backlog (an outage, a receiver back
+/// after a while) drains in one pass instead of a batch per pass. A failed attempt is due
+/// again only after its wait, so a failing receiver ends the loop. The attempts made.
+pub fn deliver_backlog(caps: &Caps, accounts: &[u64]) -> Result<u32, ApiError> {
+    let start = caps.clock.now_unix();
+    let mut made = 0;
+    loop {
+        let n = deliver(caps, accounts)?;
+        made += n;
+        if n == 0 || caps.clock.now_unix() - start >= limits::DELIVERY_PASS_SECONDS {
+            return Ok(made);
+        }
+    }
+}
+
 /// Sends taken deliveries (of several accounts) at once and settles every attempt.
 fn send(caps: &Caps, batch: Vec<(Ctx, Vec<Taken>)>) -> Result<u32, ApiError> {
     let mut requests = Vec::new();
