@@ -45,6 +45,14 @@ const CREATES: &[(&str, &str)] = &[
         "<unit><name>Stunde</name><unit_code>HUR</unit_code></unit>",
     ),
     (
+        "/api/reminder-texts",
+        "<reminder-text><name>L</name><subject>S</subject></reminder-text>",
+    ),
+    (
+        "/api/base-rates",
+        "<base-rate><valid_from>2031-01-01</valid_from><rate>1.5</rate></base-rate>",
+    ),
+    (
         "/api/articles",
         "<article><title>A</title><sales_price>10</sales_price></article>",
     ),
@@ -516,6 +524,15 @@ async fn every_route_with_an_id_answers_404_to_another_account() {
                 m.create,
                 add.status,
                 add.body
+            );
+        } else if matches!(m.collection, "reminder-texts" | "base-rates") {
+            // Every account starts with its own levels and base rates: A's is not among them.
+            assert_eq!(theirs.status, 200, "GET {}: {}", m.list, theirs.body);
+            assert!(
+                !theirs.fields("id").contains(&m.id.to_string()),
+                "GET {} as another account shows {}",
+                m.list,
+                m.id
             );
         } else {
             assert_eq!(theirs.header("x-total-count"), Some("0"), "GET {}", m.list);
