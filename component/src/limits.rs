@@ -64,6 +64,26 @@ pub const TEMPLATE_PARAGRAPHS_MAX: usize = 200;
 pub const DOCX_PART_BYTES_MAX: u64 = 8 * 1024 * 1024;
 /// Records a migration step changes in one write transaction.
 pub const MIGRATION_BATCH: u32 = 1000;
+/// Webhooks of one account.
+pub const WEBHOOKS_MAX: usize = 20;
+/// Longest webhook URL, in characters.
+pub const WEBHOOK_URL_CHARS_MAX: usize = 2000;
+/// The time a receiver has for one delivery, from connecting to the end of its answer.
+pub const WEBHOOK_TIMEOUT_MS: u64 = 10_000;
+/// Most of a receiver's answer that is read.
+pub const WEBHOOK_ANSWER_BYTES_MAX: usize = 64 * 1024;
+/// Most of a receiver's answer that the delivery log keeps.
+pub const WEBHOOK_ANSWER_LOGGED_BYTES_MAX: usize = 1024;
+/// Deliveries sent in one go (all at once, so that a slow receiver holds up none of the
+/// others), and of those at most this many to one webhook.
+pub const DELIVERY_BATCH: u32 = 64;
+pub const DELIVERY_BATCH_PER_WEBHOOK: usize = 16;
+/// How long one upkeep pass goes on sending deliveries go after go while some are due.
+pub const DELIVERY_PASS_SECONDS: i64 = 10;
+/// Pending deliveries looked at for one go.
+pub const DELIVERY_SCAN: u32 = 1000;
+/// Deliveries past their keeping removed per account and upkeep.
+pub const DELIVERY_EXPIRE_BATCH: u32 = 500;
 
 /// Most times a write transaction runs when other writers keep getting in the way (a
 /// serialization failure of a networked store); then 503.

@@ -1,5 +1,6 @@
 //! The WIT-backed side: `caps` implemented on the imported interfaces, and the transport
-//! between `wasi:http` values and `http::Request`/`Response`.
+//! between `wasi:http` values and `http::Request`/`Response`, incoming and (webhook
+//! deliveries, `WitOutbound`) outgoing.
 
 use crate::bindings::admin::{AccountKey, CheckReport, Migration, UpkeepReport};
 use crate::bindings::faktura::service::store as kv;
@@ -14,7 +15,8 @@ use crate::limits;
 
 struct WitStore;
 struct WitRead(kv::ReadTxn);
-struct WitWrite(kv::WriteTxn);
+/// A write transaction, with what it keeps of `get_kept`.
+struct WitWrite(kv::WriteTxn, caps::Kept);
 struct WitClock;
 struct WitPdf;
 struct WitMail;
@@ -90,10 +92,22 @@ wit_read!(WitWrite);
 
 impl caps::Write for WitWrite {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        self.0.put(key, value).map_err(store_error)
+        self.0.put(key, value).map_err(store_error)?;
+        self.1.written(key, Some(value));
+        Ok(())
     }
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
-        self.0.delete(key).map_err(store_error)
+        self.0.delete(key).map_err(store_error)?;
+        self.1.written(key, None);
+        Ok(())
+    }
+    fn get_kept(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(value) = self.1.get(key) {
+            return Ok(value);
+        }
+        let value = self.0.get(key).map_err(store_error)?;
+        self.1.keep(key, value.clone());
+        Ok(value)
     }
     fn next_ids(&mut self, counter: &[u8], n: u32) -> Result<Vec<u64>, StoreError> {
         self.0.next_ids(counter, n).map_err(store_error)
@@ -116,6 +130,7 @@ impl caps::Store for WitStore {
     fn begin_write_in(&self, scope: &[u8]) -> Result<Box<dyn caps::Write>, StoreError> {
         Ok(Box::new(WitWrite(
             kv::begin_write(scope).map_err(store_error)?,
+            caps::Kept::default(),
         )))
     }
 }
@@ -254,6 +269,7 @@ fn caps(store: &dyn caps::Store) -> Caps<'_> {
         mail: &WitMail,
         rate: &WitRate,
         env: &WitEnvironment,
+        outbound: &WitOutbound,
     }
 }
 
@@ -262,8 +278,18 @@ pub(crate) fn handle(request: IncomingRequest, out: ResponseOutparam) {
     drop(request);
     // One per request: its reads share a snapshot until it writes.
     let store = caps::SharedSnapshot::new(WitStore);
-    let response = http::handle(&caps(&store), &req);
+    let caps = caps(&store);
+    let response = http::handle(&caps, &req);
+    let (status, account) = (response.status, response.account);
     write_response(response, out);
+    // The answer has left; the events its write recorded go out now.
+    let answered = http::Encoded {
+        status,
+        headers: Vec::new(),
+        body: Vec::new(),
+        account,
+    };
+    http::webhooks::after(&caps, &req, &answered);
 }
 
 fn read_request(request: &IncomingRequest) -> Request {
@@ -455,19 +481,28 @@ pub(crate) fn upkeep() -> Result<UpkeepReport, String> {
     let store = WitStore;
     let caps = caps(&store);
     let mut runs = 0;
-    for account in http::runs::accounts(&caps).map_err(|e| format!("{e:?}"))? {
+    let accounts = http::runs::accounts(&caps).map_err(|e| format!("{e:?}"))?;
+    for &account in &accounts {
         // One account's failure (a run its data refuses) holds up no other account.
-        match http::runs::run_due(&caps, account) {
+        match http::runs::make_due(&caps, account) {
             Ok(n) => runs += n,
             Err(e) => eprintln!("faktura: upkeep of account {account}: {e:?}"),
         }
     }
+    // Every account's due deliveries in one go: a slow receiver costs the pass one
+    // timeout, not one per account; goes after goes while some are due (a backlog left by
+    // an outage), for at most `limits::DELIVERY_PASS_SECONDS`.
+    let deliveries = http::webhooks::deliver_backlog(&caps, &accounts).unwrap_or_else(|e| {
+        eprintln!("faktura: upkeep's webhook deliveries: {e:?}");
+        0
+    });
     let handed = http::dispatch::hand_over_due(&caps).map_err(|e| format!("{e:?}"))?;
     let answers_expired = http::expire_answers(&caps).map_err(|e| format!("{e:?}"))?;
     Ok(UpkeepReport {
         handed,
         answers_expired,
         runs,
+        deliveries,
     })
 }
 
@@ -538,4 +573,263 @@ pub(crate) fn revoke_user(user_id: u64) -> Result<(), String> {
         Ok(())
     };
     migrated(run)
+}
+
+/// Outgoing HTTP through `wasi:http/outgoing-handler`: every request started at once,
+/// then one loop waits on all of them (and on the deadline) until each has its answer,
+/// read to its limit, or its time ran out.
+struct WitOutbound;
+
+use crate::bindings::wasi::http::outgoing_handler;
+use crate::bindings::wasi::http::types::{
+    ErrorCode, FutureIncomingResponse, IncomingBody, OutgoingRequest, RequestOptions,
+    Scheme as WasiScheme,
+};
+use crate::bindings::wasi::io::streams::InputStream;
+
+/// Where one request is.
+enum Exchanging {
+    /// Sent; its answer's head is awaited.
+    Waiting(FutureIncomingResponse),
+    /// Its head came; its body is being read. The stream is dropped before its body.
+    Reading {
+        status: u16,
+        stream: InputStream,
+        body: IncomingBody,
+        read: Vec<u8>,
+    },
+    Done(Result<caps::Answer, String>),
+}
+
+impl caps::Outbound for WitOutbound {
+    fn post_all(
+        &self,
+        requests: &[caps::Outgoing],
+        timeout_ms: u64,
+        body_bytes_max: usize,
+    ) -> Vec<caps::Exchange> {
+        use crate::bindings::wasi::clocks::monotonic_clock;
+        let started = monotonic_clock::now();
+        let deadline = started + timeout_ms * 1_000_000;
+        let mut states: Vec<Exchanging> = requests.iter().map(|r| start(r, timeout_ms)).collect();
+        let mut ended = vec![0u64; requests.len()];
+        loop {
+            let now = monotonic_clock::now();
+            for (state, end) in states.iter_mut().zip(ended.iter_mut()) {
+                if !matches!(state, Exchanging::Done(_)) {
+                    let next = advance(
+                        std::mem::replace(state, Exchanging::Done(Err(String::new()))),
+                        body_bytes_max,
+                    );
+                    *state = next;
+                }
+                if matches!(state, Exchanging::Done(_)) && *end == 0 {
+                    *end = now.max(started + 1);
+                }
+            }
+            if states.iter().all(|s| matches!(s, Exchanging::Done(_))) {
+                break;
+            }
+            if now >= deadline {
+                for (state, end) in states.iter_mut().zip(ended.iter_mut()) {
+                    if !matches!(state, Exchanging::Done(_)) {
+                        *state = Exchanging::Done(Err(format!(
+                            "no complete answer within {} seconds",
+                            timeout_ms / 1000
+                        )));
+                        *end = now;
+                    }
+                }
+                break;
+            }
+            let mut pollables = vec![monotonic_clock::subscribe_instant(deadline)];
+            for state in &states {
+                match state {
+                    Exchanging::Waiting(future) => pollables.push(future.subscribe()),
+                    Exchanging::Reading { stream, .. } => pollables.push(stream.subscribe()),
+                    Exchanging::Done(_) => {}
+                }
+            }
+            let refs: Vec<&crate::bindings::wasi::io::poll::Pollable> = pollables.iter().collect();
+            crate::bindings::wasi::io::poll::poll(&refs);
+        }
+        states
+            .into_iter()
+            .zip(ended)
+            .map(|(state, end)| caps::Exchange {
+                answer: match state {
+                    Exchanging::Done(answer) => answer,
+                    Exchanging::Waiting(_) | Exchanging::Reading { .. } => Err("no answer".into()),
+                },
+                millis: u32::try_from(end.saturating_sub(started) / 1_000_000).unwrap_or(u32::MAX),
+            })
+            .collect()
+    }
+}
+
+/// Starts one request: its head and its whole body handed to the host, which sends it.
+fn start(r: &caps::Outgoing, timeout_ms: u64) -> Exchanging {
+    let failed = |why: String| Exchanging::Done(Err(why));
+    let Some((https, authority, path)) = split_url(&r.url) else {
+        return failed(format!("the URL {} cannot be sent to", r.url));
+    };
+    let mut headers: Vec<(String, Vec<u8>)> = r
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone().into_bytes()))
+        .collect();
+    headers.push((
+        "content-length".into(),
+        r.body.len().to_string().into_bytes(),
+    ));
+    let Ok(fields) = Fields::from_list(&headers) else {
+        return failed("a header of the request was refused".into());
+    };
+    let request = OutgoingRequest::new(fields);
+    let scheme = if https {
+        WasiScheme::Https
+    } else {
+        WasiScheme::Http
+    };
+    if request.set_method(&WasiMethod::Post).is_err()
+        || request.set_scheme(Some(&scheme)).is_err()
+        || request.set_authority(Some(authority)).is_err()
+        || request.set_path_with_query(Some(&path)).is_err()
+    {
+        return failed(format!("the URL {} cannot be sent to", r.url));
+    }
+    let Ok(body) = request.body() else {
+        return failed("the request's body could not be written".into());
+    };
+    let options = RequestOptions::new();
+    let nanos = timeout_ms * 1_000_000;
+    let _ = options.set_connect_timeout(Some(nanos));
+    let _ = options.set_first_byte_timeout(Some(nanos));
+    let _ = options.set_between_bytes_timeout(Some(nanos));
+    // Sent first, so that the host takes the body as it is written.
+    let future = match outgoing_handler::handle(request, Some(options)) {
+        Ok(f) => f,
+        Err(e) => return failed(error_text(&e)),
+    };
+    {
+        let Ok(stream) = body.write() else {
+            return failed("the request's body could not be written".into());
+        };
+        if !write_body(&stream, &r.body) {
+            return failed("the receiver took not the whole body".into());
+        }
+    }
+    if OutgoingBody::finish(body, None).is_err() {
+        return failed("the request's body could not be ended".into());
+    }
+    Exchanging::Waiting(future)
+}
+
+/// One step of a request without waiting: its answer's head taken when it is there, what
+/// its body holds now read.
+fn advance(state: Exchanging, body_bytes_max: usize) -> Exchanging {
+    match state {
+        Exchanging::Waiting(future) => match future.get() {
+            None => Exchanging::Waiting(future),
+            Some(Ok(Ok(response))) => {
+                let status = response.status();
+                let Ok(body) = response.consume() else {
+                    return Exchanging::Done(Ok(caps::Answer {
+                        status,
+                        body: Vec::new(),
+                    }));
+                };
+                drop(response);
+                match body.stream() {
+                    Ok(stream) => advance(
+                        Exchanging::Reading {
+                            status,
+                            stream,
+                            body,
+                            read: Vec::new(),
+                        },
+                        body_bytes_max,
+                    ),
+                    Err(()) => Exchanging::Done(Ok(caps::Answer {
+                        status,
+                        body: Vec::new(),
+                    })),
+                }
+            }
+            Some(Ok(Err(e))) => Exchanging::Done(Err(error_text(&e))),
+            Some(Err(())) => Exchanging::Done(Err("the answer was taken twice".into())),
+        },
+        Exchanging::Reading {
+            status,
+            stream,
+            body,
+            mut read,
+        } => loop {
+            let room = body_bytes_max.saturating_sub(read.len());
+            if room == 0 {
+                drop(stream);
+                drop(body);
+                return Exchanging::Done(Ok(caps::Answer { status, body: read }));
+            }
+            match stream.read(room.min(16 * 1024) as u64) {
+                Ok(chunk) if chunk.is_empty() => {
+                    return Exchanging::Reading {
+                        status,
+                        stream,
+                        body,
+                        read,
+                    };
+                }
+                Ok(chunk) => read.extend_from_slice(&chunk),
+                Err(_) => {
+                    drop(stream);
+                    drop(body);
+                    return Exchanging::Done(Ok(caps::Answer { status, body: read }));
+                }
+            }
+        },
+        done @ Exchanging::Done(_) => done,
+    }
+}
+
+/// `https`, the authority and the path with its query of an http(s) URL.
+fn split_url(url: &str) -> Option<(bool, &str, String)> {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let (https, rest) = if lower.starts_with("https://") {
+        (true, &url[8..])
+    } else if lower.starts_with("http://") {
+        (false, &url[7..])
+    } else {
+        return None;
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let tail = tail.split('#').next().unwrap_or_default();
+    let path = if tail.starts_with('/') {
+        tail.to_owned()
+    } else {
+        format!("/{tail}")
+    };
+    Some((https, authority, path))
+}
+
+/// What an error of `wasi:http` means, for the delivery log.
+fn error_text(e: &ErrorCode) -> String {
+    match e {
+        ErrorCode::DestinationIpProhibited => "refused: the URL's host is, or resolves to, an \
+            address of the private network (loopback, private, link-local, unique-local, \
+            multicast or unspecified)"
+            .into(),
+        ErrorCode::DnsError(_) | ErrorCode::DestinationNotFound => {
+            "the URL's host name could not be resolved".into()
+        }
+        ErrorCode::ConnectionRefused => "the receiver refused the connection".into(),
+        ErrorCode::ConnectionTimeout => "connecting to the receiver timed out".into(),
+        ErrorCode::ConnectionReadTimeout | ErrorCode::HttpResponseTimeout => {
+            "the receiver did not answer in time".into()
+        }
+        ErrorCode::TlsCertificateError => "the receiver's TLS certificate was refused".into(),
+        ErrorCode::HttpRequestDenied => "the service sends no requests here".into(),
+        other => format!("the request failed: {other:?}"),
+    }
 }

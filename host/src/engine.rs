@@ -448,12 +448,20 @@ impl Runtime {
             loop {
                 ticks.tick().await;
                 match runtime.upkeep().await {
-                    Ok(r) if r.handed > 0 || r.answers_expired > 0 || r.runs > 0 => tracing::info!(
-                        handed = r.handed,
-                        answers_expired = r.answers_expired,
-                        runs = r.runs,
-                        "upkeep"
-                    ),
+                    Ok(r)
+                        if r.handed > 0
+                            || r.answers_expired > 0
+                            || r.runs > 0
+                            || r.deliveries > 0 =>
+                    {
+                        tracing::info!(
+                            handed = r.handed,
+                            answers_expired = r.answers_expired,
+                            runs = r.runs,
+                            deliveries = r.deliveries,
+                            "upkeep"
+                        )
+                    }
                     Ok(_) => {}
                     Err(e) => tracing::warn!("upkeep: {e:#}"),
                 }

@@ -13,6 +13,7 @@ mod layers;
 mod mail;
 mod metrics;
 mod operations;
+mod outbound;
 mod pdf;
 mod postgres;
 mod ratelimit;
@@ -190,6 +191,8 @@ pub struct Options {
     pub metrics: Option<SocketAddr>,
     /// Accounts get test clocks (`/api/test-clock`) that move their time forward.
     pub test_clock: bool,
+    /// Webhooks may reach addresses of the private network (tests, closed networks).
+    pub webhook_allow_private: bool,
     pub limits: Limits,
 }
 
@@ -205,6 +208,7 @@ impl Options {
             store: None,
             metrics: None,
             test_clock: false,
+            webhook_allow_private: false,
             limits: Limits::default(),
         }
     }
@@ -214,6 +218,11 @@ impl Options {
         let mut env = Vec::new();
         if self.test_clock {
             env.push(("FAKTURA_TEST_CLOCK".to_owned(), "1".to_owned()));
+        }
+        // The component refuses a URL naming a private address literally; the host, one
+        // resolving to it. The switch lifts both.
+        if self.webhook_allow_private {
+            env.push(("FAKTURA_WEBHOOK_ALLOW_PRIVATE".to_owned(), "1".to_owned()));
         }
         env
     }

@@ -54,6 +54,10 @@ enum Command {
         /// for real books.
         #[arg(long, env = "FAKTURA_TEST_CLOCK")]
         test_clock: bool,
+        /// Let webhooks reach addresses of the private network (loopback, private,
+        /// link-local, ...): for tests and closed networks.
+        #[arg(long, env = "FAKTURA_WEBHOOK_ALLOW_PRIVATE")]
+        webhook_allow_private: bool,
         /// Seconds between two upkeep runs (recurring invoices, dunning runs, mail handed
         /// over, webhook deliveries); fractions allowed.
         #[arg(long, env = "FAKTURA_UPKEEP_EVERY", default_value_t = 15.0, value_parser = upkeep_seconds)]
@@ -224,9 +228,11 @@ async fn run() -> anyhow::Result<()> {
             rate_limit,
             metrics,
             test_clock,
+            webhook_allow_private,
             upkeep_every,
         } => {
             options.test_clock = test_clock;
+            options.webhook_allow_private = webhook_allow_private;
             options.limits.upkeep_every = std::time::Duration::from_secs_f64(upkeep_every);
             options.postal = postal;
             options.smtp = smtp;

@@ -19,6 +19,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::Options;
 use crate::mail::{MailConfig, MailCtx};
 use crate::metrics::{Metrics, StoreMetrics};
+use crate::outbound::{Hooks, OutboundCtx};
 use crate::pdf::PdfCtx;
 use crate::postgres::Pool;
 use crate::ratelimit::RateCtx;
@@ -30,6 +31,8 @@ pub(crate) struct Shared {
     pub(crate) mail: MailCtx,
     pub(crate) rate: RateCtx,
     pub(crate) pdf: PdfCtx,
+    /// Where outgoing HTTP (webhook deliveries) may go.
+    pub(crate) outbound: OutboundCtx,
     pub(crate) metrics: Metrics,
     /// What the component is told of the service through its environment (`wasi:cli`):
     /// the switches of the business rules it has no other way to read (test clocks).
@@ -54,6 +57,9 @@ impl Shared {
             mail: MailCtx::new(mail, pool.clone()),
             rate: RateCtx::new(options.rate_limit, pool),
             pdf: PdfCtx::new(metrics.pdf.clone()),
+            outbound: OutboundCtx {
+                allow_private: options.webhook_allow_private,
+            },
             metrics,
             env: options.component_env(),
         })
@@ -85,7 +91,7 @@ pub(crate) struct State {
     http: WasiHttpCtx,
     table: ResourceTable,
     pub(crate) limits: StoreLimits,
-    hooks: NoOutgoingHttp,
+    hooks: Hooks,
     shared: Arc<Shared>,
     /// The last commit this request's reads could see: its answer waits until that commit
     /// is durable.
@@ -111,7 +117,7 @@ impl State {
                 .instances(16)
                 .trap_on_grow_failure(true)
                 .build(),
-            hooks: NoOutgoingHttp,
+            hooks: Hooks(shared.outbound),
             shared,
             seen: Arc::default(),
         }
@@ -158,27 +164,5 @@ impl WasiHttpView for State {
             table: &mut self.table,
             hooks: &mut self.hooks,
         }
-    }
-}
-
-/// The component makes no outgoing HTTP requests; any attempt is denied.
-pub(crate) struct NoOutgoingHttp;
-
-type OutgoingResult = Result<
-    (
-        hyper::Response<wasmtime_wasi_http::WasiBody>,
-        Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-    ),
-    wasmtime_wasi_http::Error,
->;
-
-impl wasmtime_wasi_http::WasiHttpHooks for NoOutgoingHttp {
-    fn send_request(
-        &mut self,
-        _request: hyper::Request<wasmtime_wasi_http::WasiBody>,
-        _options: Option<wasmtime_wasi_http::RequestOptions>,
-        _io: Box<dyn Future<Output = Result<(), wasmtime_wasi_http::Error>> + Send>,
-    ) -> Box<dyn Future<Output = OutgoingResult> + Send> {
-        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
     }
 }

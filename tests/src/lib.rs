@@ -1129,6 +1129,112 @@ impl Drop for SmtpSink {
     }
 }
 
+/// A receiver of webhook deliveries (`tests/fixtures/webhook_receiver.py`) on 127.0.0.1:
+/// it verifies every delivery with the Standard Webhooks reference library against the
+/// secrets it was told to trust, answers as the URL's path says (`/ok`, `/flaky/N`,
+/// `/gone`, `/redirect`) and logs what it received.
+pub struct WebhookReceiver {
+    pub port: u16,
+    dir: tempfile::TempDir,
+    child: std::process::Child,
+}
+
+impl WebhookReceiver {
+    pub async fn start() -> WebhookReceiver {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let mut command = std::process::Command::new("python3");
+        command
+            .arg(workspace_root().join("tests/fixtures/webhook_receiver.py"))
+            .arg(port.to_string())
+            .arg(dir.path().join("log"))
+            .arg(dir.path().join("secrets"))
+            .stderr(std::process::Stdio::null());
+        let child = spawn_listening(&mut command, port, 20)
+            .await
+            .unwrap_or_else(|why| {
+                panic!(
+                    "the webhook receiver (pip install standardwebhooks) did not start on \
+                     port {port}: {why}"
+                )
+            });
+        WebhookReceiver { port, dir, child }
+    }
+
+    /// The URL of `path` at the receiver.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Verifies deliveries against `secret` too; its index among the secrets trusted is
+    /// what a delivery's `verified` lists.
+    pub fn trust(&self, secret: &str) -> usize {
+        use std::io::Write as _;
+        let path = self.dir.path().join("secrets");
+        let before = std::fs::read_to_string(&path)
+            .unwrap_or_default()
+            .lines()
+            .count();
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        writeln!(f, "{secret}").unwrap();
+        before
+    }
+
+    /// Every delivery received so far, in order: `path`, `headers` (lower-case names),
+    /// `body`, `verified` (indexes of the secrets that verify it), `answered`.
+    pub fn deliveries(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.path().join("log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Waits until `done` holds of the deliveries received (at most `secs` seconds);
+    /// them.
+    pub async fn wait_until(
+        &self,
+        secs: u64,
+        what: &str,
+        done: impl Fn(&[serde_json::Value]) -> bool,
+    ) -> Vec<serde_json::Value> {
+        for _ in 0..secs * 10 {
+            let got = self.deliveries();
+            if done(&got) {
+                return got;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let got = self.deliveries();
+        // How many of each event and answer, and the last few in order.
+        let mut counts = std::collections::BTreeMap::<String, usize>::new();
+        let events: Vec<String> = got
+            .iter()
+            .map(|d| format!("{} {}", d["headers"]["x-faktura-event"], d["answered"]))
+            .collect();
+        for e in &events {
+            *counts.entry(e.clone()).or_default() += 1;
+        }
+        let last = &events[events.len().saturating_sub(20)..];
+        panic!(
+            "within {secs}s the receiver did not get {what}; it got {} deliveries: {counts:?}, \
+             the last {last:?}",
+            events.len()
+        );
+    }
+}
+
+impl Drop for WebhookReceiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Checks a PDF with `qpdf --check` and returns its text as `pdftotext -layout` reads it.
 pub fn check_pdf(bytes: &[u8]) -> String {
     let dir = tempfile::tempdir().unwrap();

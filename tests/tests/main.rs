@@ -44,3 +44,4 @@ mod standalone;
 mod store_conformance;
 mod suppliers;
 mod upgrade;
+mod webhooks;

@@ -356,6 +356,28 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
         update: receiver.clone(),
         create: receiver,
     });
+    // A webhook (to a name that resolves nowhere), and the delivery of its test event.
+    let hook = "<webhook><url>https://hooks.example.invalid/in</url><events>client.create</events>\
+                </webhook>";
+    let r = app.post("/api/webhooks", hook).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let webhook = r.id();
+    made.push(Made {
+        collection: "webhooks",
+        list: "/api/webhooks".into(),
+        id: webhook,
+        update: "<webhook><description>Stolen</description></webhook>".into(),
+        create: hook.into(),
+    });
+    let tested = app.put(&format!("/api/webhooks/{webhook}/test"), "").await;
+    assert_eq!(tested.status, 200, "{}", tested.body);
+    made.push(Made {
+        collection: "webhook-deliveries",
+        list: "/api/webhook-deliveries".into(),
+        id: tested.id(),
+        update: String::new(),
+        create: String::new(),
+    });
     made
 }
 

@@ -86,7 +86,8 @@ pub static ARTICLES: Resource = Resource::new("articles", "article", FIELDS, &Ar
         records::Filter::exact("unit_id", "unit_id"),
         records::Filter::exact("supplier_id", "supplier_id"),
     ])
-    .indexed(&["unit_id", "supplier_id", "tax_id"]);
+    .indexed(&["unit_id", "supplier_id", "tax_id"])
+    .emits("article");
 
 struct ArticleRules;
 
@@ -152,11 +153,11 @@ impl Rules for ArticleRules {
         if let Some(n) = record.int("number") {
             numbering::release(txn, ctx.account_id, RANGE, record.text("number_pre"), n)?;
         }
-        record_tags::ARTICLES.remove_of(txn, ctx.account_id, record.id())?;
+        record_tags::ARTICLES.remove_of(ctx, txn, record.id())?;
         property_values::remove_of_owner(
+            ctx,
             txn,
             &property_values::ARTICLE_PROPERTY_VALUES,
-            ctx.account_id,
             record.id(),
         )
     }

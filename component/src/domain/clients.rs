@@ -171,7 +171,8 @@ const EINVOICE_PROFILES: &[&str] = &["xrechnung-cii", "xrechnung-ubl", "factur-x
 /// lookup by number nor one by name grows with the account.
 pub static CLIENTS: Resource = Resource::new("clients", "client", FIELDS, &ClientRules)
     .indexed(&["number"])
-    .searched(&["name"]);
+    .searched(&["name"])
+    .emits("client");
 
 /// The number range of clients.
 pub const RANGE: &str = "client";
@@ -342,12 +343,12 @@ impl Rules for ClientRules {
         if let Some(n) = record.int("number") {
             numbering::release(txn, ctx.account_id, RANGE, record.text("number_pre"), n)?;
         }
-        super::record_tags::CLIENTS.remove_of(txn, ctx.account_id, record.id())?;
-        super::contacts::remove_of_client(txn, ctx.account_id, record.id())?;
+        super::record_tags::CLIENTS.remove_of(ctx, txn, record.id())?;
+        super::contacts::remove_of_client(ctx, txn, record.id())?;
         super::property_values::remove_of_owner(
+            ctx,
             txn,
             &super::property_values::CLIENT_PROPERTY_VALUES,
-            ctx.account_id,
             record.id(),
         )
     }

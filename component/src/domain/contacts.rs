@@ -71,7 +71,8 @@ static FIELDS: &[Field] = &[
 
 pub static CONTACTS: Resource = Resource::new("contacts", "contact", FIELDS, &ContactRules)
     .filtered(&[records::Filter::exact("client_id", "client_id")])
-    .indexed(&["client_id"]);
+    .indexed(&["client_id"])
+    .emits("contact");
 
 struct ContactRules;
 
@@ -138,9 +139,9 @@ pub fn of_client(txn: &dyn Read, account: u64, client: u64) -> Result<Vec<Record
 }
 
 /// Deletes the contacts of a client, with the client.
-pub fn remove_of_client(txn: &mut dyn Write, account: u64, client: u64) -> Result<(), Error> {
-    for contact in of_client(txn.as_read(), account, client)? {
-        records::remove(txn, &CONTACTS, account, &contact)?;
+pub fn remove_of_client(ctx: &Ctx, txn: &mut dyn Write, client: u64) -> Result<(), Error> {
+    for contact in of_client(txn.as_read(), ctx.account_id, client)? {
+        records::remove(ctx, txn, &CONTACTS, &contact)?;
     }
     Ok(())
 }

@@ -130,13 +130,14 @@ pub fn take(txn: &mut dyn Write, id: u64, now: i64) -> Result<Option<Dispatch>, 
     Ok(Some(d))
 }
 
-/// Ends record `id`, which mail took: it goes, and its document gets its note.
+/// Ends record `id`, which mail took: it goes, its document gets its note, and the
+/// account's webhooks hear that it was sent.
 pub fn handed(txn: &mut dyn Write, id: u64, now: i64) -> Result<(), Error> {
     let Some(d) = load(txn.as_read(), id)? else {
         return Ok(());
     };
     txn.delete(&keys::dispatch(id))?;
-    note(txn, &d, now, &d.actionkey, &d.note)
+    note(txn, &d, now, &d.actionkey, &d.note, true)
 }
 
 /// Ends record `id`, which mail refused for good. When nobody waits for the answer (a
@@ -155,7 +156,7 @@ pub fn refused(
     txn.delete(&keys::dispatch(id))?;
     if noted {
         let text = format!("The {} was refused and not sent: {reason}", d.what());
-        note(txn, &d, now, &d.actionkey, &text)?;
+        note(txn, &d, now, &d.actionkey, &text, false)?;
     }
     Ok(())
 }
@@ -177,18 +178,24 @@ fn retry_after(tries: u32) -> i64 {
     (RETRY_SECONDS << tries.saturating_sub(1).min(16)).min(RETRY_SECONDS_MAX)
 }
 
+/// Notes `text` on the document of `d`; `sent` tells the account's webhooks that it was
+/// sent.
 fn note(
     txn: &mut dyn Write,
     d: &Dispatch,
     now: i64,
     actionkey: &str,
     text: &str,
+    sent: bool,
 ) -> Result<(), Error> {
     // Noted at the account's moment: `now` is the system's.
     let ctx = super::clock::load(txn.as_read(), d.account)?.ctx(d.account, d.user, false, now);
     match storage::load(txn.as_read(), d.account, d.kind()?, d.document) {
         Ok(doc) => {
             commands::note(&ctx, txn, &doc, actionkey, text)?;
+            if sent {
+                storage::sent(&ctx, txn, &doc)?;
+            }
             if doc.dunning.is_some() {
                 // A reminder sent is noted on its invoice too.
                 let invoice = claims::invoice_of(txn.as_read(), d.account, &doc)?;

@@ -18,12 +18,14 @@ pub mod contacts;
 pub mod country_taxes;
 pub mod date;
 pub mod date_texts;
+pub mod deliveries;
 pub mod dispatch;
 pub mod documents;
 pub mod dunning;
 pub mod einvoice;
 pub mod email_templates;
 pub mod emails;
+pub mod events;
 pub mod filenames;
 pub mod grouping;
 pub mod incoming_pdf;
@@ -48,6 +50,7 @@ pub mod taxes;
 pub mod template_text;
 pub mod templates;
 pub mod units;
+pub mod webhooks;
 
 use crate::caps::StoreError;
 

@@ -90,6 +90,6 @@ impl Rules for PropertyRules {
     }
 
     fn before_delete(&self, ctx: &Ctx, txn: &mut dyn Write, record: &Record) -> Result<(), Error> {
-        property_values::remove_of_property(txn, self.0, ctx.account_id, record.id())
+        property_values::remove_of_property(ctx, txn, self.0, record.id())
     }
 }

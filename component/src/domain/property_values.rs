@@ -5,10 +5,10 @@
 //! default when the property says so (`is_nvl` 1). A CHECKBOX holds 1 or 0, a TEXTFIELD
 //! one line.
 
-use super::Error;
 use super::accounts;
 use super::records::{self, Draft, Filter, Resource, Rules};
 use super::schema::{Field, Kind, Record, Scalar, parse_bool};
+use super::{Ctx, Error};
 use crate::caps::{Read, Write};
 use crate::store::keys;
 
@@ -190,33 +190,33 @@ fn owner_of(which: impl Fn(&Owner) -> bool) -> &'static Owner {
 
 /// Deletes the values a record (an incoming, a client) holds, with the record.
 pub fn remove_of_owner(
+    ctx: &Ctx,
     txn: &mut dyn Write,
     values: &Resource,
-    account: u64,
     owner_id: u64,
 ) -> Result<(), Error> {
-    remove_where(txn, values, account, owner(values).field, owner_id)
+    remove_where(ctx, txn, values, owner(values).field, owner_id)
 }
 
 /// Deletes the values of a property, with the property.
 pub fn remove_of_property(
+    ctx: &Ctx,
     txn: &mut dyn Write,
     values: &Resource,
-    account: u64,
     property: u64,
 ) -> Result<(), Error> {
-    remove_where(txn, values, account, owner(values).property, property)
+    remove_where(ctx, txn, values, owner(values).property, property)
 }
 
 fn remove_where(
+    ctx: &Ctx,
     txn: &mut dyn Write,
     values: &Resource,
-    account: u64,
     field: &str,
     id: u64,
 ) -> Result<(), Error> {
-    for value in records::children(txn.as_read(), values, account, field, id)? {
-        records::remove(txn, values, account, &value)?;
+    for value in records::children(txn.as_read(), values, ctx.account_id, field, id)? {
+        records::remove(ctx, txn, values, &value)?;
     }
     Ok(())
 }

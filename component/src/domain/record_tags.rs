@@ -123,9 +123,9 @@ impl Owner {
     }
 
     /// Deletes the tags of an owner, with the owner.
-    pub fn remove_of(&self, txn: &mut dyn Write, account: u64, owner: u64) -> Result<(), Error> {
-        for tag in self.of(txn.as_read(), account, owner)? {
-            records::remove(txn, self.tags, account, &tag)?;
+    pub fn remove_of(&self, ctx: &Ctx, txn: &mut dyn Write, owner: u64) -> Result<(), Error> {
+        for tag in self.of(txn.as_read(), ctx.account_id, owner)? {
+            records::remove(ctx, txn, self.tags, &tag)?;
         }
         Ok(())
     }

@@ -1,10 +1,13 @@
 //! The operations every record-shaped resource shares: create, load, update, delete and
 //! list with filters, order and paging. A resource contributes its field list and `Rules`
-//! (defaults, derived fields, cross-record checks); the mechanics stay here, once.
+//! (defaults, derived fields, cross-record checks); the mechanics stay here, once. A
+//! resource that names its events (`emits`) tells the account's webhooks of every save
+//! and removal here, in the same transaction.
 
 use std::collections::BTreeSet;
 
 use super::date::Date;
+use super::events::{self, Verb};
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_mandatory, check_not_cleared};
 use super::{Ctx, Error};
 use crate::caps::{Read, Write};
@@ -111,6 +114,9 @@ pub struct Resource {
     /// part of one reads only the records whose text may contain it.
     pub searched: &'static [&'static str],
     pub rules: &'static dyn Rules,
+    /// The resource's name in webhook events (`client` makes `client.create`); none for a
+    /// resource without events.
+    pub event: Option<&'static str>,
 }
 
 impl Resource {
@@ -129,7 +135,15 @@ impl Resource {
             indexed: &[],
             searched: &[],
             rules,
+            event: None,
         }
+    }
+
+    /// The resource with webhook events named `event` (`{event}.create`, `.update`,
+    /// `.delete`).
+    pub const fn emits(mut self, event: &'static str) -> Resource {
+        self.event = Some(event);
+        self
     }
 
     /// The resource with an index on each of these integer fields.
@@ -338,23 +352,47 @@ pub fn save(
             bytes,
         )?;
     }
-    Ok(())
+    let verb = if old.is_some() {
+        Verb::Update
+    } else {
+        Verb::Create
+    };
+    emit(ctx, txn, res, verb, record)
+}
+
+/// The event of a change of `record`: it shows the record as the API does then.
+fn emit(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    res: &Resource,
+    verb: Verb,
+    record: &Record,
+) -> Result<(), Error> {
+    let Some(name) = res.event else {
+        return Ok(());
+    };
+    events::emit(ctx, txn, name, verb, record.id(), |txn| {
+        let shown = res.rules.shown(txn, ctx.account_id, record.clone())?;
+        Ok(events::snapshot_of(ctx, encode_record(&shown), None))
+    })
 }
 
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, res: &Resource, id: u64) -> Result<(), Error> {
     let record = load(txn.as_read(), res, ctx.account_id, id)?;
     res.rules.before_delete(ctx, txn, &record)?;
-    remove(txn, res, ctx.account_id, &record)
+    remove(ctx, txn, res, &record)
 }
 
 /// Deletes a record with its files and index entries, without its rules: for a parent
-/// that takes its children with it.
+/// that takes its children with it. Its event shows it as it was.
 pub fn remove(
+    ctx: &Ctx,
     txn: &mut dyn Write,
     res: &Resource,
-    account: u64,
     record: &Record,
 ) -> Result<(), Error> {
+    emit(ctx, txn, res, Verb::Delete, record)?;
+    let account = ctx.account_id;
     let id = record.id();
     txn.delete(&keys::record(account, res.collection, id))?;
     for entry in index_keys(res, account, record) {

@@ -66,7 +66,7 @@ pub fn run(ctx: &Ctx, txn: &mut dyn Write, pdf: &dyn Pdf, id: u64) -> Result<Opt
     let zone = schedule::zone(&zone).unwrap_or(jiff::tz::TimeZone::UTC);
     schedule.advance(date, &zone);
     after.updated = ctx.now;
-    storage::save(txn, account, Some(&recurring), &after)?;
+    storage::save(ctx, txn, Some(&recurring), &after)?;
     Ok(Some(Made {
         invoice: invoice.id,
         dispatch: outcome,
@@ -137,7 +137,7 @@ fn make_invoice(
     let made = commands::create(ctx, txn, DocKind::Invoice, &changes, &lines)?;
     let mut invoice = made.clone();
     invoice.recurring_id = Some(r.id as i64);
-    storage::save(txn, ctx.account_id, Some(&made), &invoice)?;
+    storage::save(ctx, txn, Some(&made), &invoice)?;
     let name = match s.name.trim() {
         "" => format!("recurring invoice {}", r.id),
         n => format!("recurring invoice {} ({n})", r.id),

@@ -57,7 +57,8 @@ pub static SUPPLIERS: Resource = Resource::new("suppliers", "supplier", FIELDS, 
         Filter::exact("vat_number", "vat_number"),
         Filter::exact("supplier_number", "supplier_number"),
     ])
-    .indexed(&["vat_number", "name"]);
+    .indexed(&["vat_number", "name"])
+    .emits("supplier");
 
 struct SupplierRules;
 

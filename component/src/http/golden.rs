@@ -13,7 +13,9 @@ use std::path::PathBuf;
 
 use super::{Body, Method, Request, handle};
 use crate::caps::Caps;
-use crate::caps::mem::{CountingRandom, FixedClock, MemStore, NoMail, TextPdf, Unlimited, Vars};
+use crate::caps::mem::{
+    CountingRandom, FixedClock, MemStore, NoMail, Receiver, TextPdf, Unlimited, Vars,
+};
 
 const KEY: &str = "golden-key-0123456789";
 
@@ -21,7 +23,8 @@ pub(super) struct World {
     pub(super) store: MemStore,
     clock: FixedClock,
     random: CountingRandom,
-    env: Vars,
+    pub(super) env: Vars,
+    pub(super) receiver: Receiver,
 }
 
 impl World {
@@ -31,6 +34,7 @@ impl World {
             clock: FixedClock(Cell::new(1_795_000_000)),
             random: CountingRandom::default(),
             env: Vars::default(),
+            receiver: Receiver::default(),
         };
         let mut txn = crate::caps::Store::begin_write(&w.store).unwrap();
         crate::domain::opening::open_account(
@@ -64,6 +68,7 @@ impl World {
             mail: &NoMail,
             rate: &Unlimited,
             env: &self.env,
+            outbound: &self.receiver,
         }
     }
 

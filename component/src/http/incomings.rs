@@ -17,11 +17,21 @@ use crate::http::Call;
 
 /// An incoming as its element: its fields, then `taxes` and `validation`.
 fn element(c: &Call<'_>, txn: &dyn crate::caps::Read, record: Record) -> Result<Element, ApiError> {
-    let today = c.ctx.today();
+    element_of(txn, c.ctx.account_id, c.ctx.today(), record)
+}
+
+/// An incoming of `account` as its element on the day `today` (its status as shown then),
+/// with its `taxes` and `validation` as the store holds them.
+pub(super) fn element_of(
+    txn: &dyn crate::caps::Read,
+    account: u64,
+    today: Date,
+    record: Record,
+) -> Result<Element, ApiError> {
     let id = record.id();
     let record = incomings::shown(record, today);
     let mut el = encode_record(INCOMINGS.fields, "incoming", &record, None);
-    let extra = incomings::extra(txn, c.ctx.account_id, id)?;
+    let extra = incomings::extra(txn, account, id)?;
     let taxes = extra
         .taxes
         .into_iter()

@@ -27,6 +27,9 @@ mod router;
 pub mod runs;
 mod settings;
 mod templates;
+#[cfg(test)]
+mod webhook_tests;
+pub mod webhooks;
 
 pub use error::ApiError;
 pub use idempotency::expire as expire_answers;
@@ -286,6 +289,8 @@ pub struct Encoded {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// The account the request was authenticated as, if it was (`webhooks::after`).
+    pub account: Option<u64>,
 }
 
 pub(crate) fn encode(response: Response, format: Format) -> Encoded {
@@ -334,6 +339,7 @@ pub(crate) fn encode(response: Response, format: Format) -> Encoded {
         status: response.status,
         headers,
         body,
+        account: None,
     }
 }
 
@@ -369,7 +375,8 @@ fn content_type(format: Format) -> (String, String) {
 pub fn handle(caps: &Caps, req: &Request) -> Encoded {
     let format = response_format(req);
     let mut rate_headers = Vec::new();
-    let mut response = match serve(caps, req, &mut rate_headers) {
+    let mut account = None;
+    let mut response = match serve(caps, req, &mut rate_headers, &mut account) {
         Ok(r) => r,
         Err(e) => {
             if let ApiError::Internal(detail) = &e {
@@ -384,6 +391,7 @@ pub fn handle(caps: &Caps, req: &Request) -> Encoded {
     };
     response.headers.extend(rate_headers);
     let mut encoded = encode(response, format);
+    encoded.account = account;
     if req.method == Method::Head {
         encoded.body.clear();
     }
@@ -401,10 +409,12 @@ fn method_name(m: &Method) -> &str {
     }
 }
 
+/// Serves an `/api` request; `account` is set once the request's key named one.
 fn serve(
     caps: &Caps,
     req: &Request,
     rate_headers: &mut Vec<(String, String)>,
+    account: &mut Option<u64>,
 ) -> Result<Response, ApiError> {
     let rest = req
         .path
@@ -424,6 +434,7 @@ fn serve(
         });
     }
     let principal = authenticate(caps, req, &query)?;
+    *account = Some(principal.account_id);
     let window = caps.rate.hit(&principal.account_id.to_string());
     rate_headers.push((
         "x-rate-limit-remaining".into(),
@@ -620,7 +631,7 @@ mod tests {
 
     use super::*;
     use crate::caps::mem::{
-        CountingRandom, FixedClock, MemStore, NoMail, TextPdf, Unlimited, Vars,
+        CountingRandom, FixedClock, MemStore, NoMail, Receiver, TextPdf, Unlimited, Vars,
     };
 
     use crate::caps::{Read, Store as _, StoreError};
@@ -691,6 +702,7 @@ mod tests {
             mail: &NoMail,
             rate: &Unlimited,
             env: Box::leak(Box::new(Vars(Default::default()))),
+            outbound: Box::leak(Box::new(Receiver::default())),
         }
     }
 
@@ -757,6 +769,7 @@ mod tests {
             mail: &NoMail,
             rate: &Unlimited,
             env: &vars,
+            outbound: &Receiver::default(),
         };
         let req = Request {
             method: Method::Get,
@@ -826,6 +839,7 @@ mod tests {
             mail: &NoMail,
             rate: &Unlimited,
             env: &Vars(Default::default()),
+            outbound: &Receiver::default(),
         };
         let account = {
             let txn = store.inner.begin_read().unwrap();

@@ -263,6 +263,20 @@ pub(super) static INCOMING_ITEMS: Wire = Wire::new(
 )
 .owned_by(INCOMING_OWNER);
 
+/// The record resources with webhook events (`Resource::emits`), as a GET answers them.
+pub(super) fn emitting() -> [&'static Wire; 8] {
+    [
+        &CLIENTS,
+        &SUPPLIERS,
+        &ARTICLES,
+        &CONTACTS,
+        &INCOMINGS,
+        &INCOMING_PAYMENTS,
+        &INCOMING_COMMENTS,
+        &INCOMING_ITEMS,
+    ]
+}
+
 /// Checks the root element and parses every writable field the document carries. Fields
 /// that cannot be read are kept in `Changes::invalid`, so that the domain reports them
 /// together with its own findings.

@@ -10,7 +10,7 @@ use super::records::{
     self, CLIENT_PROPERTIES, CLIENT_TAGS, CLIENTS, COUNTRY_TAXES, EMAIL_TEMPLATES,
     INCOMING_PROPERTIES, SUPPLIERS, TAXES, TEMPLATES, USER_PROPERTIES, Wire,
 };
-use super::{Call, Request, Response, clients, incomings, runs, settings, templates};
+use super::{Call, Request, Response, clients, incomings, runs, settings, templates, webhooks};
 use crate::caps::Caps;
 use crate::domain::Ctx;
 use crate::domain::documents::{Action, DocKind};
@@ -754,6 +754,88 @@ static TABLE: &[&[Route]] = &[
             path: &["template"],
             handlers: &[(Verb::Get, Handler::Plain(|c| records::list(c, &TEMPLATES)))],
             about: About::Records(|| TEMPLATES.schema()),
+        },
+        Route {
+            path: &["webhooks"],
+            handlers: &[
+                (Verb::Get, Handler::Plain(webhooks::list)),
+                (Verb::Post, Handler::Plain(webhooks::create)),
+            ],
+            about: About::Records(webhooks::schema),
+        },
+        Route {
+            path: &["webhooks", ID],
+            handlers: &[
+                (Verb::Get, Handler::Plain(webhooks::get)),
+                (Verb::Put, Handler::Plain(webhooks::update)),
+                (Verb::Delete, Handler::Plain(webhooks::delete)),
+            ],
+            about: About::Records(webhooks::schema),
+        },
+        Route {
+            path: &["webhooks", ID, "test"],
+            handlers: &[(Verb::Put, Handler::Plain(webhooks::test))],
+            about: About::Ops(&[(
+                Verb::Put,
+                Op {
+                    summary: "Send the webhook a webhook.test event carrying the webhook, now;                               answers its delivery after the attempt",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Record(200, webhooks::delivery_schema),
+                },
+            )]),
+        },
+        Route {
+            path: &["webhooks", ID, "rotate-secret"],
+            handlers: &[(Verb::Put, Handler::Plain(webhooks::rotate))],
+            about: About::Ops(&[(
+                Verb::Put,
+                Op {
+                    summary: "Give the webhook a new signing secret, shown in this answer only;                               the old one signs beside it for 24 hours",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Record(200, webhooks::schema),
+                },
+            )]),
+        },
+        Route {
+            path: &["webhook-deliveries"],
+            handlers: &[(Verb::Get, Handler::Plain(webhooks::deliveries_list))],
+            about: About::Ops(&[(
+                Verb::Get,
+                Op {
+                    summary: "The delivery log: every event sent to a webhook in the last 30                               days, with its attempts",
+                    params: webhooks::DELIVERY_PARAMS,
+                    input: Input::Nothing,
+                    output: Output::List(webhooks::delivery_schema),
+                },
+            )]),
+        },
+        Route {
+            path: &["webhook-deliveries", ID],
+            handlers: &[(Verb::Get, Handler::Plain(webhooks::delivery_get))],
+            about: About::Ops(&[(
+                Verb::Get,
+                Op {
+                    summary: "One delivery of the log, with its attempts",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Record(200, webhooks::delivery_schema),
+                },
+            )]),
+        },
+        Route {
+            path: &["webhook-deliveries", ID, "redeliver"],
+            handlers: &[(Verb::Put, Handler::Plain(webhooks::redeliver))],
+            about: About::Ops(&[(
+                Verb::Put,
+                Op {
+                    summary: "Send a delivery again now, with the same webhook-id, whatever                               became of it; answers it after the attempt",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Record(200, webhooks::delivery_schema),
+                },
+            )]),
         },
         Route {
             path: &["test-clock"],

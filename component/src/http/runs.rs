@@ -1,17 +1,23 @@
 //! What time makes due, done by one code path: `run_due` makes the runs of an account's
 //! recurring invoices that are due at the account's moment, each in a write transaction
 //! of its own (claimed there, so a retry or a second host makes none twice), and hands
-//! what they recorded to mail after the commit. The host's `upkeep` calls it for every
-//! account; `PUT /api/test-clock` for one, until nothing is due.
+//! what they recorded to mail after the commit; tells the account's webhooks of the
+//! documents that fell due (OPEN to OVERDUE) since its last pass, removes deliveries past
+//! their keeping, and sends the deliveries that are due (retries follow the account's
+//! clock). The host's `upkeep` calls it for every account (sending for all of them in one
+//! go, `make_due` then `webhooks::deliver`); `PUT /api/test-clock` for one, until nothing
+//! is due.
 //!
 //! The test clock (`/api/test-clock`, only where the service runs with
 //! `FAKTURA_TEST_CLOCK=1`) moves an account's clock forward.
 
 use super::error::ApiError;
-use super::{Call, Response, dispatch, in_write};
+use super::{Call, Response, dispatch, in_write, webhooks};
 use crate::caps::{Caps, Scoped};
 use crate::codec::{Element, ScalarType};
-use crate::domain::{Ctx, clock, documents, dunning, runs, schedule};
+use crate::domain::{
+    Ctx, clock, deliveries, documents, dunning, runs, schedule, webhooks as hooks,
+};
 use crate::store::{self, keys};
 
 /// Recurring invoices one pass reads as due, at most.
@@ -20,9 +26,18 @@ const DUE_BATCH: usize = 1000;
 /// The variable that enables the test clock.
 const TEST_CLOCK_VAR: &str = "FAKTURA_TEST_CLOCK";
 
-/// Makes what is due for `account` at its moment now, once: every due run of its recurring
-/// invoices, at most `runs::CATCH_UP_MAX` of each. The number of runs made.
+/// Makes what is due for `account` at its moment now, once, and sends its deliveries that
+/// are due. The number of runs made.
 pub fn run_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
+    let made = make_due(caps, account)?;
+    webhooks::deliver(caps, &[account])?;
+    Ok(made)
+}
+
+/// Makes what is due for `account` at its moment now, once, but sends nothing: every due
+/// run of its recurring invoices, at most `runs::CATCH_UP_MAX` of each; the events of
+/// documents that fell due; the removal of old deliveries. The number of runs made.
+pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
     let scoped = Scoped {
         inner: caps.store,
         scope: account.to_be_bytes().to_vec(),
@@ -62,6 +77,20 @@ pub fn run_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
                 dispatch::hand_over(caps, *dispatch_id, d, true)?;
             }
         }
+    }
+    // Reads first: a pass with nothing to write commits nothing.
+    let (falling_due, expired) = {
+        let txn = caps.store.begin_read()?;
+        (
+            hooks::overdue_unnoticed(txn.as_ref(), &ctx)?,
+            deliveries::any_expired(txn.as_ref(), &ctx)?,
+        )
+    };
+    if falling_due {
+        in_write(caps, |txn| Ok(hooks::notice_overdue(&ctx, txn)?))?;
+    }
+    if expired {
+        in_write(caps, |txn| Ok(deliveries::expire(&ctx, txn)?))?;
     }
     Ok(made + dunning_pass(caps, &ctx)?)
 }

@@ -26,10 +26,15 @@
 //! - `A {account}einvoice/{collection}/{id}{profile}`: its e-invoices, fixed at completion
 //! - `A {account}idem/{sha256}`: the first answer to a request with an `Idempotency-Key`,
 //!   with `G idem-expiry/{expires}{account}{sha256}` to remove it after 24 hours
+//! - `A {account}hooks/on`: the account's webhooks and the events each takes (absent
+//!   without any); `A {account}hooks/secret/{id}`: a webhook's signing secrets;
+//!   `A {account}hooks/due/{at}{id}`: the deliveries of events pending, by the moment one
+//!   may next be sent; `A {account}hooks/overdue-day`: the day up to which documents that
+//!   fell due were noticed
 
 /// First segments below an account that are not collections.
-pub const RESERVED: [&str; 8] = [
-    "file", "one", "parent", "ix", "idx", "pdf", "einvoice", "idem",
+pub const RESERVED: [&str; 9] = [
+    "file", "one", "parent", "ix", "idx", "pdf", "einvoice", "idem", "hooks",
 ];
 
 /// A key outside every account: `G{family}/{tail}`.
@@ -316,6 +321,54 @@ pub fn einvoice(account: u64, collection: &str, document: u64, profile: &str) ->
     k
 }
 
+/// The account's webhooks and the events each takes: read on the path of every write.
+pub fn webhooks_on(account: u64) -> Vec<u8> {
+    let mut k = segment(account, "hooks");
+    k.extend_from_slice(b"on");
+    k
+}
+
+/// The signing secrets of a webhook.
+pub fn webhook_secret(account: u64, webhook: u64) -> Vec<u8> {
+    let mut k = segment(account, "hooks");
+    k.extend_from_slice(b"secret/");
+    k.extend_from_slice(&webhook.to_be_bytes());
+    k
+}
+
+/// Prefix of the pending deliveries of an account, by the moment each may next be sent.
+pub fn deliveries_due(account: u64) -> Vec<u8> {
+    let mut k = segment(account, "hooks");
+    k.extend_from_slice(b"due/");
+    k
+}
+
+/// A pending delivery, due at `at` (Unix seconds of the account's clock).
+pub fn delivery_due(account: u64, at: i64, delivery: u64) -> Vec<u8> {
+    let mut k = deliveries_due(account);
+    k.extend_from_slice(&sortable_i64(at));
+    k.extend_from_slice(&delivery.to_be_bytes());
+    k
+}
+
+/// The day (Julian) up to which documents that fell due were noticed for webhooks.
+pub fn overdue_day(account: u64) -> Vec<u8> {
+    let mut k = segment(account, "hooks");
+    k.extend_from_slice(b"overdue-day");
+    k
+}
+
+/// An i64 as bytes that sort like the number (sign bit flipped).
+pub fn sortable_i64(v: i64) -> [u8; 8] {
+    ((v as u64) ^ (1 << 63)).to_be_bytes()
+}
+
+/// The number `sortable_i64` wrote; `None` for bytes of another width.
+pub fn i64_of_sortable(bytes: &[u8]) -> Option<i64> {
+    let b: [u8; 8] = bytes.try_into().ok()?;
+    Some((u64::from_be_bytes(b) ^ (1 << 63)) as i64)
+}
+
 /// An i32 as bytes that sort like the number (sign bit flipped).
 pub fn sortable_i32(v: i32) -> [u8; 4] {
     ((v as u32) ^ 0x8000_0000).to_be_bytes()
@@ -356,6 +409,7 @@ mod tests {
             ("pdfs", segment(7, "pdf")),
             ("e-invoices", segment(7, "einvoice")),
             ("supplier incomings", all_supplier_incomings(7)),
+            ("webhooks", segment(7, "hooks")),
         ];
         for (i, (a, ka)) in families.iter().enumerate() {
             for (b, kb) in families.iter().skip(i + 1) {
@@ -371,6 +425,17 @@ mod tests {
         assert!(einvoice(7, "invoices", 1, "factur-x").starts_with(&families[8].1));
         assert!(client_document(7, 3, b'i', 1).starts_with(&families[6].1));
         assert!(supplier_incoming(7, 3, 1).starts_with(&families[9].1));
+        for k in [
+            webhooks_on(7),
+            webhook_secret(7, 1),
+            delivery_due(7, -5, 1),
+            overdue_day(7),
+        ] {
+            assert!(k.starts_with(&families[10].1));
+        }
+        assert!(delivery_due(7, 3, 1).starts_with(&deliveries_due(7)));
+        assert!(!webhooks_on(7).starts_with(&deliveries_due(7)));
+        assert!(!overdue_day(7).starts_with(&webhooks_on(7)));
         // Global keys and account keys never meet.
         assert_ne!(accounts()[0], account(1)[0]);
         assert!(!api_key(&[0; 32]).starts_with(&accounts()));

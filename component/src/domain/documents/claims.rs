@@ -69,7 +69,7 @@ pub fn refresh(ctx: &Ctx, txn: &mut dyn Write, doc: &mut Document) -> Result<(),
         item.quantity = Decimal::ONE;
         item.description = description;
         item.updated = ctx.now;
-        storage::put(txn, account, DocKind::Reminder, item)?;
+        storage::put(ctx, txn, DocKind::Reminder, item)?;
     }
     Ok(())
 }
@@ -131,7 +131,7 @@ pub fn completed(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<(), E
         if let Some(d) = old.dunning.as_deref_mut() {
             d.is_old = true;
         }
-        storage::save(txn, account, Some(&earlier), &old)?;
+        storage::save(ctx, txn, Some(&earlier), &old)?;
     }
     let level = doc.dunning.as_deref().map_or(0, |d| d.level);
     note_on_invoice(
@@ -162,7 +162,7 @@ pub fn note_on_invoice(
         comment: text.to_owned(),
         actionkey: "REMINDER".to_owned(),
     };
-    storage::add(txn, ctx.account_id, DocKind::Invoice, &mut c)
+    storage::add(ctx, txn, DocKind::Invoice, &mut c)
 }
 
 /// What a reminder shows as paid when its invoice has `paid` of `total`: the payments

@@ -129,7 +129,7 @@ fn change(
     if c.touch {
         doc.updated = ctx.now;
     }
-    storage::save(txn, account, Some(old), &doc)?;
+    storage::save(ctx, txn, Some(old), &doc)?;
     if let Some((actionkey, text)) = c.note {
         add_system_comment(ctx, txn, &doc, actionkey, text)?;
     }
@@ -206,7 +206,7 @@ fn add_system_comment(
         comment: text.to_owned(),
         actionkey: actionkey.to_owned(),
     };
-    storage::add(txn, ctx.account_id, doc.kind, &mut c)?;
+    storage::add(ctx, txn, doc.kind, &mut c)?;
     Ok(c)
 }
 
@@ -625,11 +625,12 @@ pub fn create(
     doc.formatted_number = numbering::format_number(&pre, doc.number, doc.number_length);
     doc.tax_free = kind == DocKind::Reminder || is_tax_free(txn.as_read(), account, &client)?;
     storage::number_items(txn, kind, &mut built)?;
-    for item in &built {
-        storage::put(txn, account, kind, item)?;
-    }
     apply_totals(&mut doc, &built);
-    storage::save(txn, account, None, &doc)?;
+    // The document before its items: their events show its values.
+    storage::save(ctx, txn, None, &doc)?;
+    for item in &built {
+        storage::put_new(ctx, txn, kind, item)?;
+    }
     add_system_comment(
         ctx,
         txn,
@@ -1252,11 +1253,11 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<
     if kind == DocKind::Invoice {
         // The reminders of an invoice go with it: they claim nothing any more.
         for reminder in storage::reminders_of(txn.as_read(), ctx.account_id, id)? {
-            storage::delete(txn, ctx.account_id, &reminder)?;
+            storage::delete(ctx, txn, &reminder)?;
         }
     }
     einvoice::delete_all(txn, ctx.account_id, kind, id)?;
-    storage::delete(txn, ctx.account_id, &doc)
+    storage::delete(ctx, txn, &doc)
 }
 
 // ---- lifecycle actions -------------------------------------------------------------------
@@ -1622,7 +1623,7 @@ pub fn add_item(
     let from = article_of(txn.as_read(), ctx.account_id, group, c)?.map_err(Error::invalid)?;
     let mut item = items::build(ctx, document_id, position, c, &default_tax, from.as_ref())?;
     storage::number_items(txn, kind, std::slice::from_mut(&mut item))?;
-    storage::put(txn, ctx.account_id, kind, &item)?;
+    storage::put_new(ctx, txn, kind, &item)?;
     let doc = items_changed(ctx, txn, &doc)?;
     Ok((item, doc))
 }
@@ -1642,7 +1643,7 @@ pub fn change_item(
         return Err(Error::Invalid(errors));
     }
     item.updated = ctx.now;
-    storage::put(txn, ctx.account_id, kind, &item)?;
+    storage::put(ctx, txn, kind, &item)?;
     let doc = items_changed(ctx, txn, &doc)?;
     Ok((item, doc))
 }
@@ -1650,7 +1651,7 @@ pub fn change_item(
 pub fn remove_item(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let item: Item = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
     let doc = draft_for_items(ctx, txn.as_read(), kind, item.document_id)?;
-    storage::remove(txn, ctx.account_id, kind, &item)?;
+    storage::remove(ctx, txn, kind, &item)?;
     items_changed(ctx, txn, &doc).map(drop)
 }
 
@@ -1686,7 +1687,7 @@ pub fn book_payment(
         )));
     }
     payment.document_id = doc.id;
-    storage::add(txn, ctx.account_id, kind, &mut payment)?;
+    storage::add(ctx, txn, kind, &mut payment)?;
     payments_changed(ctx, txn, &doc, &payment, |settled| Event::Pay { settled })?;
     Ok(payment)
 }
@@ -1737,7 +1738,7 @@ fn payments_changed(
 pub fn delete_payment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let payment: Payment = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
     let doc = storage::load(txn.as_read(), ctx.account_id, kind, payment.document_id)?;
-    storage::remove(txn, ctx.account_id, kind, &payment)?;
+    storage::remove(ctx, txn, kind, &payment)?;
     payments_changed(ctx, txn, &doc, &payment, |settled| Event::Unpay { settled }).map(drop)
 }
 
@@ -1781,7 +1782,7 @@ pub fn add_tag(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, c: &Changes) -> Re
         document_id: doc.id,
         name,
     };
-    storage::add(txn, ctx.account_id, kind, &mut tag)?;
+    storage::add(ctx, txn, kind, &mut tag)?;
     tags_changed(ctx, txn, &doc)?;
     Ok(tag)
 }
@@ -1798,7 +1799,7 @@ fn tags_changed(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<Docume
 pub fn remove_tag(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let tag: Tag = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
     let doc = storage::load(txn.as_read(), ctx.account_id, kind, tag.document_id)?;
-    storage::remove(txn, ctx.account_id, kind, &tag)?;
+    storage::remove(ctx, txn, kind, &tag)?;
     tags_changed(ctx, txn, &doc).map(drop)
 }
 
@@ -1838,7 +1839,7 @@ pub fn add_comment(
 
 pub fn remove_comment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let c: Comment = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
-    storage::remove(txn, ctx.account_id, kind, &c)
+    storage::remove(ctx, txn, kind, &c)
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 //! record resource named by the recurring). A leaf: plain data and the pure rule that
 //! moves a series to its next run (`advance`); the runs themselves are `domain::runs`.
 
-use super::super::Error;
 use super::super::date::Date;
 use super::super::records::{self, Draft, Filter, Resource, Rules};
 use super::super::schedule::{self, Cycle};
 use super::super::schema::{Field, Kind, Record, Scalar};
+use super::super::{Ctx, Error};
 use crate::caps::{Read, Write};
 use crate::store::keys;
 
@@ -174,9 +174,9 @@ pub fn receivers(txn: &dyn Read, account: u64, recurring: u64) -> Result<Vec<Rec
 }
 
 /// Deletes the receivers of a recurring, with the recurring.
-pub fn remove_receivers(txn: &mut dyn Write, account: u64, recurring: u64) -> Result<(), Error> {
-    for r in receivers(txn.as_read(), account, recurring)? {
-        records::remove(txn, &RECEIVERS, account, &r)?;
+pub fn remove_receivers(ctx: &Ctx, txn: &mut dyn Write, recurring: u64) -> Result<(), Error> {
+    for r in receivers(txn.as_read(), ctx.account_id, recurring)? {
+        records::remove(ctx, txn, &RECEIVERS, &r)?;
     }
     Ok(())
 }

@@ -3,10 +3,14 @@
 //! (items, payments, comments, tags, each under its document). Converts the model to and
 //! from its stored forms (`store::forms`) by hand: every field is named on both sides.
 //!
-//! Saves nothing it has not been handed; deciding what changes is `commands`' job.
+//! Saves nothing it has not been handed; deciding what changes is `commands`' job. Every
+//! save and delete of a document or of a part tells the account's webhooks
+//! (`events::emit`), in the same transaction: a kind of document, or of part, gets its
+//! events by being saved here.
 
 use super::super::date::Date;
-use super::super::{Error, numbering, pdfs};
+use super::super::events::{self, Verb};
+use super::super::{Ctx, Error, numbering, pdfs};
 use super::comments::{self, Comment};
 use super::items::{self, Item};
 use super::kept;
@@ -575,13 +579,15 @@ pub fn child_collections(kind: DocKind) -> Vec<&'static str> {
     .collect()
 }
 
-/// Writes the document and moves its index entries, number claim and kept data.
+/// Writes the document and moves its index entries, number claim and kept data; its
+/// event is `create` without `old`, `status` when its stored status moved, else `update`.
 pub fn save(
+    ctx: &Ctx,
     txn: &mut dyn Write,
-    account: u64,
     old: Option<&Document>,
     new: &Document,
 ) -> Result<(), Error> {
+    let account = ctx.account_id;
     assert!(
         new.totals_add_up(),
         "document totals add up before they are saved"
@@ -614,17 +620,54 @@ pub fn save(
         txn.put(k, v)?;
     }
     kept::update(txn, account, new.kind, old, Some(new))?;
-    txn.put(
-        &keys::record(account, new.kind, new.id),
-        &store::encode(&to_stored(new)),
-    )?;
-    Ok(())
+    let bytes = store::encode(&to_stored(new));
+    txn.put(&keys::record(account, new.kind, new.id), &bytes)?;
+    let verb = match old {
+        None => Verb::Create,
+        Some(o) if o.status != new.status => Verb::Status,
+        Some(_) => Verb::Update,
+    };
+    events::emit(ctx, txn, new.kind.range(), verb, new.id, |_| {
+        Ok(events::snapshot_of(ctx, bytes, None))
+    })
+}
+
+/// Tells the account's webhooks that `doc` was sent (an e-mail or a letter handed over).
+pub fn sent(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<(), Error> {
+    events::emit(ctx, txn, doc.kind.range(), Verb::Send, doc.id, |_| {
+        Ok(events::snapshot_of(
+            ctx,
+            store::encode(&to_stored(doc)),
+            None,
+        ))
+    })
+}
+
+/// Tells the account's webhooks that `doc`, stored OPEN, shows OVERDUE from `ctx`'s day
+/// on: a status that time changed.
+pub fn fell_due(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<(), Error> {
+    events::emit(ctx, txn, doc.kind.range(), Verb::Status, doc.id, |_| {
+        Ok(events::snapshot_of(
+            ctx,
+            store::encode(&to_stored(doc)),
+            None,
+        ))
+    })
 }
 
 /// Deletes the document with its items, payments, comments, tags and PDFs, its index
-/// entries and kept contribution, and frees its number.
-pub fn delete(txn: &mut dyn Write, account: u64, doc: &Document) -> Result<(), Error> {
+/// entries and kept contribution, and frees its number. Its event is `delete`, showing it
+/// as it was; its parts go with it without events of their own.
+pub fn delete(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<(), Error> {
+    let account = ctx.account_id;
     let kind = doc.kind;
+    events::emit(ctx, txn, kind.range(), Verb::Delete, doc.id, |_| {
+        Ok(events::snapshot_of(
+            ctx,
+            store::encode(&to_stored(doc)),
+            None,
+        ))
+    })?;
     for (k, _) in keys::index_entries(account, doc) {
         txn.delete(&k)?;
     }
@@ -639,7 +682,7 @@ pub fn delete(txn: &mut dyn Write, account: u64, doc: &Document) -> Result<(), E
         }
     }
     if kind == DocKind::Recurring {
-        super::recurring::remove_receivers(txn, account, doc.id)?;
+        super::recurring::remove_receivers(ctx, txn, doc.id)?;
     }
     pdfs::delete_all(txn, account, kind.collection(), doc.id)?;
     txn.delete(&keys::record(account, kind, doc.id))?;
@@ -651,6 +694,12 @@ pub fn delete(txn: &mut dyn Write, account: u64, doc: &Document) -> Result<(), E
 /// A part of documents as the store keeps it: under its document, in its kind's collection,
 /// with an id from that collection's counter.
 pub trait Child: Sized {
+    /// The part's name in events (`item` makes `invoice_item.create`); none for parts that
+    /// have no events.
+    const EVENT: Option<&'static str>;
+    /// Whether the part shows values of its document (an item's totals): its events keep
+    /// the document's bytes beside its own.
+    const SHOWS_DOCUMENT: bool = false;
     fn collection(kind: DocKind) -> &'static str;
     /// The id of its document, and its own.
     fn ids(&self) -> (u64, u64);
@@ -702,42 +751,78 @@ pub fn child<C: Child>(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> 
 
 /// Stores a new child, giving it the next id.
 pub fn add<C: Child>(
+    ctx: &Ctx,
     txn: &mut dyn Write,
-    account: u64,
     kind: DocKind,
     c: &mut C,
 ) -> Result<(), Error> {
     c.set_id(store::next_id(txn, C::collection(kind))?);
-    put(txn, account, kind, c)
+    put_new(ctx, txn, kind, c)
 }
 
-/// Writes a child (new, with its id, or changed).
-pub fn put<C: Child>(txn: &mut dyn Write, account: u64, kind: DocKind, c: &C) -> Result<(), Error> {
-    let (doc, id) = c.ids();
-    Ok(store::put_child(
-        txn,
-        account,
-        C::collection(kind),
-        doc,
-        id,
-        &c.encode(),
-    )?)
-}
-
-pub fn remove<C: Child>(
+/// Writes a new child that has its id already (`number_items`).
+pub fn put_new<C: Child>(
+    ctx: &Ctx,
     txn: &mut dyn Write,
-    account: u64,
     kind: DocKind,
     c: &C,
 ) -> Result<(), Error> {
+    write_child(ctx, txn, kind, c, Verb::Create)
+}
+
+/// Writes a changed child.
+pub fn put<C: Child>(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, c: &C) -> Result<(), Error> {
+    write_child(ctx, txn, kind, c, Verb::Update)
+}
+
+fn write_child<C: Child>(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    c: &C,
+    verb: Verb,
+) -> Result<(), Error> {
     let (doc, id) = c.ids();
+    let bytes = c.encode();
+    store::put_child(txn, ctx.account_id, C::collection(kind), doc, id, &bytes)?;
+    child_event(ctx, txn, kind, c, verb, bytes)
+}
+
+pub fn remove<C: Child>(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, c: &C) -> Result<(), Error> {
+    let (doc, id) = c.ids();
+    child_event(ctx, txn, kind, c, Verb::Delete, c.encode())?;
     Ok(store::delete_child(
         txn,
-        account,
+        ctx.account_id,
         C::collection(kind),
         doc,
         id,
     )?)
+}
+
+/// The event of a part, `{range}_{part}.{verb}`: its bytes, and its document's where it
+/// shows values of it.
+fn child_event<C: Child>(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    c: &C,
+    verb: Verb,
+    bytes: Vec<u8>,
+) -> Result<(), Error> {
+    let Some(part) = C::EVENT else {
+        return Ok(());
+    };
+    let (doc, id) = c.ids();
+    let resource = format!("{}_{part}", kind.range());
+    events::emit(ctx, txn, &resource, verb, id, |txn| {
+        let parent = if C::SHOWS_DOCUMENT {
+            txn.get(&keys::record(ctx.account_id, kind, doc))?
+        } else {
+            None
+        };
+        Ok(events::snapshot_of(ctx, bytes, parent))
+    })
 }
 
 /// The items of a document by position, then id.
@@ -762,6 +847,8 @@ pub fn number_items(txn: &mut dyn Write, kind: DocKind, list: &mut [Item]) -> Re
 }
 
 impl Child for Item {
+    const EVENT: Option<&'static str> = Some("item");
+    const SHOWS_DOCUMENT: bool = true;
     child_ids!(items);
     fn encode(&self) -> Vec<u8> {
         store::encode(&item_to_stored(self))
@@ -776,6 +863,7 @@ impl Child for Item {
 }
 
 impl Child for Payment {
+    const EVENT: Option<&'static str> = Some("payment");
     child_ids!(payments);
     fn encode(&self) -> Vec<u8> {
         store::encode(&payment_to_stored(self))
@@ -793,6 +881,7 @@ impl Child for Payment {
 }
 
 impl Child for Comment {
+    const EVENT: Option<&'static str> = Some("comment");
     child_ids!(comments);
     fn encode(&self) -> Vec<u8> {
         let Comment {
@@ -836,6 +925,7 @@ impl Child for Comment {
 }
 
 impl Child for Tag {
+    const EVENT: Option<&'static str> = None;
     child_ids!(tags);
     fn encode(&self) -> Vec<u8> {
         store::encode(&StoredTag {

@@ -268,13 +268,13 @@ fn make(
     d.level_name = text.text("name").to_owned();
     d.flat_charge = flat;
     claims::take_invoice(d, invoice);
-    storage::save(txn, account, Some(&made), &doc)?;
+    storage::save(ctx, txn, Some(&made), &doc)?;
     let items: Vec<Item> = storage::items(txn.as_read(), account, DocKind::Reminder, doc.id)?;
     let first_made = items.len() - charges.len();
     for (item, charge) in items[first_made..].iter().zip(charges) {
         let mut item = item.clone();
         item.charge = charge;
-        storage::put(txn, account, DocKind::Reminder, &item)?;
+        storage::put(ctx, txn, DocKind::Reminder, &item)?;
     }
     commands::refresh(ctx, txn, DocKind::Reminder, doc.id)
 }

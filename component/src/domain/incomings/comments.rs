@@ -25,7 +25,8 @@ pub static INCOMING_COMMENTS: Resource = Resource::new(
     &CommentRules,
 )
 .filtered(&[Filter::exact("incoming_id", "incoming_id")])
-.indexed(&["incoming_id"]);
+.indexed(&["incoming_id"])
+.emits("incoming_comment");
 
 struct CommentRules;
 

@@ -52,7 +52,8 @@ pub static INCOMING_ITEMS: Resource = Resource::new(
     &records::Plain,
 )
 .filtered(&[Filter::exact("incoming_id", "incoming_id")])
-.indexed(&["incoming_id"]);
+.indexed(&["incoming_id"])
+.emits("incoming_item");
 
 /// The fields of the item of incoming `incoming` that `line` becomes.
 pub fn changes(incoming: u64, line: &Line) -> Changes {

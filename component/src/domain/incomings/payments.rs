@@ -49,7 +49,8 @@ pub static INCOMING_PAYMENTS: Resource = Resource::new(
     &PaymentRules,
 )
 .filtered(&[Filter::exact("incoming_id", "incoming_id")])
-.indexed(&["incoming_id"]);
+.indexed(&["incoming_id"])
+.emits("incoming_payment");
 
 struct PaymentRules;
 

@@ -106,7 +106,9 @@ static FIELDS: &[Field] = &[
 /// The incoming resource with `rules`: the one description of its collection, fields and
 /// indexes, for `resource::INCOMINGS` and `STORED` alike.
 pub const fn resource(rules: &'static dyn Rules) -> Resource {
-    Resource::new("incomings", "incoming", FIELDS, rules).indexed(&["number"])
+    Resource::new("incomings", "incoming", FIELDS, rules)
+        .indexed(&["number"])
+        .emits("incoming")
 }
 
 /// The incoming as stored, without the rules of its create, update and delete

@@ -110,15 +110,10 @@ impl Rules for IncomingRules {
         txn.delete(&supplier_entry(account, record))?;
         txn.delete(&file_key(account, id))?;
         txn.delete(&extra_key(account, id))?;
-        property_values::remove_of_owner(
-            txn,
-            &property_values::INCOMING_PROPERTY_VALUES,
-            account,
-            id,
-        )?;
+        property_values::remove_of_owner(ctx, txn, &property_values::INCOMING_PROPERTY_VALUES, id)?;
         for res in [&INCOMING_ITEMS, &INCOMING_PAYMENTS, &INCOMING_COMMENTS] {
             for child in children(txn.as_read(), res, account, id)? {
-                records::remove(txn, res, account, &child)?;
+                records::remove(ctx, txn, res, &child)?;
             }
         }
         Ok(())

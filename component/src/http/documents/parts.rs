@@ -140,7 +140,8 @@ part!(Comments: comments::Comment, comment / comments, label: |_k| "comment".int
 part!(Tags: tags::Tag, tag / tags, label: |_k| "tag".into(), shows_document: false,
     record: |kind, t, _doc| tags::to_record(kind, t), list: storage::children, create: commands::add_tag, delete: commands::remove_tag);
 
-fn element<P: Part>(kind: DocKind, child: &P::Child, doc: Option<&Document>) -> Element {
+/// A child as its element (a GET of it answers this).
+pub(crate) fn element<P: Part>(kind: DocKind, child: &P::Child, doc: Option<&Document>) -> Element {
     encode_record(
         P::fields(kind),
         P::singular(kind),
