@@ -52,9 +52,7 @@ async fn recurring(app: &App, client: u64, inner: &str) -> u64 {
 
 /// The dates of the invoices a recurring made, in id order.
 async fn made(app: &App, recurring: u64) -> Vec<String> {
-    let list = app
-        .get(&format!("/api/invoices?per_page=1000&order_by=id"))
-        .await;
+    let list = app.get("/api/invoices?per_page=1000&order_by=id").await;
     let ids = list.fields("recurring_id");
     list.fields("date")
         .into_iter()

@@ -22,6 +22,7 @@ pub(super) struct World {
     pub(super) store: MemStore,
     clock: FixedClock,
     random: CountingRandom,
+    rate: Unlimited,
     env: Vars,
 }
 
@@ -31,6 +32,7 @@ impl World {
             store: MemStore::default(),
             clock: FixedClock(Cell::new(1_795_000_000)),
             random: CountingRandom::default(),
+            rate: Unlimited::default(),
             env: Vars::default(),
         };
         let mut txn = crate::caps::Store::begin_write(&w.store).unwrap();
@@ -58,7 +60,7 @@ impl World {
             random: &self.random,
             pdf: &TextPdf,
             mail: &NoMail,
-            rate: &Unlimited,
+            rate: &self.rate,
             env: &self.env,
         }
     }

@@ -54,7 +54,10 @@ pub fn run_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
     let mut made = 0;
     for id in due {
         for _ in 0..runs::CATCH_UP_MAX {
-            let Some(run) = in_write(caps, |txn| Ok(runs::run(&ctx, txn, caps.pdf, id)?))? else {
+            let Some(run) = in_write(caps, |txn| {
+                Ok(runs::run(&ctx, txn, caps.pdf, caps.random, id)?)
+            })?
+            else {
                 break;
             };
             made += 1;

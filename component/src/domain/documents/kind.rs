@@ -75,6 +75,14 @@ pub struct Spec {
     pub falls_due: bool,
     /// Whether it has a number from the kind's number range.
     pub numbered: bool,
+    /// Whether a completed one gets a link to the customer portal (`customerportal_url`),
+    /// where its client sees it.
+    pub portal: bool,
+    /// The name in German, where the customer portal speaks it to a client.
+    pub title_de: &'static str,
+    /// Whether its client pays it to the seller's bank account: an open one shows the amount
+    /// due with a GiroCode in the portal, and its PDF carries the code.
+    pub payable: bool,
 }
 
 static INVOICE: Spec = Spec {
@@ -96,6 +104,9 @@ static INVOICE: Spec = Spec {
     einvoices: true,
     falls_due: true,
     numbered: true,
+    portal: true,
+    title_de: "Rechnung",
+    payable: true,
 };
 
 static CREDIT_NOTE: Spec = Spec {
@@ -117,6 +128,9 @@ static CREDIT_NOTE: Spec = Spec {
     einvoices: true,
     falls_due: true,
     numbered: true,
+    portal: true,
+    title_de: "Gutschrift",
+    payable: false,
 };
 
 static OFFER: Spec = Spec {
@@ -138,6 +152,9 @@ static OFFER: Spec = Spec {
     einvoices: false,
     falls_due: false,
     numbered: true,
+    portal: true,
+    title_de: "Angebot",
+    payable: false,
 };
 
 static CONFIRMATION: Spec = Spec {
@@ -159,6 +176,9 @@ static CONFIRMATION: Spec = Spec {
     einvoices: false,
     falls_due: false,
     numbered: true,
+    portal: true,
+    title_de: "Auftragsbestätigung",
+    payable: false,
 };
 
 static DELIVERY_NOTE: Spec = Spec {
@@ -180,6 +200,9 @@ static DELIVERY_NOTE: Spec = Spec {
     einvoices: false,
     falls_due: false,
     numbered: true,
+    portal: true,
+    title_de: "Lieferschein",
+    payable: false,
 };
 
 static RECURRING: Spec = Spec {
@@ -201,6 +224,9 @@ static RECURRING: Spec = Spec {
     einvoices: false,
     falls_due: false,
     numbered: false,
+    portal: false,
+    title_de: "Wiederkehrende Rechnung",
+    payable: false,
 };
 
 impl DocKind {
