@@ -8,7 +8,7 @@ use crate::bindings::wasi::http::types::{
 };
 use crate::bindings::wasi::io::streams::{OutputStream, StreamError};
 use crate::caps::{self, Caps, Entry, StoreError};
-use crate::domain::{self, accounts};
+use crate::domain::{self, accounts, opening};
 use crate::http::{self, Body, Method, Request};
 use crate::limits;
 
@@ -510,7 +510,7 @@ fn migrated<T>(run: impl FnOnce() -> Result<T, domain::Error>) -> Result<T, Stri
 pub(crate) fn bootstrap(api_key: Option<String>) -> Result<Option<AccountKey>, String> {
     let run = || -> Result<Option<AccountKey>, domain::Error> {
         let mut txn = caps::Store::begin_write(&WitStore)?;
-        let key = accounts::bootstrap(txn.as_mut(), now(), &WitRandom, api_key.as_deref())?;
+        let key = opening::bootstrap(txn.as_mut(), now(), &WitRandom, api_key.as_deref())?;
         txn.commit()?;
         Ok(key.map(issued))
     };
@@ -520,8 +520,7 @@ pub(crate) fn bootstrap(api_key: Option<String>) -> Result<Option<AccountKey>, S
 pub(crate) fn create_account(name: &str, admin_email: &str) -> Result<AccountKey, String> {
     let run = || -> Result<AccountKey, domain::Error> {
         let mut txn = caps::Store::begin_write(&WitStore)?;
-        let key =
-            accounts::create_account(txn.as_mut(), name, admin_email, now(), &WitRandom, None)?;
+        let key = opening::open_account(txn.as_mut(), name, admin_email, now(), &WitRandom, None)?;
         txn.commit()?;
         Ok(issued(key))
     };

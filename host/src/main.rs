@@ -54,6 +54,10 @@ enum Command {
         /// for real books.
         #[arg(long, env = "FAKTURA_TEST_CLOCK")]
         test_clock: bool,
+        /// Seconds between two upkeep runs (recurring invoices, dunning runs, mail handed
+        /// over, webhook deliveries); fractions allowed.
+        #[arg(long, env = "FAKTURA_UPKEEP_EVERY", default_value_t = 15.0, value_parser = upkeep_seconds)]
+        upkeep_every: f64,
     },
     /// Write the whole store (the data directory's redb file, or PostgreSQL with --store)
     /// to a file in key order, from one snapshot; stop a server on a redb file first.
@@ -220,8 +224,10 @@ async fn run() -> anyhow::Result<()> {
             rate_limit,
             metrics,
             test_clock,
+            upkeep_every,
         } => {
             options.test_clock = test_clock;
+            options.limits.upkeep_every = std::time::Duration::from_secs_f64(upkeep_every);
             options.postal = postal;
             options.smtp = smtp;
             options.rate_limit = rate_limit;
@@ -394,4 +400,12 @@ async fn print_outbox(options: &Options) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Seconds between upkeep runs: from 0.05 to a day.
+fn upkeep_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(secs) if (0.05..=86_400.0).contains(&secs) => Ok(secs),
+        _ => Err(format!("must be seconds from 0.05 to 86400, got \"{s}\"")),
+    }
 }

@@ -116,6 +116,10 @@ async fn articles_are_numbered_checked_and_filtered() {
             "supplier_id 999 does not exist",
         ),
         ("<type>GOODS</type>", "type must be one of"),
+        (
+            &*format!("<number_pre>{}</number_pre>", "0".repeat(41)),
+            "number_pre must be one line of at most 40 characters",
+        ),
     ] {
         app.post("/api/articles", &format!("<article>{inner}</article>"))
             .await

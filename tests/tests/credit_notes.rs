@@ -22,7 +22,7 @@ fn one_item(price: &str, rate: &str) -> String {
 async fn credit_notes_have_a_title_and_numbers_and_ids_apart_from_invoices() {
     let app = App::spawn().await;
     let c = client(&app, CLIENT).await;
-    let titled = "<title>Gutschrift</title><contact_id>7</contact_id>";
+    let titled = "<title>Gutschrift</title>";
     let cn = create_for(&app, &CREDIT_NOTES, c, titled).await;
     assert!(cn.body.contains("<credit-note>"), "{}", cn.body);
     cn.assert_fields(&[
@@ -76,11 +76,24 @@ async fn credit_notes_filter_by_contact_and_by_the_contracts_spelling_of_the_num
     let app = App::spawn().await;
     let a = client(&app, CLIENT).await;
     let b = client(&app, CLIENT).await;
-    for cl in [a, a, b] {
-        let contact = format!("<contact_id>{cl}</contact_id>");
+    let mut contacts = Vec::new();
+    for cl in [a, b] {
+        let r = app
+            .post(
+                "/api/contacts",
+                &format!("<contact><client_id>{cl}</client_id><name>Buchhaltung</name></contact>"),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        contacts.push(r.id());
+    }
+    for (cl, contact) in [(a, contacts[0]), (a, contacts[0]), (b, contacts[1])] {
+        let contact = format!("<contact_id>{contact}</contact_id>");
         create_for(&app, &CREDIT_NOTES, cl, &contact).await;
     }
-    let contact = app.get(&format!("/api/credit-notes?contact_id={b}")).await;
+    let contact = app
+        .get(&format!("/api/credit-notes?contact_id={}", contacts[1]))
+        .await;
     assert_eq!(contact.header("x-total-count"), Some("1"));
     let spelled = app
         .call("HEAD", "/api/credit-notes?credit-note_number=00002", None)

@@ -79,6 +79,10 @@ async fn client_values_that_would_break_every_document_are_refused_where_they_ar
             "<due_days>-1</due_days><due_days_type>ABSOLUTE</due_days_type>",
             "due_days must be between 0 and 3650, got -1",
         ),
+        (
+            "<number_pre>KUNDE-0000000000000000000000000000000000000</number_pre>",
+            "number_pre must be one line of at most 40 characters",
+        ),
     ] {
         let r = app
             .post(

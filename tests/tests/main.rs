@@ -18,6 +18,7 @@ mod credit_notes;
 mod disk_faults;
 mod docs;
 mod documents;
+mod dunning;
 mod einvoice;
 mod failover;
 mod fields;

@@ -52,6 +52,14 @@ const CREATES: &[(&str, &str)] = &[
         "/api/article-properties",
         "<article-property><name>P</name><type>TEXTFIELD</type></article-property>",
     ),
+    (
+        "/api/reminder-texts",
+        "<reminder-text><name>Last</name><sorting>4</sorting></reminder-text>",
+    ),
+    (
+        "/api/base-rates",
+        "<base-rate><valid_from>2027-01-01</valid_from><rate>1.5</rate></base-rate>",
+    ),
 ];
 
 #[tokio::test]
@@ -290,6 +298,45 @@ async fn records_of_every_collection(app: &App) -> Vec<Made> {
                 create,
             });
         }
+    }
+    // Reminders of the open invoice: a completed one with a PDF, a draft for its parts.
+    let invoice = made.iter().find(|m| m.collection == "invoices").unwrap().id;
+    let create = format!("<reminder><invoice_id>{invoice}</invoice_id></reminder>");
+    let mut reminders = Vec::new();
+    for _ in 0..2 {
+        let r = app.post("/api/reminders", &create).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        reminders.push(r.id());
+    }
+    let (open, draft) = (reminders[0], reminders[1]);
+    let done = app
+        .put(&format!("/api/reminders/{open}/complete"), "")
+        .await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    made.push(Made {
+        collection: "reminders",
+        list: "/api/reminders".into(),
+        id: open,
+        update: "<reminder><label>Stolen</label></reminder>".into(),
+        create: create.clone(),
+    });
+    for (part, body) in [
+        ("items", "<title>Fee</title><unit_price>5</unit_price>"),
+        ("comments", "<comment>c</comment>"),
+        ("tags", "<name>t</name>"),
+    ] {
+        let collection: &'static str = format!("reminder-{part}").leak();
+        let root = &collection[..collection.len() - 1];
+        let create = format!("<{root}><reminder_id>{draft}</reminder_id>{body}</{root}>");
+        let r = app.post(&format!("/api/{collection}"), &create).await;
+        assert_eq!(r.status, 201, "{collection}: {}", r.body);
+        made.push(Made {
+            collection,
+            list: format!("/api/{collection}?reminder_id={draft}"),
+            id: r.id(),
+            update: format!("<{root}>{body}</{root}>"),
+            create,
+        });
     }
     let recurring = made
         .iter()

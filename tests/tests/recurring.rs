@@ -445,6 +445,16 @@ async fn each_action_completes_mails_or_posts_and_a_refusal_leaves_a_draft() {
     })
     .await;
     set_clock(&app, "2027-01-01T00:00:00+01:00").await;
+    // The runs send in the company's name.
+    assert_eq!(
+        app.put(
+            "/api/settings",
+            "<settings><company_email>billing@example.com</company_email></settings>"
+        )
+        .await
+        .status,
+        200
+    );
     let c = client(
         &app,
         "<name>A GmbH</name><email>a@example.org</email><street>Weg 1</street><zip>10115</zip><city>Berlin</city>",
@@ -480,7 +490,12 @@ async fn each_action_completes_mails_or_posts_and_a_refusal_leaves_a_draft() {
     set_clock(&app, "2027-01-10T12:00:00+01:00").await;
     let messages = smtp.wait_for(1, 30).await;
     assert!(
-        messages[0].contains("Subject: Miete January"),
+        messages[0].contains("billing@example.com"),
+        "sent in the company's name: {}",
+        messages[0]
+    );
+    assert!(
+        messages[0].contains("Subject: Miete Januar"),
         "{}",
         messages[0]
     );

@@ -183,26 +183,6 @@ pub fn has_accounts(txn: &dyn Read) -> Result<bool, Error> {
     Ok(!txn.scan(&keys::accounts(), None, 1, false)?.is_empty())
 }
 
-/// The name and admin address of the account a new store starts with.
-const DEFAULT_ACCOUNT: &str = "Default";
-const DEFAULT_ADMIN_EMAIL: &str = "admin@localhost.localdomain";
-
-/// Creates the default account and its admin user, with `key` or a random one, when the
-/// store has no account yet; `None` when it has.
-pub fn bootstrap(
-    txn: &mut dyn Write,
-    now: i64,
-    random: &dyn Random,
-    key: Option<&str>,
-) -> Result<Option<IssuedKey>, Error> {
-    if has_accounts(txn.as_read())? {
-        return Ok(None);
-    }
-    // A store without accounts holds nothing of an older version.
-    store::set_data_version(txn, store::DATA_VERSION)?;
-    create_account(txn, DEFAULT_ACCOUNT, DEFAULT_ADMIN_EMAIL, now, random, key).map(Some)
-}
-
 /// Whether `presented` is the key `configured` names, compared by their hashes so that the
 /// time taken tells nothing of how much of it matched.
 pub fn same_key(presented: &str, configured: &str) -> bool {

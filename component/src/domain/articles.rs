@@ -46,7 +46,7 @@ static FIELDS: &[Field] = &[
          account's article range.",
     ),
     Field::new("number_pre", Kind::Text)
-        .doc("Number prefix. Default: the settings' article_number_pre."),
+        .doc("Number prefix, one line of at most 40 characters. Default: the settings' article_number_pre."),
     Field::new("number_length", Kind::Integer).doc(
         "Minimum digits of the serial number (0 to 20). Default: the settings' \
          article_number_length.",

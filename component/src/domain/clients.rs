@@ -39,7 +39,7 @@ static FIELDS: &[Field] = &[
          highest number held with the same prefix.",
     ),
     Field::new("number_pre", Kind::Text)
-        .doc("Prefix of the client number. Default: the settings' client_number_pre."),
+        .doc("Prefix of the client number, one line of at most 40 characters. Default: the settings' client_number_pre."),
     Field::new("number_length", Kind::Integer).doc(
         "Minimum number of digits of the serial number, padded with leading zeros (0 to 20). \
          Default: the settings' client_number_length.",
@@ -144,6 +144,14 @@ static FIELDS: &[Field] = &[
         "Buyer reference (BT-10), e.g. a Leitweg-ID: new documents start with it, and e-invoices \
          of documents without one use it.",
     ),
+    Field::new("consumer", Kind::Bool).doc(
+        "1: the client is a consumer: default interest of its reminders is the base rate plus 5 \
+         points (§ 288 (1) BGB) instead of 9, and no flat charge is added. Default: 0.",
+    ),
+    Field::new("dunning_run", Kind::Bool).doc(
+        "0 keeps the client's invoices out of automatic dunning runs (settings dunning_run). \
+         Default: 1.",
+    ),
     Field::new("electronic_address", Kind::Email)
         .doc("Buyer electronic address (BT-49), an e-mail address. Empty: email."),
     Field::new("einvoice_profile", Kind::Enum(EINVOICE_PROFILES)).doc(
@@ -192,6 +200,20 @@ pub const TERMS: [(&str, i64); 3] = [
 /// (`{field}_type`) is ABSOLUTE, the settings' value plus the client's when RELATIVE, else
 /// the settings'. A value outside the term's range is refused, naming the client's field:
 /// a RELATIVE value is checked against the settings as they are now.
+/// Whether the client is a consumer (§ 288 (1) BGB), not a business.
+pub fn is_consumer(client: &Record) -> bool {
+    client.bool("consumer")
+}
+
+/// Whether automatic dunning runs remind the client's invoices (clients from before the
+/// field existed do).
+pub fn in_dunning_runs(client: &Record) -> bool {
+    client
+        .get("dunning_run")
+        .and_then(Scalar::as_bool)
+        .unwrap_or(true)
+}
+
 pub fn term(client: &Record, settings: &Record, field: &str) -> Result<Decimal, String> {
     let max = TERMS
         .iter()
@@ -287,6 +309,8 @@ impl Rules for ClientRules {
                 ("discount_days_type", Scalar::Text("SETTINGS".into())),
                 ("due_days_type", Scalar::Text("SETTINGS".into())),
                 ("price_group", Scalar::Int(1)),
+                ("consumer", Scalar::Bool(false)),
+                ("dunning_run", Scalar::Bool(true)),
             ] {
                 if !d.changes.has(field) {
                     d.record.set(field, Some(default));

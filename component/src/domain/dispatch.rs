@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Error;
-use super::documents::{DocKind, commands, storage};
+use super::documents::{DocKind, claims, commands, storage};
 use crate::caps::{Letter, Message, Read, Write};
 use crate::store::{self, keys};
 
@@ -187,7 +187,20 @@ fn note(
     // Noted at the account's moment: `now` is the system's.
     let ctx = super::clock::load(txn.as_read(), d.account)?.ctx(d.account, d.user, false, now);
     match storage::load(txn.as_read(), d.account, d.kind()?, d.document) {
-        Ok(doc) => commands::note(&ctx, txn, &doc, actionkey, text),
+        Ok(doc) => {
+            commands::note(&ctx, txn, &doc, actionkey, text)?;
+            if doc.dunning.is_some() {
+                // A reminder sent is noted on its invoice too.
+                let invoice = claims::invoice_of(txn.as_read(), d.account, &doc)?;
+                claims::note_on_invoice(
+                    &ctx,
+                    txn,
+                    &invoice,
+                    &format!("Reminder {}: {text}", doc.id),
+                )?;
+            }
+            Ok(())
+        }
         // The document is gone (its account was removed): nothing to note on.
         Err(Error::NotFound(_)) => Ok(()),
         Err(e) => Err(e),

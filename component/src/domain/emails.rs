@@ -153,6 +153,17 @@ pub fn send(
     let from = match req.from {
         Some(f) => f.trim().to_owned(),
         None => match defaults.text("default_email_sender").trim() {
+            // The service's own runs (recurring, dunning) send in the company's name.
+            "" if ctx.user_id == 0 => match defaults.text("company_email").trim() {
+                "" => {
+                    return Err(Error::invalid(
+                        "an e-mail the service sends on its own (a recurring or dunning run) \
+                         needs a sender: set default_email_sender or company_email in the \
+                         settings",
+                    ));
+                }
+                company => company.to_owned(),
+            },
             "" => accounts::load_user(txn, ctx.user_id)?.email,
             sender => sender.to_owned(),
         },
@@ -174,6 +185,8 @@ pub fn send(
     );
     let filename = match req.filename.as_deref().map(str::trim) {
         Some(f) if !f.is_empty() => f.trim_end_matches(".pdf").to_owned(),
+        // The contract names a credit note's attachment invoice_<id> by default.
+        _ if kind == DocKind::CreditNote => format!("invoice_{id}"),
         _ => format!("{}_{id}", kind.spec().file_stem),
     };
     let mut attachments = vec![Attachment {

@@ -79,11 +79,24 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
         }
     }
     if from < 7 {
-        // Version 7: documents are indexed by the contact they name.
+        // Version 7: documents are indexed by the contact they name, and every account has
+        // dunning levels and base rates.
         for account in account_ids(store)? {
             for kind in DocKind::ALL {
                 report.index_entries += index_contacts(store, account, kind)?;
             }
+            let mut txn = store.begin_write()?;
+            if super::dunning::unseeded(txn.as_read(), account)? {
+                let ctx = super::Ctx {
+                    account_id: account,
+                    user_id: 0,
+                    is_admin: true,
+                    now: 0,
+                    utc_offset: 0,
+                };
+                super::dunning::seed(&ctx, txn.as_mut())?;
+            }
+            txn.commit()?;
         }
     }
     // Version 5: the records that name another (an incoming's items, payments, comments)
@@ -296,6 +309,17 @@ mod tests {
             documents::DocKind::ALL.len() as u64,
             "every kind of the one account"
         );
+        // An account from before dunning gets its levels and the published base rates.
+        let read = store.begin_read().unwrap();
+        let account = account_ids(&store).unwrap()[0];
+        let levels = crate::domain::dunning::levels::levels(read.as_ref(), account).unwrap();
+        assert_eq!(levels.len(), 3);
+        let rates = crate::domain::dunning::base_rates::rates(read.as_ref(), account).unwrap();
+        assert_eq!(
+            rates.len(),
+            crate::domain::dunning::base_rates::PUBLISHED.len()
+        );
+        drop(read);
         let again = run(&store).unwrap();
         assert_eq!(
             again,

@@ -99,6 +99,14 @@ pub fn number_record(
 ) -> Result<(), Error> {
     use super::schema::Scalar;
     let pre = record.text("number_pre").to_owned();
+    if pre.chars().any(char::is_control)
+        || pre.chars().count() > crate::limits::NUMBER_PRE_CHARS_MAX
+    {
+        return Err(Error::Invalid(vec![format!(
+            "number_pre must be one line of at most {} characters",
+            crate::limits::NUMBER_PRE_CHARS_MAX
+        )]));
+    }
     let id = record.id();
     let old_claim = old.and_then(|o| Some((o.text("number_pre").to_owned(), o.int("number")?)));
     match record.int("number") {

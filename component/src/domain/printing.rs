@@ -5,6 +5,7 @@ use rust_decimal::Decimal;
 
 use super::date::Date;
 use super::documents::items::Item;
+use super::documents::reminder::Dunning;
 use super::documents::{DocKind, Document};
 use super::girocode;
 use super::money::{self, round_commercial_2};
@@ -123,6 +124,20 @@ pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String
         "Document.customerportal_url".to_owned(),
         doc.portal_url.clone(),
     ));
+    if let Some(d) = doc.dunning.as_deref() {
+        let date = |d: Option<Date>| d.map(|d| format_date(d, locale)).unwrap_or_default();
+        values.extend(
+            [
+                ("Reminder.reminder_level", d.level.to_string()),
+                ("Reminder.reminder_level_name", d.level_name.clone()),
+                ("Invoice.invoice_number", d.invoice_number.clone()),
+                ("Invoice.date", date(d.invoice_date)),
+                ("Invoice.due_date", date(d.invoice_due_date)),
+                ("Invoice.open_amount", money(d.claim)),
+            ]
+            .map(|(k, v)| (k.to_owned(), v)),
+        );
+    }
     for field in [
         "name",
         "client_number",
@@ -152,6 +167,11 @@ pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String
             settings.text(&format!("company_{field}")).to_owned(),
         ));
     }
+    if let Some(d) = doc.dunning.as_deref() {
+        // The subject's own placeholders name the invoice, the client, the company.
+        let subject = placeholders::resolve(&d.subject, &values);
+        values.push(("Reminder.subject".to_owned(), subject));
+    }
     values
 }
 
@@ -168,20 +188,7 @@ pub fn document(
     let locale = settings.text("locale");
     let values = values(doc, client, settings);
     let resolve = |t: &str| placeholders::resolve(t, &values);
-    let sender = [
-        settings.text("company_name"),
-        settings.text("company_street"),
-        &format!(
-            "{} {}",
-            settings.text("company_zip"),
-            settings.text("company_city")
-        ),
-    ]
-    .iter()
-    .map(|s| s.trim())
-    .filter(|s| !s.is_empty())
-    .collect::<Vec<_>>()
-    .join(" · ");
+    let sender = sender_line(settings);
     let mut preamble: Vec<String> = template_text
         .iter()
         .map(|t| resolve(t))
@@ -190,8 +197,6 @@ pub fn document(
     if !doc.intro.trim().is_empty() {
         preamble.push(resolve(&doc.intro));
     }
-    // Delivery notes show quantities only, unless the settings ask for prices.
-    let priced = doc.kind != DocKind::DeliveryNote || settings.bool("delivery_note_prices");
     let footer = [
         settings.text("company_name"),
         settings.text("company_vat_number"),
@@ -201,17 +206,39 @@ pub fn document(
     .copied()
     .collect::<Vec<_>>()
     .join(" · ");
+    if let Some(dunning) = doc.dunning.as_deref() {
+        return PdfDocument {
+            title: match resolve(&dunning.subject).trim() {
+                "" => doc.kind.title().to_owned(),
+                subject => subject.to_owned(),
+            },
+            sender,
+            recipient: doc.address.lines().map(str::to_owned).collect(),
+            meta: reminder_meta(doc, dunning, client, locale),
+            preamble,
+            items: claim_table(doc, dunning, items, locale),
+            totals: vec![(
+                "Amount due".to_owned(),
+                format_money(doc.total_gross, &doc.currency_code, locale),
+            )],
+            closing: reminder_closing(doc, items, locale, &resolve),
+            footer,
+            print,
+            archival: false,
+            attachments: Vec::new(),
+            factur_x: None,
+            matrix: None,
+        };
+    }
+    // Delivery notes show quantities only, unless the settings ask for prices.
+    let priced = doc.kind != DocKind::DeliveryNote || settings.bool("delivery_note_prices");
     PdfDocument {
         title: if doc.title.trim().is_empty() {
             format!("{} {}", doc.kind.title(), doc.formatted_number)
         } else {
             format!("{} {}", doc.title.trim(), doc.formatted_number)
         },
-        sender: if sender.is_empty() {
-            Vec::new()
-        } else {
-            vec![sender]
-        },
+        sender,
         recipient: doc.address.lines().map(str::to_owned).collect(),
         meta: meta(doc, client, locale),
         preamble,
@@ -229,6 +256,119 @@ pub fn document(
         factur_x: None,
         matrix: girocode(doc, settings, locale),
     }
+}
+
+/// The seller's line above the recipient: name, street, post code and city.
+fn sender_line(settings: &Record) -> Vec<String> {
+    let sender = [
+        settings.text("company_name"),
+        settings.text("company_street"),
+        &format!(
+            "{} {}",
+            settings.text("company_zip"),
+            settings.text("company_city")
+        ),
+    ]
+    .iter()
+    .map(|s| s.trim())
+    .filter(|s| !s.is_empty())
+    .collect::<Vec<_>>()
+    .join(" · ");
+    if sender.is_empty() {
+        Vec::new()
+    } else {
+        vec![sender]
+    }
+}
+
+/// A reminder's values beside the address: its date, the invoice it is for, the client.
+fn reminder_meta(
+    doc: &Document,
+    d: &Dunning,
+    client: &Record,
+    locale: &str,
+) -> Vec<(String, String)> {
+    let mut meta = vec![("Date".to_owned(), format_date(doc.date, locale))];
+    meta.push(("Invoice number".to_owned(), d.invoice_number.clone()));
+    if let Some(date) = d.invoice_date {
+        meta.push(("Invoice date".to_owned(), format_date(date, locale)));
+    }
+    if let Some(due) = d.invoice_due_date {
+        meta.push(("Invoice due date".to_owned(), format_date(due, locale)));
+    }
+    if !client.text("client_number").is_empty() {
+        meta.push((
+            "Client number".into(),
+            client.text("client_number").to_owned(),
+        ));
+    }
+    meta
+}
+
+/// A reminder's claim: the invoice's open amount, then its fees and interest.
+fn claim_table(doc: &Document, d: &Dunning, items: &[Item], locale: &str) -> Table {
+    let money = |a: Decimal| format_money(a, &doc.currency_code, locale);
+    let mut rows = vec![vec![
+        format!(
+            "Open amount of invoice {}{}{}",
+            d.invoice_number,
+            d.invoice_date
+                .map(|date| format!(" of {}", format_date(date, locale)))
+                .unwrap_or_default(),
+            d.invoice_due_date
+                .map(|due| format!(", due {}", format_date(due, locale)))
+                .unwrap_or_default(),
+        ),
+        money(d.claim),
+    ]];
+    for item in items {
+        let mut title = item.title.clone();
+        if !item.description.is_empty() {
+            title = format!("{title}\n{}", item.description);
+        }
+        if item.quantity != Decimal::ONE {
+            title = format!(
+                "{title}\n{} × {}",
+                format_number(item.quantity, locale),
+                money(item.unit_price)
+            );
+        }
+        rows.push(vec![
+            title,
+            money(round_commercial_2(item.quantity * item.unit_price)),
+        ]);
+    }
+    Table {
+        header: vec!["Claim".to_owned(), "Amount".to_owned()],
+        rows,
+        right_aligned: vec![1],
+    }
+}
+
+/// Below a reminder's amount due: its note, what to pay by when, and that its fees and
+/// interest carry no VAT.
+fn reminder_closing(
+    doc: &Document,
+    items: &[Item],
+    locale: &str,
+    resolve: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    let mut closing = vec![format!(
+        "Please pay {} by {}.",
+        format_money(doc.total_gross, &doc.currency_code, locale),
+        format_date(doc.due_date, locale)
+    )];
+    if !items.is_empty() {
+        closing.push(
+            "Dunning fees and default interest are damages, not payment for a supply: no VAT is \
+             charged on them."
+                .to_owned(),
+        );
+    }
+    if !doc.note.trim().is_empty() {
+        closing.push(resolve(&doc.note));
+    }
+    closing
 }
 
 /// The GiroCode of what is open of a document that carries one, with what it says beside
@@ -273,7 +413,7 @@ fn meta(doc: &Document, client: &Record, locale: &str) -> Vec<(String, String)> 
                 format_date(doc.validity_date, locale),
             ));
         }
-        DocKind::Confirmation | DocKind::DeliveryNote | DocKind::Recurring => {}
+        DocKind::Confirmation | DocKind::DeliveryNote | DocKind::Recurring | DocKind::Reminder => {}
     }
     if !client.text("client_number").is_empty() {
         meta.push((
@@ -423,7 +563,8 @@ fn closing(doc: &Document, locale: &str, resolve: &dyn Fn(&str) -> String) -> Ve
         DocKind::CreditNote
         | DocKind::Confirmation
         | DocKind::DeliveryNote
-        | DocKind::Recurring => {}
+        | DocKind::Recurring
+        | DocKind::Reminder => {}
     }
     closing
 }

@@ -542,7 +542,7 @@ impl Record {
 
 /// The fields a request sets, in the order of the schema, already parsed.
 /// `None` clears a field. Files are carried as their decoded bytes.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Changes {
     pub values: Vec<(&'static str, Option<Scalar>)>,
     pub files: Vec<(&'static str, Vec<u8>)>,

@@ -13,6 +13,9 @@ use crate::caps::{Read, Write};
 use crate::limits;
 use crate::store;
 
+/// What an automatic dunning run does with a reminder it makes.
+pub const DUNNING_ACTIONS: &[&str] = &["CREATE", "COMPLETE", "EMAIL", "MAIL"];
+
 /// Payment types a document may accept.
 pub const PAYMENT_TYPES: &[&str] = &[
     "CREDIT_NOTE",
@@ -220,6 +223,35 @@ static TAIL: &[Field] = &[
         .doc("Days a new offer holds after its date (0 to 3650): its validity_days. Default: 30."),
     Field::new("delivery_note_prices", Kind::Bool)
         .doc("1 prints prices and totals on delivery notes; 0 only the quantities. Default: 0."),
+    Field::new("reminder_due_days", Kind::Integer).doc(
+        "Days from a new reminder's date to its due date (0 to 3650): its due_days. Default: 10.",
+    ),
+    Field::new("reminder_email_subject", Kind::Text).doc(
+        "Subject of reminder e-mails that give none; placeholders are resolved. Default: \
+         [Reminder.subject], the reminder's subject.",
+    ),
+    Field::new("reminder_email_body", Kind::Text).doc(
+        "Body of reminder e-mails that give none; placeholders are resolved. Default: a short \
+         covering letter.",
+    ),
+    Field::new("dunning_run", Kind::Bool).doc(
+        "1: the automatic dunning runs make the next reminder of every OVERDUE invoice of a \
+         client with dunning_run 1 once the level's days_overdue have passed, one level per \
+         invoice and run. Default: 0.",
+    ),
+    Field::new("dunning_action", Kind::Enum(DUNNING_ACTIONS)).doc(
+        "What an automatic dunning run does with a reminder it makes: CREATE leaves a draft, \
+         COMPLETE completes it, EMAIL completes and e-mails it, MAIL completes and posts it. \
+         Default: CREATE.",
+    ),
+    Field::new("dunning_repeat_days", Kind::Integer).doc(
+        "Past the last level, automatic runs repeat it this many days after the previous \
+         reminder's due date (0 to 3650); 0: never. Default: 0.",
+    ),
+    Field::new("dunning_flat_charge", Kind::Bool).doc(
+        "1 adds the flat charge of § 288 (5) BGB (40 EUR) for business clients (consumer 0) to \
+         the first reminder of an invoice in EUR that has a fee, once per invoice. Default: 0.",
+    ),
     Field::new("due_days", Kind::Integer).doc(
         "Days from the document date to the due date (0 to 3650) for clients whose due_days_type \
          is SETTINGS. Default: 14.",
@@ -389,6 +421,16 @@ fn default_of(name: &str) -> Option<Scalar> {
              [CreditNote.credit_note_number] of [CreditNote.date].\n\nKind regards\n[Company.name]",
         ),
         "due_days" => Some(Scalar::Int(14)),
+        "reminder_due_days" => Some(Scalar::Int(10)),
+        "reminder_email_subject" => text("[Reminder.subject]"),
+        "reminder_email_body" => text(
+            "Dear [Client.name],\n\nour invoice [Invoice.invoice_number] of [Invoice.date] is \
+             still open. Please find attached our reminder: [Reminder.total_gross] are due by \
+             [Reminder.due_date].\n\nKind regards\n[Company.name]",
+        ),
+        "dunning_run" | "dunning_flat_charge" => Some(Scalar::Bool(false)),
+        "dunning_action" => text("CREATE"),
+        "dunning_repeat_days" => Some(Scalar::Int(0)),
         "discount_rate" => Some(Scalar::Dec(Decimal::ZERO)),
         "discount_days" => Some(Scalar::Int(0)),
         "print_version" | "einvoice_pdf" => Some(Scalar::Bool(false)),
@@ -496,6 +538,8 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
         ));
     }
     in_range("due_days", limits::TERM_DAYS_MAX, errors);
+    in_range("reminder_due_days", limits::TERM_DAYS_MAX, errors);
+    in_range("dunning_repeat_days", limits::TERM_DAYS_MAX, errors);
     in_range("offer_validity_days", limits::TERM_DAYS_MAX, errors);
     in_range("discount_days", limits::TERM_DAYS_MAX, errors);
     if let Some(days) = r.int("portal_link_days")

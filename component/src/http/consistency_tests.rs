@@ -19,7 +19,7 @@ const ACCOUNT: u64 = 1;
 /// The golden world at this data version, with what it lacks: a supplier, an incoming invoice with a payment
 /// and a comment, a client's property value, a client numbered anew and tagged, and an
 /// invoice deleted.
-fn world() -> World {
+pub(super) fn world() -> World {
     let w = seed();
     // As a host marks a store before it serves.
     let mut txn = w.store.begin_write().unwrap();

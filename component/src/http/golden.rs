@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use super::{Body, Method, Request, handle};
 use crate::caps::Caps;
 use crate::caps::mem::{CountingRandom, FixedClock, MemStore, NoMail, TextPdf, Unlimited, Vars};
-use crate::domain::accounts;
 
 const KEY: &str = "golden-key-0123456789";
 
@@ -36,7 +35,7 @@ impl World {
             env: Vars::default(),
         };
         let mut txn = crate::caps::Store::begin_write(&w.store).unwrap();
-        accounts::create_account(
+        crate::domain::opening::open_account(
             txn.as_mut(),
             "Golden",
             "admin@example.com",
@@ -54,8 +53,13 @@ impl World {
     }
 
     pub(super) fn caps(&self) -> Caps<'_> {
+        self.caps_on(&self.store)
+    }
+
+    /// The world's capabilities with `store` in place of its own.
+    pub(super) fn caps_on<'a>(&'a self, store: &'a dyn crate::caps::Store) -> Caps<'a> {
         Caps {
-            store: &self.store,
+            store,
             clock: &self.clock,
             random: &self.random,
             pdf: &TextPdf,

@@ -21,6 +21,8 @@ mod incomings;
 mod openapi;
 mod portal;
 mod query;
+#[cfg(test)]
+mod read_only_tests;
 mod records;
 mod router;
 pub mod runs;
@@ -35,7 +37,7 @@ use crate::caps::{Caps, Write};
 use crate::codec::{
     Element, Emit, TreeBuilder, XmlWriter, decode_json, decode_xml, encode_json, encode_xml,
 };
-use crate::domain::{Ctx, accounts, clock, migrate};
+use crate::domain::{Ctx, accounts, clock, migrate, opening};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Method {
@@ -540,7 +542,7 @@ fn bootstrap_from_environment(
         return Ok(None);
     }
     let issued = in_write(caps, |txn| {
-        Ok(accounts::bootstrap(
+        Ok(opening::bootstrap(
             txn,
             caps.clock.now_unix(),
             caps.random,

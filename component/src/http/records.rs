@@ -187,6 +187,16 @@ pub(super) static ARTICLE_TAGS: Wire =
         },
     });
 pub(super) static UNITS: Wire = Wire::new("units", "unit", &units::UNITS);
+pub(super) static REMINDER_TEXTS: Wire = Wire::new(
+    "reminder-texts",
+    "reminder-text",
+    &crate::domain::dunning::levels::LEVELS,
+);
+pub(super) static BASE_RATES: Wire = Wire::new(
+    "base-rates",
+    "base-rate",
+    &crate::domain::dunning::base_rates::BASE_RATES,
+);
 pub(super) static ARTICLES: Wire =
     Wire::new("articles", "article", &articles::ARTICLES).tagged(&record_tags::ARTICLES);
 pub(super) static ARTICLE_PROPERTIES: Wire = Wire::new(

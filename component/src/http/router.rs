@@ -429,6 +429,7 @@ const OFFER: DocKind = DocKind::Offer;
 const CONFIRMATION: DocKind = DocKind::Confirmation;
 const DELIVERY_NOTE: DocKind = DocKind::DeliveryNote;
 const RECURRING: DocKind = DocKind::Recurring;
+const REMINDER: DocKind = DocKind::Reminder;
 
 static TABLE: &[&[Route]] = &[
     preset!("invoices", INVOICE),
@@ -516,6 +517,12 @@ static TABLE: &[&[Route]] = &[
         },
     ],
     records!("recurring-email-receivers", &records::RECURRING_RECEIVERS),
+    documents!("reminders", REMINDER),
+    cancel!("reminders", REMINDER),
+    signature!("reminders", REMINDER),
+    letter!("reminders", REMINDER),
+    records!("reminder-texts", &records::REMINDER_TEXTS),
+    records!("base-rates", &records::BASE_RATES),
     part!("invoice-items", INVOICE, Items, update),
     part!("invoice-payments", INVOICE, Payments),
     part!("invoice-comments", INVOICE, Comments),
@@ -536,6 +543,9 @@ static TABLE: &[&[Route]] = &[
     part!("recurring-items", RECURRING, Items, update),
     part!("recurring-comments", RECURRING, Comments),
     part!("recurring-tags", RECURRING, Tags),
+    part!("reminder-items", REMINDER, Items, update),
+    part!("reminder-comments", REMINDER, Comments),
+    part!("reminder-tags", REMINDER, Tags),
     &[
         Route {
             path: &["clients"],

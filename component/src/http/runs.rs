@@ -11,7 +11,7 @@ use super::error::ApiError;
 use super::{Call, Response, dispatch, in_write};
 use crate::caps::{Caps, Scoped};
 use crate::codec::{Element, ScalarType};
-use crate::domain::{Ctx, clock, documents, runs, schedule};
+use crate::domain::{Ctx, clock, documents, dunning, runs, schedule};
 use crate::store::{self, keys};
 
 /// Recurring invoices one pass reads as due, at most.
@@ -66,7 +66,59 @@ pub fn run_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
             }
         }
     }
-    Ok(made)
+    Ok(made + dunning_pass(caps, &ctx)?)
+}
+
+/// Invoices one write transaction of a dunning run handles, at most.
+const DUNNING_BATCH: usize = 50;
+
+/// Today's automatic dunning run of the account, once a day while `dunning_run` is on:
+/// the next reminder of every OVERDUE invoice that is due one, a batch of invoices per
+/// transaction. An invoice whose reminder cannot be made (a problem of its data) is
+/// noted on the invoice and left for the next day; the others of its batch are made one
+/// by one. The number of reminders made.
+fn dunning_pass(caps: &Caps, ctx: &Ctx) -> Result<u32, ApiError> {
+    let account = ctx.account_id;
+    let today = ctx.today();
+    let ids = {
+        let txn = caps.store.begin_read()?;
+        if !dunning::pass_due(txn.as_ref(), account, today)? {
+            return Ok(0);
+        }
+        dunning::candidates(txn.as_ref(), account, today)?
+    };
+    let mut made = Vec::new();
+    for batch in ids.chunks(DUNNING_BATCH) {
+        let runs = |txn: &mut dyn crate::caps::Write, ids: &[u64]| {
+            let mut made = Vec::new();
+            for id in ids {
+                made.extend(dunning::run(ctx, txn, caps.pdf, caps.random, *id)?);
+            }
+            Ok::<_, crate::domain::Error>(made)
+        };
+        match in_write(caps, |txn| Ok(runs(txn, batch)?)) {
+            Ok(list) => made.extend(list),
+            Err(ApiError::BadRequest(_)) => {
+                for id in batch {
+                    match in_write(caps, |txn| Ok(runs(txn, std::slice::from_ref(id))?)) {
+                        Ok(list) => made.extend(list),
+                        Err(ApiError::BadRequest(problems)) => in_write(caps, |txn| {
+                            Ok(dunning::note_failure(ctx, txn, *id, &problems)?)
+                        })?,
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    in_write(caps, |txn| Ok(dunning::pass_done(txn, account, today)?))?;
+    for m in &made {
+        if let Some((dispatch_id, d)) = &m.dispatch {
+            dispatch::hand_over(caps, *dispatch_id, d, true)?;
+        }
+    }
+    Ok(made.len() as u32)
 }
 
 /// Every account's id.

@@ -78,7 +78,7 @@ pub trait DecimalForm: Copy {
 
 /// A decimal as its exact 16 bytes in one byte string (data version 2 on): postcard reads
 /// it in one call.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Dec16(pub Decimal);
 
 impl DecimalForm for Dec16 {
@@ -135,6 +135,7 @@ pub enum StoredKind {
     Confirmation,
     DeliveryNote,
     Recurring,
+    Reminder,
 }
 
 /// A document's stored status, in variant order.
@@ -219,10 +220,26 @@ tail!(
         validity_date: i32,
         recurring_id: Option<i64>,
         schedule: Option<StoredSchedule>,
+        dunning: Option<StoredDunning>,
         /// The document's link to the customer portal; empty without one.
         portal_url: String,
     }
 );
+
+/// What a reminder holds beyond a document. Dates are Julian day numbers.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StoredDunning {
+    pub reminder_text_id: i64,
+    pub level: i64,
+    pub level_name: String,
+    pub subject: String,
+    pub claim: Dec16,
+    pub invoice_number: String,
+    pub invoice_date: Option<i32>,
+    pub invoice_due_date: Option<i32>,
+    pub is_old: bool,
+    pub flat_charge: bool,
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
@@ -281,6 +298,8 @@ tail!(
         tax_category: String,
         tax_exemption_reason: String,
         optional: bool,
+        /// Reminders: FEE, FLAT_CHARGE, INTEREST or empty.
+        charge: String,
     }
 );
 

@@ -18,6 +18,7 @@ use super::super::{
     Ctx, Error, articles, clock, contacts, country_taxes, filenames, links, numbering, pdfs,
     placeholders, printing, records, schedule, taxes, templates,
 };
+use super::claims;
 use super::comments::Comment;
 use super::fields;
 use super::items::{self, Item};
@@ -94,6 +95,9 @@ fn change(
     c: Change<'_>,
 ) -> Result<Document, Error> {
     let account = ctx.account_id;
+    if c.totals && doc.dunning.is_some() && old.status == Status::Draft {
+        claims::refresh(ctx, txn, &mut doc)?;
+    }
     if c.totals {
         recompute_totals(txn.as_read(), account, &mut doc)?;
     }
@@ -145,7 +149,8 @@ fn change(
 fn recompute_totals(txn: &dyn Read, account: u64, doc: &mut Document) -> Result<(), Error> {
     let items = storage::items(txn, account, doc.kind, doc.id)?;
     let client = load_client(txn, account, doc.client_id as i64)?;
-    doc.tax_free = is_tax_free(txn, account, &client)?;
+    // Fees and default interest are damages: a reminder carries no tax.
+    doc.tax_free = doc.kind == DocKind::Reminder || is_tax_free(txn, account, &client)?;
     apply_totals(doc, &items);
     Ok(())
 }
@@ -166,6 +171,13 @@ fn apply_totals(doc: &mut Document, items: &[Item]) {
     doc.total_net_unreduced = t.total_net_unreduced;
     doc.total_gross_unreduced = t.total_gross_unreduced;
     doc.total_reduction = t.total_reduction;
+    if let Some(d) = doc.dunning.as_deref() {
+        // A reminder claims the invoice's open amount beside its own items.
+        doc.total_net += d.claim;
+        doc.total_gross += d.claim;
+        doc.total_net_unreduced += d.claim;
+        doc.total_gross_unreduced += d.claim;
+    }
     doc.taxes = t
         .taxes
         .into_iter()
@@ -484,6 +496,7 @@ fn defaults_for(
         confirmation_id: None,
         validity_date: date.add_days(validity_days),
         recurring_id: None,
+        dunning: (kind == DocKind::Reminder).then(Box::default),
         schedule: (kind == DocKind::Recurring).then(|| {
             Box::new(Schedule {
                 cycle: "MONTHLY".into(),
@@ -581,7 +594,10 @@ pub fn create(
             DocKind::Offer => doc.offer_id = id,
             DocKind::Confirmation => doc.confirmation_id = id,
             DocKind::Invoice => doc.invoice_id = id,
-            DocKind::CreditNote | DocKind::DeliveryNote | DocKind::Recurring => {}
+            DocKind::CreditNote
+            | DocKind::DeliveryNote
+            | DocKind::Recurring
+            | DocKind::Reminder => {}
         }
     }
     if let Some(s) = doc.schedule.as_deref_mut() {
@@ -607,7 +623,7 @@ pub fn create(
     }
     doc.payment_types = normalize_payment_types(&doc.payment_types);
     doc.formatted_number = numbering::format_number(&pre, doc.number, doc.number_length);
-    doc.tax_free = is_tax_free(txn.as_read(), account, &client)?;
+    doc.tax_free = kind == DocKind::Reminder || is_tax_free(txn.as_read(), account, &client)?;
     storage::number_items(txn, kind, &mut built)?;
     for item in &built {
         storage::put(txn, account, kind, item)?;
@@ -803,7 +819,11 @@ fn note_links(
         let actionkey = match from.kind {
             DocKind::Offer => "CREATE_FROM_OFFER",
             DocKind::Confirmation => "CREATE_FROM_CONFIRMATION",
-            DocKind::Invoice | DocKind::CreditNote | DocKind::DeliveryNote | DocKind::Recurring => {
+            DocKind::Invoice
+            | DocKind::CreditNote
+            | DocKind::DeliveryNote
+            | DocKind::Recurring
+            | DocKind::Reminder => {
                 continue;
             }
         };
@@ -844,7 +864,7 @@ fn build_items(
     new_items: &[Changes],
     errors: &mut Vec<String>,
 ) -> Result<Vec<Item>, Error> {
-    let default_tax = taxes::default_tax(txn, ctx.account_id)?;
+    let default_tax = item_tax(txn, ctx.account_id, doc.kind)?;
     let group = price_group(txn, ctx.account_id, doc.client_id)?;
     let mut built = Vec::with_capacity(new_items.len());
     for (i, item) in new_items.iter().enumerate() {
@@ -863,6 +883,19 @@ fn build_items(
         }
     }
     Ok(built)
+}
+
+/// The tax an item of a kind takes when it names none: the default tax; none on a
+/// reminder (its fees and interest are damages, not a supply).
+fn item_tax(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+) -> Result<Option<(String, Decimal)>, Error> {
+    if kind == DocKind::Reminder {
+        return Ok(None);
+    }
+    taxes::default_tax(txn, account)
 }
 
 /// The price group of a client's documents (1 to 5; 1 when it names none).
@@ -901,6 +934,14 @@ fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
     if let Some(schedule) = doc.schedule.as_deref_mut() {
         apply_schedule(schedule, c);
     }
+    if let Some(dunning) = doc.dunning.as_deref_mut() {
+        if let Some(v) = text_of(c, "subject") {
+            dunning.subject = v;
+        }
+        if let Some(Some(v)) = int_of(c, "reminder_text_id") {
+            dunning.reminder_text_id = v;
+        }
+    }
     if let Some(v) = int_of(c, "contact_id") {
         doc.contact_id = v;
     }
@@ -918,6 +959,9 @@ fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
         doc.due_date = d.add_days(terms.due_days);
         doc.discount_date = d.add_days(terms.discount_days);
         doc.validity_date = d.add_days(terms.validity_days);
+    }
+    if let (Some(Some(days)), None) = (int_of(c, "due_days"), &doc.schedule) {
+        doc.due_date = doc.date.add_days(days);
     }
     if let Some(Some(days)) = int_of(c, "validity_days") {
         doc.validity_date = doc.date.add_days(days);
@@ -1126,6 +1170,15 @@ pub fn update(
     let old = load_for(ctx, txn.as_read(), kind, id, Event::Edit)?;
     let mut errors = changes.errors();
     schema::check_not_cleared(fields::fields(kind), changes, &mut errors);
+    if let (Some(Some(text)), Some(d)) = (int_of(changes, "reminder_text_id"), &old.dunning)
+        && text != d.reminder_text_id
+    {
+        errors.push(format!(
+            "reminder_text_id is fixed when the reminder is made (it is {}); delete the draft \
+             and make the reminder again with reminder_text_id {text}",
+            d.reminder_text_id
+        ));
+    }
     let mut doc = old.clone();
     if let Some(Some(client_id)) = int_of(changes, "client_id")
         && client_id as u64 != old.client_id
@@ -1167,10 +1220,42 @@ pub fn update(
     )
 }
 
+/// A draft's cached parts recomputed as they are now (a reminder's claim and interest
+/// with them), without counting as a change of it.
+pub fn refresh(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
+    let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
+    change(
+        ctx,
+        txn,
+        &old,
+        old.clone(),
+        Change {
+            totals: true,
+            ..Change::NOTHING
+        },
+    )
+}
+
 /// Deletes the document with its items, payments, comments, tags and PDFs, and frees its
 /// number.
 pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let doc = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
+    if kind == DocKind::Reminder && doc.status != Status::Draft {
+        return Err(refusal(
+            kind,
+            format!(
+                "only a DRAFT {{doc}} can be deleted (cancel it instead); this {{doc}} is {}",
+                doc.shown(today(ctx)).as_str()
+            ),
+        ));
+    }
+    if kind == DocKind::Invoice {
+        // The reminders of an invoice go with it: they claim nothing any more.
+        for reminder in storage::reminders_of(txn.as_read(), ctx.account_id, id)? {
+            links::forget(txn, &reminder.portal_url)?;
+            storage::delete(txn, ctx.account_id, &reminder)?;
+        }
+    }
     einvoice::delete_all(txn, ctx.account_id, kind, id)?;
     links::forget(txn, &doc.portal_url)?;
     storage::delete(txn, ctx.account_id, &doc)
@@ -1223,6 +1308,16 @@ pub fn complete(
 ) -> Result<Document, Error> {
     let account = ctx.account_id;
     let old = load_for(ctx, txn.as_read(), kind, id, Event::Complete)?;
+    if old.dunning.is_some()
+        && let Some(problem) = claims::refusal(
+            &claims::invoice_of(txn.as_read(), account, &old)?,
+            today(ctx),
+        )
+    {
+        return Err(Error::invalid(format!(
+            "the reminder cannot be completed: {problem}"
+        )));
+    }
     // The request's template first, for every kind, then the document's own.
     let asked = template_id.or(old.template_id.map(|t| t as u64));
     let template = templates::for_document(txn.as_read(), account, kind.template_type(), asked)?;
@@ -1247,6 +1342,9 @@ pub fn complete(
             ..Change::NOTHING
         },
     )?;
+    if doc.dunning.is_some() {
+        claims::completed(ctx, txn, &doc)?;
+    }
     let items = storage::items(txn.as_read(), account, kind, id)?;
     let client = load_client(txn.as_read(), account, doc.client_id as i64)?;
     // The e-invoices first: a rule of the profiles this document must meet refuses the
@@ -1336,6 +1434,13 @@ fn move_status(
         Event::Uncancel { .. } if kind.spec().payments.is_some() => {
             Move::Settle(|settled| Event::Uncancel { settled })
         }
+        // A reminder comes back PAID when its invoice is.
+        Event::Uncancel { .. } if old.dunning.is_some() => {
+            let invoice = claims::invoice_of(txn.as_read(), ctx.account_id, &old)?;
+            Move::By(Event::Uncancel {
+                settled: invoice.status == Status::Paid,
+            })
+        }
         event @ (Event::Edit
         | Event::Complete
         | Event::Pay { .. }
@@ -1347,7 +1452,7 @@ fn move_status(
         | Event::Clear
         | Event::Unclear) => Move::By(event),
     };
-    change(
+    let doc = change(
         ctx,
         txn,
         &old,
@@ -1358,7 +1463,47 @@ fn move_status(
             status_note: StatusNote::Always(actionkey),
             ..Change::NOTHING
         },
-    )
+    )?;
+    follow(ctx, txn, &doc)?;
+    Ok(doc)
+}
+
+/// The reminders of an invoice follow its payments: PAID when it is, OPEN again when a
+/// payment is taken back, with what was paid since they took their claim.
+fn follow(ctx: &Ctx, txn: &mut dyn Write, invoice: &Document) -> Result<(), Error> {
+    if invoice.kind != DocKind::Invoice {
+        return Ok(());
+    }
+    let settled = invoice.status == Status::Paid;
+    for reminder in storage::reminders_of(txn.as_read(), ctx.account_id, invoice.id)? {
+        if !matches!(reminder.status, Status::Open | Status::Paid) {
+            continue;
+        }
+        let mut next = reminder.clone();
+        next.paid_amount = claims::paid_since_claim(&reminder, invoice);
+        if next.paid_amount == reminder.paid_amount && (reminder.status == Status::Paid) == settled
+        {
+            continue;
+        }
+        let event = if reminder.status == Status::Open {
+            Event::Pay { settled }
+        } else {
+            Event::Unpay { settled }
+        };
+        change(
+            ctx,
+            txn,
+            &reminder,
+            next,
+            Change {
+                status: Move::By(event),
+                touch: true,
+                status_note: StatusNote::WhenMoved("STATUS"),
+                ..Change::NOTHING
+            },
+        )?;
+    }
+    Ok(())
 }
 
 pub fn cancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<Document, Error> {
@@ -1608,7 +1753,7 @@ pub fn add_item(
         )));
     }
     let position = existing.last().map_or(1, |i| i.position + 1);
-    let default_tax = taxes::default_tax(txn.as_read(), ctx.account_id)?;
+    let default_tax = item_tax(txn.as_read(), ctx.account_id, kind)?;
     let group = price_group(txn.as_read(), ctx.account_id, doc.client_id)?;
     let from = article_of(txn.as_read(), ctx.account_id, group, c)?.map_err(Error::invalid)?;
     let mut item = items::build(ctx, document_id, position, c, &default_tax, from.as_ref())?;
@@ -1708,7 +1853,7 @@ fn payments_changed(
         payment.amount.normalize(),
         doc.currency_code
     );
-    change(
+    let doc = change(
         ctx,
         txn,
         doc,
@@ -1720,7 +1865,9 @@ fn payments_changed(
             status_note: StatusNote::WhenMoved("STATUS"),
             ..Change::NOTHING
         },
-    )
+    )?;
+    follow(ctx, txn, &doc)?;
+    Ok(doc)
 }
 
 pub fn delete_payment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {

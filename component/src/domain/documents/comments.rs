@@ -64,6 +64,8 @@ static RECURRING_FIELDS: [Field; 6] = comment_fields(
     "recurring_id",
     "Id of the recurring invoice the comment belongs to.",
 );
+static REMINDER_FIELDS: [Field; 6] =
+    comment_fields("reminder_id", "Id of the reminder the comment belongs to.");
 static DELIVERY_NOTE_FIELDS: [Field; 6] = comment_fields(
     "delivery_note_id",
     "Id of the delivery note the comment belongs to.",
@@ -77,6 +79,7 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
         DocKind::Confirmation => &CONFIRMATION_FIELDS,
         DocKind::DeliveryNote => &DELIVERY_NOTE_FIELDS,
         DocKind::Recurring => &RECURRING_FIELDS,
+        DocKind::Reminder => &REMINDER_FIELDS,
     }
 }
 

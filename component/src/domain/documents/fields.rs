@@ -17,6 +17,7 @@ use super::super::settings;
 use super::kind::DocKind;
 use super::model::Document;
 use super::recurring::{ACTIONS, Schedule};
+use super::reminder::Dunning;
 
 /// How a response reads a field of a document. An enum read by one `match` rather than a
 /// function pointer per field: each wasm instance sets up an indirect call's target
@@ -72,6 +73,8 @@ pub enum Get {
     RecurringId,
     /// A field of a recurring invoice's schedule.
     Schedule(ScheduleField),
+    /// A field of a reminder's dunning data.
+    Dunning(DunningField),
     /// `customerportal_url`: the document's link to the customer portal.
     PortalUrl,
 }
@@ -102,6 +105,28 @@ pub enum ScheduleField {
     LetterDuplex,
     LetterPaperWeight,
     LastError,
+}
+
+/// The fields of a reminder's dunning data (`reminder::Dunning`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DunningField {
+    ReminderTextId,
+    Level,
+    LevelName,
+    Subject,
+    IsOld,
+}
+
+impl DunningField {
+    fn get(self, d: &Dunning) -> Option<Value<'_>> {
+        match self {
+            DunningField::ReminderTextId => Some(Value::Int(d.reminder_text_id)),
+            DunningField::Level => Some(Value::Int(d.level)),
+            DunningField::LevelName => text(&d.level_name),
+            DunningField::Subject => text(&d.subject),
+            DunningField::IsOld => Some(Value::Bool(d.is_old)),
+        }
+    }
 }
 
 impl ScheduleField {
@@ -187,6 +212,7 @@ impl Get {
             Get::ValidityDate => Some(Value::Date(d.validity_date)),
             Get::RecurringId => d.recurring_id.map(Value::Int),
             Get::Schedule(field) => d.schedule.as_deref().and_then(|s| field.get(s)),
+            Get::Dunning(field) => d.dunning.as_deref().and_then(|s| field.get(s)),
             Get::PortalUrl => text(&d.portal_url),
         }
     }
@@ -634,6 +660,118 @@ pub static RECURRING: &[DocField] = &[
     R_LAST_ERROR,
 ];
 
+/// A field of a reminder's dunning data.
+const fn dunning(name: &'static str, kind: Kind, field: DunningField) -> DocField {
+    DocField::new(name, kind, Get::Dunning(field))
+}
+
+const M_INVOICE_ID: DocField = DocField::new("invoice_id", Kind::Integer, Get::InvoiceId)
+    .mandatory()
+    .doc(
+        "The invoice the reminder is for: an OPEN or OVERDUE invoice of the account (else 400). \
+         Mandatory on create and fixed then; the reminder takes the invoice's client, contact, \
+         address and currency, and claims its open amount.",
+    );
+const M_CLIENT_ID: DocField = DocField::new("client_id", Kind::Integer, Get::ClientId)
+    .read_only()
+    .doc("The client of the reminder's invoice (read only).");
+const M_CURRENCY_CODE: DocField = DocField::new("currency_code", Kind::Currency, Get::CurrencyCode)
+    .read_only()
+    .doc("The currency of the reminder's invoice (read only).");
+const M_REMINDER_TEXT_ID: DocField = dunning(
+    "reminder_text_id",
+    Kind::Integer,
+    DunningField::ReminderTextId,
+)
+.doc(
+    "The dunning level (of /api/reminder-texts) whose subject, texts and fee the reminder \
+     takes; set on create. Default: the next level of the invoice (its completed reminders + \
+     1; the last level repeats).",
+);
+const M_LEVEL: DocField = dunning("reminder_level", Kind::Integer, DunningField::Level)
+    .read_only()
+    .doc(
+        "Which reminder of its invoice this is: 1 for the first, counting the invoice's \
+         completed reminders that are not canceled (read only).",
+    );
+const M_LEVEL_NAME: DocField = dunning("reminder_level_name", Kind::Text, DunningField::LevelName)
+    .read_only()
+    .doc("The name of the reminder's level (read only).");
+const M_SUBJECT: DocField = dunning("subject", Kind::Text, DunningField::Subject).doc(
+    "The reminder's heading on the PDF and the default subject of its e-mail; placeholders \
+     are resolved. Default: the level's subject.",
+);
+const M_INTRO: DocField = DocField::new("intro", Kind::Text, Get::Intro).doc(
+    "Text printed above the claim; placeholders such as [Invoice.invoice_number] are resolved. \
+     Default: the level's header.",
+);
+const M_NOTE: DocField = DocField::new("note", Kind::Text, Get::Note).doc(
+    "Text printed below the amount due; placeholders are resolved. Default: the level's footer.",
+);
+const M_DUE_DATE: DocField = DocField::new("due_date", Kind::Date, Get::DueDate).doc(
+    "The new date by which the amount due is to be paid, not before date; the reminder is \
+     OVERDUE after it. Default: date plus due_days.",
+);
+const M_DUE_DAYS: DocField = DocField::new("due_days", Kind::Integer, Get::DueDays)
+    .doc("Days from date to due_date (0 to 3650). Default: the settings' reminder_due_days (10).");
+const M_TOTAL_GROSS: DocField = DocField::new("total_gross", Kind::Decimal, Get::TotalGross)
+    .read_only()
+    .doc(
+        "The amount due: the invoice's open amount plus the reminder's items (fees, interest); \
+         no VAT (read only; computed).",
+    );
+const M_STATUS: DocField = DocField::new("status", Kind::Text, Get::Status)
+    .read_only()
+    .doc(
+        "DRAFT, OPEN, OVERDUE (past its own due date), PAID (its invoice is PAID) or CANCELED \
+         (read only).",
+    );
+const M_PAID_AMOUNT: DocField = DocField::new("paid_amount", Kind::Decimal, Get::PaidAmount)
+    .read_only()
+    .doc(
+        "What was paid on the invoice since the reminder took its claim, up to total_gross \
+         (read only; computed).",
+    );
+const M_IS_OLD: DocField = dunning("is_old", Kind::Bool, DunningField::IsOld)
+    .read_only()
+    .doc("1 once a later reminder of the same invoice was completed (read only).");
+const M_DATE: DocField = DocField::new("date", Kind::Date, Get::Date).doc(
+    "The reminder's date; default interest runs up to it. Default: today. Changing it moves \
+     due_date by the same days.",
+);
+
+const M_LABEL: DocField = DocField::new("label", Kind::Text, Get::Label)
+    .doc("Short text, matched by the label filter. Default: the invoice's label.");
+
+/// Reminder fields in response order.
+pub static REMINDER: &[DocField] = &[
+    ID,
+    CREATED,
+    UPDATED,
+    M_STATUS,
+    M_INVOICE_ID,
+    M_CLIENT_ID,
+    CONTACT_ID,
+    M_REMINDER_TEXT_ID,
+    M_LEVEL,
+    M_LEVEL_NAME,
+    M_DATE,
+    M_LABEL,
+    M_SUBJECT,
+    M_INTRO,
+    M_NOTE,
+    M_DUE_DATE,
+    M_DUE_DAYS,
+    M_TOTAL_GROSS,
+    M_PAID_AMOUNT,
+    OPEN_AMOUNT,
+    M_IS_OLD,
+    TEMPLATE_ID,
+    ADDRESS,
+    M_CURRENCY_CODE,
+    CUSTOMERPORTAL_URL,
+];
+
 /// Invoice fields in response order.
 pub static INVOICE: &[DocField] = &[
     ID,
@@ -822,6 +960,7 @@ pub fn table(kind: DocKind) -> &'static [DocField] {
         DocKind::Confirmation => CONFIRMATION,
         DocKind::DeliveryNote => DELIVERY_NOTE,
         DocKind::Recurring => RECURRING,
+        DocKind::Reminder => REMINDER,
     }
 }
 
@@ -842,6 +981,7 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
     static CONFIRMATION_SCHEMA: [Field; CONFIRMATION.len()] = schema(CONFIRMATION);
     static DELIVERY_NOTE_SCHEMA: [Field; DELIVERY_NOTE.len()] = schema(DELIVERY_NOTE);
     static RECURRING_SCHEMA: [Field; RECURRING.len()] = schema(RECURRING);
+    static REMINDER_SCHEMA: [Field; REMINDER.len()] = schema(REMINDER);
     match kind {
         DocKind::Invoice => &INVOICE_SCHEMA,
         DocKind::CreditNote => &CREDIT_NOTE_SCHEMA,
@@ -849,6 +989,7 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
         DocKind::Confirmation => &CONFIRMATION_SCHEMA,
         DocKind::DeliveryNote => &DELIVERY_NOTE_SCHEMA,
         DocKind::Recurring => &RECURRING_SCHEMA,
+        DocKind::Reminder => &REMINDER_SCHEMA,
     }
 }
 

@@ -11,6 +11,7 @@ use super::super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::super::{Ctx, Error};
 use super::kind::DocKind;
 use super::model::Document;
+use super::reminder::Charge;
 use crate::limits;
 
 /// The storage collection (and id counter) of a kind's items.
@@ -43,6 +44,8 @@ pub struct Item {
     pub tax_exemption_reason: String,
     /// Offers: a line shown as an option, left out of every total and tax.
     pub optional: bool,
+    /// Reminders: which of the damages the service made the item is.
+    pub charge: Charge,
 }
 
 impl Item {
@@ -188,8 +191,39 @@ static DELIVERY_NOTE_ITEM_FIELDS: &[Field] = item_fields!(
      Not sent in items nested in a delivery note."
 );
 
+/// A reminder's items: fees and interest, damages that carry no tax.
+static REMINDER_ITEM_FIELDS: &[Field] = &[
+    Field::new("id", Kind::Integer)
+        .read_only()
+        .doc("Id of the item (read only; assigned on create)."),
+    Field::new("created", Kind::DateTime)
+        .read_only()
+        .doc("When the item was created (read only)."),
+    Field::new("updated", Kind::DateTime)
+        .read_only()
+        .doc("When the item was last changed (read only)."),
+    Field::new("reminder_id", Kind::Integer).mandatory().doc(
+        "Id of the reminder the item belongs to; its items change only while it is a DRAFT. Not \
+         sent in items nested in a reminder.",
+    ),
+    Field::new("position", Kind::Integer)
+        .doc("Position of the item in the reminder. Default: after the last item."),
+    Field::new("title", Kind::Text).doc("Title of the item, printed in the claim table."),
+    Field::new("description", Kind::Text).doc("Longer description, printed below the title."),
+    Field::new("quantity", Kind::Decimal).doc("Quantity. Default: 1."),
+    Field::new("unit_price", Kind::Decimal).doc("Amount of one unit. Default: 0."),
+    Field::new("total", Kind::Decimal)
+        .read_only()
+        .doc("quantity × unit_price, rounded to cents (read only; computed)."),
+    Field::new("is_charge", Kind::Bool).doc(
+        "1: the item is a dunning fee (the level's fee or the flat charge of § 288 (5) BGB). \
+         Fees and default interest are damages, not a supply: no VAT is charged on them.",
+    ),
+];
+
 pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {
+        DocKind::Reminder => REMINDER_ITEM_FIELDS,
         DocKind::Invoice => INVOICE_ITEM_FIELDS,
         DocKind::CreditNote => CREDIT_NOTE_ITEM_FIELDS,
         DocKind::Offer => OFFER_ITEM_FIELDS,
@@ -232,6 +266,8 @@ pub fn to_record(item: &Item, doc: &Document) -> Record {
     set("tax_category", text(&item.tax_category));
     set("tax_exemption_reason", text(&item.tax_exemption_reason));
     set("optional", Scalar::Bool(item.optional));
+    set("is_charge", Scalar::Bool(item.charge.is_charge()));
+    set("total", Scalar::Dec(t.net));
     set("total_net", Scalar::Dec(t.net));
     set("total_gross", Scalar::Dec(t.gross));
     set("total_net_unreduced", Scalar::Dec(t.net_unreduced));
@@ -268,6 +304,12 @@ pub fn apply(item: &mut Item, c: &Changes, errors: &mut Vec<String>) {
     }
     if let Some(v) = c.get("optional") {
         item.optional = matches!(v, Some(Scalar::Bool(true)));
+    }
+    if let Some(v) = c.get("is_charge") {
+        let charge = matches!(v, Some(Scalar::Bool(true)));
+        if charge != item.charge.is_charge() {
+            item.charge = if charge { Charge::Fee } else { Charge::None };
+        }
     }
     for (name, field) in [
         ("unit", &mut item.unit),
@@ -346,6 +388,7 @@ pub fn build(
         tax_category: String::new(),
         tax_exemption_reason: String::new(),
         optional: false,
+        charge: Charge::None,
     };
     if let Some(a) = from {
         item.title = a.title.clone();

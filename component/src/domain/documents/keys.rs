@@ -72,6 +72,18 @@ pub(super) fn due_index(account: u64, kind: DocKind) -> Vec<u8> {
     keys::index(account, kind.collection(), "due")
 }
 
+/// Prefix of the index of reminders by their invoice.
+pub(super) fn invoice_index(account: u64, kind: DocKind) -> Vec<u8> {
+    keys::index(account, kind.collection(), "invoice")
+}
+
+/// Prefix of the reminders of one invoice.
+pub(super) fn of_invoice(account: u64, kind: DocKind, invoice: u64) -> Vec<u8> {
+    let mut prefix = invoice_index(account, kind);
+    prefix.extend_from_slice(&invoice.to_be_bytes());
+    prefix
+}
+
 /// An index value of a moment (Unix seconds; fixed width, sorting as the moment).
 pub(super) fn moment(unix: i64) -> [u8; 8] {
     (unix as u64 ^ (1 << 63)).to_be_bytes()
@@ -126,6 +138,18 @@ pub(super) fn index_entries(account: u64, doc: &Document) -> Vec<(Vec<u8>, Vec<u
     if let Some(contact) = doc.contact_id.filter(|c| *c > 0) {
         entries.push((
             keys::contact_document(account, contact as u64, doc.kind.spec().client_byte, doc.id),
+            Vec::new(),
+        ));
+    }
+    if let (DocKind::Reminder, Some(invoice)) = (doc.kind, doc.invoice_id.filter(|i| *i > 0)) {
+        entries.push((
+            keys::index_entry(
+                account,
+                coll,
+                "invoice",
+                &(invoice as u64).to_be_bytes(),
+                doc.id,
+            ),
             Vec::new(),
         ));
     }

@@ -17,6 +17,8 @@ pub enum DocKind {
     DeliveryNote,
     /// A recurring invoice: the template a schedule makes invoices from.
     Recurring,
+    /// A payment reminder or dunning letter of an invoice.
+    Reminder,
 }
 
 /// The lifecycles documents follow (`lifecycle::transition` decides by it).
@@ -229,14 +231,39 @@ static RECURRING: Spec = Spec {
     payable: false,
 };
 
+static REMINDER: Spec = Spec {
+    collection: "reminders",
+    range: "reminder",
+    label: "reminder",
+    title: "Payment reminder",
+    number_field: "",
+    parent_field: "reminder_id",
+    template_type: "REMINDER",
+    placeholder_object: "Reminder",
+    file_stem: "reminder",
+    client_byte: b'm',
+    lifecycle: Lifecycle::Billing,
+    items: "reminder-items",
+    comments: "reminder-comments",
+    tags: "reminder-tags",
+    payments: None,
+    einvoices: false,
+    falls_due: true,
+    numbered: false,
+    portal: true,
+    title_de: "Zahlungserinnerung",
+    payable: false,
+};
+
 impl DocKind {
-    pub const ALL: [DocKind; 6] = [
+    pub const ALL: [DocKind; 7] = [
         DocKind::Invoice,
         DocKind::CreditNote,
         DocKind::Offer,
         DocKind::Confirmation,
         DocKind::DeliveryNote,
         DocKind::Recurring,
+        DocKind::Reminder,
     ];
 
     /// What the kind is.
@@ -248,6 +275,7 @@ impl DocKind {
             DocKind::Confirmation => &CONFIRMATION,
             DocKind::DeliveryNote => &DELIVERY_NOTE,
             DocKind::Recurring => &RECURRING,
+            DocKind::Reminder => &REMINDER,
         }
     }
 

@@ -10,7 +10,7 @@
 //!    │       │        │
 //!    └── fields, keys │                  field tables and getters / key layout
 //!            │        │
-//!   model, lifecycle, kind, items, payments, comments, tags, recurring    (leaves)
+//!   model, lifecycle, kind, items, payments, comments, tags, recurring, reminder   (leaves)
 //! ```
 //!
 //! A document changes only through `commands::change`, which recomputes what it caches
@@ -19,6 +19,7 @@
 
 #![warn(clippy::wildcard_enum_match_arm)]
 
+pub mod claims;
 pub mod commands;
 pub mod comments;
 pub mod fields;
@@ -31,6 +32,7 @@ mod model;
 pub mod payments;
 pub mod query;
 pub mod recurring;
+pub mod reminder;
 pub mod storage;
 pub mod tags;
 

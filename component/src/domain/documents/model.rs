@@ -10,6 +10,7 @@ use super::super::money::{self, PriceBasis};
 use super::kind::DocKind;
 use super::lifecycle::{Shown, Status};
 use super::recurring::Schedule;
+use super::reminder::Dunning;
 
 /// One line of a document's tax breakdown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +82,8 @@ pub struct Document {
     pub recurring_id: Option<i64>,
     /// Recurring invoices: their schedule.
     pub schedule: Option<Box<Schedule>>,
+    /// Reminders: their level, texts and claim.
+    pub dunning: Option<Box<Dunning>>,
     /// The link to the document in the customer portal, made when it was completed (or
     /// renewed); empty when it has none. The token in it is kept nowhere else in clear:
     /// the portal finds the link by its hash (`links`).
@@ -88,6 +91,64 @@ pub struct Document {
 }
 
 impl Document {
+    /// A document of `kind` with every field empty (for tests).
+    #[cfg(test)]
+    pub fn blank(kind: DocKind) -> Document {
+        let day = Date::from_julian(2_460_000);
+        Document {
+            kind,
+            id: 0,
+            client_id: 0,
+            contact_id: None,
+            created: 0,
+            updated: 0,
+            number: 0,
+            number_pre: String::new(),
+            number_length: 0,
+            formatted_number: String::new(),
+            status: Status::Draft,
+            date: day,
+            supply_date: String::new(),
+            supply_date_type: String::new(),
+            due_date: day,
+            address: String::new(),
+            discount_rate: Decimal::ZERO,
+            discount_date: day,
+            label: String::new(),
+            intro: String::new(),
+            note: String::new(),
+            currency_code: String::new(),
+            quote: Decimal::ONE,
+            payment_types: String::new(),
+            net_gross: String::new(),
+            reduction: String::new(),
+            template_id: None,
+            tax_free: false,
+            total_net: Decimal::ZERO,
+            total_gross: Decimal::ZERO,
+            total_net_unreduced: Decimal::ZERO,
+            total_gross_unreduced: Decimal::ZERO,
+            total_reduction: Decimal::ZERO,
+            taxes: Vec::new(),
+            paid_amount: Decimal::ZERO,
+            paid_types: Vec::new(),
+            title: String::new(),
+            invoice_id: None,
+            free_text_id: None,
+            tags: Vec::new(),
+            article_ids: Vec::new(),
+            buyer_reference: String::new(),
+            order_reference: String::new(),
+            offer_id: None,
+            confirmation_id: None,
+            validity_date: day,
+            recurring_id: None,
+            schedule: None,
+            dunning: None,
+            portal_url: String::new(),
+        }
+    }
+
     pub fn shown(&self, today: Date) -> Shown {
         match self.status.shown_as_stored() {
             Some(shown) => shown,
@@ -201,6 +262,7 @@ pub fn sample(kind: DocKind, id: u64) -> Document {
         validity_date: date.add_days(30),
         recurring_id: None,
         schedule: None,
+        dunning: None,
         portal_url: String::new(),
     }
 }

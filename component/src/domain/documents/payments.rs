@@ -88,7 +88,11 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
     match kind {
         DocKind::Invoice => INVOICE_PAYMENT_FIELDS,
         DocKind::CreditNote => CREDIT_NOTE_PAYMENT_FIELDS,
-        DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote | DocKind::Recurring => &[],
+        DocKind::Offer
+        | DocKind::Confirmation
+        | DocKind::DeliveryNote
+        | DocKind::Recurring
+        | DocKind::Reminder => &[],
     }
 }
 

@@ -53,6 +53,8 @@ pub struct Filter {
     /// Recurring invoices: a part of the name (lower-cased), and the cycles (any of them).
     pub name: Option<String>,
     pub cycles: Vec<String>,
+    /// Reminders: a part of the subject (lower-cased).
+    pub subject: Option<String>,
 }
 
 /// Whether the document carries the tag `name` (in any case).
@@ -87,6 +89,7 @@ impl Filter {
             && self.confirmation_id.is_none()
             && self.invoice_id.is_none()
             && self.name.is_none()
+            && self.subject.is_none()
             && self.cycles.is_empty()
             && self.label.is_none()
             && self.intro.is_none()
@@ -128,6 +131,11 @@ impl Filter {
                 doc.schedule
                     .as_deref()
                     .is_some_and(|s| contains_ci(&s.name, n))
+            })
+            && self.subject.as_deref().is_none_or(|n| {
+                doc.dunning
+                    .as_deref()
+                    .is_some_and(|d| contains_ci(&d.subject, n))
             })
             && (self.cycles.is_empty()
                 || doc

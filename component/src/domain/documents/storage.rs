@@ -16,11 +16,13 @@ use super::lifecycle::Status;
 use super::model::{Document, Tax};
 use super::payments::{self, Payment};
 use super::recurring::Schedule;
+use super::reminder::{Charge, Dunning};
 use super::tags::{self, Tag};
 use crate::caps::{Read, Write};
 use crate::store::forms::{
-    Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredDocumentTail, StoredItem,
-    StoredItemTail, StoredKind, StoredPayment, StoredSchedule, StoredStatus, StoredTag, StoredTax,
+    Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredDocumentTail, StoredDunning,
+    StoredItem, StoredItemTail, StoredKind, StoredPayment, StoredSchedule, StoredStatus, StoredTag,
+    StoredTax,
 };
 use crate::store::{self, id_of_key};
 
@@ -116,7 +118,8 @@ stored_form!(
     grown: StoredDocumentTail [buyer_reference, order_reference, offer_id, confirmation_id,
         recurring_id, portal_url]
         dates [validity_date]
-        map [schedule: schedule_to_stored, schedule_from_stored],
+        map [schedule: schedule_to_stored, schedule_from_stored,
+            dunning: dunning_to_stored, dunning_from_stored],
 );
 
 stored_form!(
@@ -128,7 +131,8 @@ stored_form!(
     decimal: [quantity, unit_price, tax_rate],
     date: [],
     map: [],
-    grown: StoredItemTail [unit_code, tax_category, tax_exemption_reason, optional],
+    grown: StoredItemTail [unit_code, tax_category, tax_exemption_reason, optional]
+        map [charge: charge_to_stored, Charge::parse_owned],
 );
 
 stored_form!(
@@ -147,6 +151,7 @@ fn kind_to_stored(kind: &DocKind) -> StoredKind {
         DocKind::Confirmation => StoredKind::Confirmation,
         DocKind::DeliveryNote => StoredKind::DeliveryNote,
         DocKind::Recurring => StoredKind::Recurring,
+        DocKind::Reminder => StoredKind::Reminder,
     }
 }
 
@@ -158,6 +163,7 @@ fn kind_from_stored(kind: StoredKind) -> DocKind {
         StoredKind::Confirmation => DocKind::Confirmation,
         StoredKind::DeliveryNote => DocKind::DeliveryNote,
         StoredKind::Recurring => DocKind::Recurring,
+        StoredKind::Reminder => DocKind::Reminder,
     }
 }
 
@@ -306,6 +312,64 @@ fn schedule_from_stored(stored: Option<StoredSchedule>) -> Option<Box<Schedule>>
     }))
 }
 
+fn charge_to_stored(charge: &Charge) -> String {
+    charge.as_str().to_owned()
+}
+
+fn dunning_to_stored(dunning: &Option<Box<Dunning>>) -> Option<StoredDunning> {
+    let Dunning {
+        reminder_text_id,
+        level,
+        level_name,
+        subject,
+        claim,
+        invoice_number,
+        invoice_date,
+        invoice_due_date,
+        is_old,
+        flat_charge,
+    } = dunning.as_deref()?.clone();
+    Some(StoredDunning {
+        reminder_text_id,
+        level,
+        level_name,
+        subject,
+        claim: Dec16(claim),
+        invoice_number,
+        invoice_date: invoice_date.map(Date::julian),
+        invoice_due_date: invoice_due_date.map(Date::julian),
+        is_old,
+        flat_charge,
+    })
+}
+
+fn dunning_from_stored(stored: Option<StoredDunning>) -> Option<Box<Dunning>> {
+    let StoredDunning {
+        reminder_text_id,
+        level,
+        level_name,
+        subject,
+        claim,
+        invoice_number,
+        invoice_date,
+        invoice_due_date,
+        is_old,
+        flat_charge,
+    } = stored?;
+    Some(Box::new(Dunning {
+        reminder_text_id,
+        level,
+        level_name,
+        subject,
+        claim: claim.get(),
+        invoice_number,
+        invoice_date: invoice_date.map(Date::from_julian),
+        invoice_due_date: invoice_due_date.map(Date::from_julian),
+        is_old,
+        flat_charge,
+    }))
+}
+
 fn taxes_to_stored(taxes: &[Tax]) -> Vec<StoredTax<Dec16>> {
     taxes
         .iter()
@@ -398,15 +462,55 @@ pub fn index_entries(account: u64, doc: &Document) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 /// Prefixes of the index entries of a kind's documents below the kind's collection:
-/// status, date, open-due, due runs (for the consistency check). Each entry ends in its document's
-/// id.
-pub fn index_prefixes(account: u64, kind: DocKind) -> [Vec<u8>; 4] {
+/// status, date, open-due, due runs, reminders by invoice (for the consistency check). Each
+/// entry ends in its document's id.
+pub fn index_prefixes(account: u64, kind: DocKind) -> [Vec<u8>; 5] {
     [
         keys::status_index(account, kind),
         keys::date_index(account, kind),
         keys::open_due_index(account, kind),
         keys::due_index(account, kind),
+        keys::invoice_index(account, kind),
     ]
+}
+
+/// The reminders of an invoice, in id order (the order they were made).
+pub fn reminders_of(txn: &dyn Read, account: u64, invoice: u64) -> Result<Vec<Document>, Error> {
+    let prefix = keys::of_invoice(account, DocKind::Reminder, invoice);
+    let ids = store::scan_all(txn, &prefix)?
+        .iter()
+        .map(|(k, _)| id_of_key(k))
+        .collect::<Result<Vec<u64>, _>>()?;
+    load_many(txn, account, DocKind::Reminder, &ids)
+}
+
+/// The invoices open at the start of `today` whose due date has passed: OVERDUE, the
+/// longest overdue first (from the open-due index, without loading them).
+pub fn overdue_invoices(txn: &dyn Read, account: u64, today: Date) -> Result<Vec<u64>, Error> {
+    let prefix = keys::open_due_index(account, DocKind::Invoice);
+    let end = keys::day(today);
+    let mut ids = Vec::new();
+    let mut after: Option<Vec<u8>> = None;
+    loop {
+        let batch = txn.scan(
+            &prefix,
+            after.as_deref(),
+            crate::limits::INDEX_SCAN_BATCH,
+            false,
+        )?;
+        for (k, _) in &batch {
+            if k.get(prefix.len()..prefix.len() + 4)
+                .is_none_or(|day| day >= &end[..])
+            {
+                return Ok(ids);
+            }
+            ids.push(id_of_key(k)?);
+        }
+        if batch.len() < crate::limits::INDEX_SCAN_BATCH as usize {
+            return Ok(ids);
+        }
+        after = batch.last().map(|(k, _)| k.clone());
+    }
 }
 
 /// The recurring invoices of an account whose next run is due at the account's moment

@@ -42,6 +42,7 @@ static CONFIRMATION_FIELDS: [Field; 3] =
     tag_fields("confirmation_id", "Id of the confirmation the tag is on.");
 static RECURRING_FIELDS: [Field; 3] =
     tag_fields("recurring_id", "Id of the recurring invoice the tag is on.");
+static REMINDER_FIELDS: [Field; 3] = tag_fields("reminder_id", "Id of the reminder the tag is on.");
 static DELIVERY_NOTE_FIELDS: [Field; 3] =
     tag_fields("delivery_note_id", "Id of the delivery note the tag is on.");
 
@@ -53,6 +54,7 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
         DocKind::Confirmation => &CONFIRMATION_FIELDS,
         DocKind::DeliveryNote => &DELIVERY_NOTE_FIELDS,
         DocKind::Recurring => &RECURRING_FIELDS,
+        DocKind::Reminder => &REMINDER_FIELDS,
     }
 }
 

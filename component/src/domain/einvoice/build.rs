@@ -435,7 +435,8 @@ pub fn build(s: &Sources<'_>) -> Invoice {
             | DocKind::Offer
             | DocKind::Confirmation
             | DocKind::DeliveryNote
-            | DocKind::Recurring => "380".to_owned(),
+            | DocKind::Recurring
+            | DocKind::Reminder => "380".to_owned(),
         },
         currency: doc.currency_code.clone(),
         due_date: Some(doc.due_date.to_time()),

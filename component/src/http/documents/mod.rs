@@ -74,6 +74,7 @@ pub(super) fn names(kind: DocKind) -> &'static Names {
         DocKind::Confirmation => names!("confirmation", "confirmations"),
         DocKind::DeliveryNote => names!("delivery-note", "delivery-notes"),
         DocKind::Recurring => names!("recurring", "recurrings"),
+        DocKind::Reminder => names!("reminder", "reminders"),
     }
 }
 
@@ -139,7 +140,7 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         DocKind::Invoice | DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote => {
             text(kind.number_field())
         }
-        DocKind::Recurring => None,
+        DocKind::Recurring | DocKind::Reminder => None,
     };
     let mut f = Filter {
         kind,
@@ -160,6 +161,7 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         confirmation_id,
         invoice_id,
         name: takes(kind, "name").then(|| text("name")).flatten(),
+        subject: takes(kind, "subject").then(|| text("subject")).flatten(),
         ..Filter::default()
     };
     if takes(kind, "cycle") {
@@ -317,7 +319,11 @@ pub(super) fn create(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> 
         }
     }
     let doc = in_write(caps, |txn| {
-        Ok(commands::create(ctx, txn, kind, &changes, &nested)?)
+        Ok(match kind {
+            // A reminder is made from its invoice and level.
+            DocKind::Reminder => crate::domain::dunning::create(ctx, txn, &changes, &nested)?,
+            _ => commands::create(ctx, txn, kind, &changes, &nested)?,
+        })
     })?;
     Ok(document_response(201, doc, ctx))
 }
@@ -462,7 +468,11 @@ pub(crate) const fn preset_params(kind: DocKind) -> &'static [Param] {
     match kind {
         DocKind::Invoice => INVOICE_FROM,
         DocKind::Confirmation => CONFIRMATION_FROM,
-        DocKind::CreditNote | DocKind::Offer | DocKind::DeliveryNote | DocKind::Recurring => &[],
+        DocKind::CreditNote
+        | DocKind::Offer
+        | DocKind::DeliveryNote
+        | DocKind::Recurring
+        | DocKind::Reminder => &[],
     }
 }
 
@@ -516,6 +526,7 @@ pub(crate) const fn list_params(kind: DocKind) -> &'static [Param] {
         DocKind::Confirmation => CONFIRMATION_PARAMS,
         DocKind::DeliveryNote => DELIVERY_NOTE_PARAMS,
         DocKind::Recurring => RECURRING_PARAMS,
+        DocKind::Reminder => REMINDER_PARAMS,
     }
 }
 
@@ -677,6 +688,57 @@ const RECURRING_PARAMS: &[Param] = &[
         "tags_any",
         Shape::Text,
         "Only recurring invoices carrying any of these tags (comma-separated, in any case).",
+    ),
+];
+
+/// A reminder's list: by client, invoice, status, dates and texts.
+const REMINDER_PARAMS: &[Param] = &[
+    Param::new("client_id", Shape::Id, "Only reminders of this client."),
+    Param::new("invoice_id", Shape::Id, "Only reminders of this invoice."),
+    Param::new(
+        "status",
+        Shape::AnyOf(BILLING_STATUSES),
+        "Only reminders of these statuses, as shown today.",
+    ),
+    Param::new(
+        "from",
+        Shape::Date,
+        "Only reminders dated on or after this day.",
+    ),
+    Param::new(
+        "to",
+        Shape::Date,
+        "Only reminders dated on or before this day.",
+    ),
+    Param::new(
+        "label",
+        Shape::Text,
+        "Only reminders whose label contains this.",
+    ),
+    Param::new(
+        "subject",
+        Shape::Text,
+        "Only reminders whose subject contains this.",
+    ),
+    Param::new(
+        "intro",
+        Shape::Text,
+        "Only reminders whose intro contains this.",
+    ),
+    Param::new(
+        "note",
+        Shape::Text,
+        "Only reminders whose note contains this.",
+    ),
+    Param::new(
+        "tags",
+        Shape::Text,
+        "Only reminders carrying all of these tags (comma-separated, in any case).",
+    ),
+    Param::new(
+        "tags_any",
+        Shape::Text,
+        "Only reminders carrying any of these tags (comma-separated, in any case).",
     ),
 ];
 

@@ -171,7 +171,17 @@ pub(crate) fn list<P: Part>(c: &Call<'_>, kind: DocKind) -> Result<Response, Api
         .ok_or_else(|| ApiError::bad(format!("{field} is mandatory")))?;
     let txn = caps.store.begin_read()?;
     let doc = storage::load(txn.as_ref(), ctx.account_id, kind, id)?;
-    let children = P::list(txn.as_ref(), ctx, kind, doc.id)?;
+    let order = query.order(P::fields(kind))?;
+    let mut children = P::list(txn.as_ref(), ctx, kind, doc.id)?;
+    if !order.is_empty() {
+        // Stable: children equal under `order_by` keep their stored order.
+        let mut keyed: Vec<_> = children
+            .into_iter()
+            .map(|c| (P::record(kind, &c, Some(&doc)), c))
+            .collect();
+        keyed.sort_by(|(a, _), (b, _)| crate::domain::records::compare_by(&order, a, b));
+        children = keyed.into_iter().map(|(_, c)| c).collect();
+    }
     let (page, per_page) = query.paging()?;
     let total = children.len();
     let start = (page as usize - 1).saturating_mul(per_page as usize);

@@ -232,7 +232,7 @@ fn wire_fields(kind: DocKind) -> &'static [WireField] {
         out
     }
     use crate::domain::documents::fields::{
-        CONFIRMATION, CREDIT_NOTE, DELIVERY_NOTE, INVOICE, OFFER, RECURRING,
+        CONFIRMATION, CREDIT_NOTE, DELIVERY_NOTE, INVOICE, OFFER, RECURRING, REMINDER,
     };
     static INVOICE_WIRE: [WireField; count(INVOICE)] = written(INVOICE);
     static CREDIT_NOTE_WIRE: [WireField; count(CREDIT_NOTE)] = written(CREDIT_NOTE);
@@ -240,6 +240,7 @@ fn wire_fields(kind: DocKind) -> &'static [WireField] {
     static CONFIRMATION_WIRE: [WireField; count(CONFIRMATION)] = written(CONFIRMATION);
     static DELIVERY_NOTE_WIRE: [WireField; count(DELIVERY_NOTE)] = written(DELIVERY_NOTE);
     static RECURRING_WIRE: [WireField; count(RECURRING)] = written(RECURRING);
+    static REMINDER_WIRE: [WireField; count(REMINDER)] = written(REMINDER);
     match kind {
         DocKind::Invoice => &INVOICE_WIRE,
         DocKind::CreditNote => &CREDIT_NOTE_WIRE,
@@ -247,6 +248,7 @@ fn wire_fields(kind: DocKind) -> &'static [WireField] {
         DocKind::Confirmation => &CONFIRMATION_WIRE,
         DocKind::DeliveryNote => &DELIVERY_NOTE_WIRE,
         DocKind::Recurring => &RECURRING_WIRE,
+        DocKind::Reminder => &REMINDER_WIRE,
     }
 }
 
