@@ -33,6 +33,8 @@ from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
 DRIVER = "/usr/bin/chromedriver"
@@ -111,7 +113,13 @@ class Portal:
         check(False, f"no {suffix} was downloaded from {css}")
 
     def submit(self, button_css):
+        # The click only starts the post: wait until the page it answers with replaced this
+        # one (its redirect followed), or a check would read the old page.
+        page = self.d.find_element(By.TAG_NAME, "html")
         self.d.find_element(By.CSS_SELECTOR, button_css).click()
+        WebDriverWait(self.d, 30).until(expected_conditions.staleness_of(page))
+        WebDriverWait(self.d, 30).until(
+            lambda d: d.execute_script("return document.readyState") == "complete")
         self.no_policy_messages(button_css)
 
 
