@@ -871,3 +871,70 @@ async fn the_portal_works_in_a_browser() {
         assert!(path.exists(), "{}", path.display());
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reminder_has_its_own_link_with_the_claim_and_how_to_pay_it() {
+    let app = portal_app().await;
+    let c = client(&app, &app.key, "Kunde", "de_DE").await;
+    let (invoice, invoice_url) = completed(&app, &app.key, "invoices", c, "").await;
+    let number = app
+        .get(&format!("/api/invoices/{invoice}"))
+        .await
+        .field("invoice_number")
+        .unwrap();
+    // The invoice fell due on 2030-11-16.
+    set_clock(&app, "2030-11-20T10:00:00+01:00").await;
+    let r = app
+        .post(
+            "/api/reminders",
+            &format!("<reminder><invoice_id>{invoice}</invoice_id></reminder>"),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.id();
+    assert_eq!(
+        r.field("customerportal_url").as_deref(),
+        Some(""),
+        "a draft has none"
+    );
+    let done = app.put(&format!("/api/reminders/{id}/complete"), "").await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    let done = app.get(&format!("/api/reminders/{id}")).await;
+    let url = done.field("customerportal_url").unwrap();
+    assert!(url.starts_with(&format!("{}/portal/", app.base)), "{url}");
+    assert_ne!(url, invoice_url, "a link of its own");
+    let total = done.field("total_gross").unwrap();
+    let page = open(&app, "GET", &url, None).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_secure(&page, "reminder page");
+    assert!(page.body.contains("Zahlungserinnerung"), "{}", page.body);
+    assert!(page.body.contains(&number), "the invoice it claims");
+    assert!(
+        page.body
+            .contains(&format!("{},", total.split('.').next().unwrap())),
+        "the amount due, {total}: {}",
+        page.body
+    );
+    assert!(page.body.contains("DE02 1203"), "the IBAN to pay to");
+    let pdf = open(&app, "GET", &format!("{url}/pdf"), None).await;
+    let api_pdf = app
+        .get(&format!("/api/reminders/{id}/pdf?format=pdf"))
+        .await;
+    assert_eq!(pdf.status, 200);
+    assert!(pdf.bytes == api_pdf.bytes, "the PDF is the API's");
+    // A reminder has no e-invoice.
+    assert_eq!(
+        open(&app, "GET", &format!("{url}/e-invoice"), None)
+            .await
+            .status,
+        404
+    );
+    let renewed = app
+        .put(&format!("/api/reminders/{id}/renew-link"), "")
+        .await;
+    assert_eq!(renewed.status, 200, "{}", renewed.body);
+    let new_url = renewed.field("customerportal_url").unwrap();
+    assert_ne!(new_url, url);
+    assert_eq!(open(&app, "GET", &url, None).await.status, 404);
+    assert_eq!(open(&app, "GET", &new_url, None).await.status, 200);
+}

@@ -212,16 +212,18 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
     let locale = settings.text("locale");
     let money = |d: Decimal| printing::format_money(d, &doc.currency_code, locale);
     let date = |d: Date| printing::format_date(d, locale);
-    let payment = (doc.kind.spec().payable
+    let owner = match settings.text("company_bank_account_owner").trim() {
+        "" => settings.text("company_name").trim().to_owned(),
+        owner => owner.to_owned(),
+    };
+    let payment = if doc.kind.spec().payable
         && doc.status == Status::Open
-        && doc.open_amount() > Decimal::ZERO)
-        .then(|| Payment {
+        && doc.open_amount() > Decimal::ZERO
+    {
+        Some(Payment {
             amount: money(doc.open_amount()),
             due_date: date(doc.due_date),
-            owner: match settings.text("company_bank_account_owner").trim() {
-                "" => settings.text("company_name").trim().to_owned(),
-                owner => owner.to_owned(),
-            },
+            owner,
             iban: settings.text("company_bank_iban").to_owned(),
             bic: settings.text("company_bank_bic").to_owned(),
             reference: doc.formatted_number.clone(),
@@ -234,7 +236,25 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
                         money(doc.total_gross - doc.discount_amount()),
                     )
                 }),
-        });
+        })
+    } else if let Some(dunning) = doc.dunning.as_deref()
+        && doc.status == Status::Open
+        && doc.total_gross > Decimal::ZERO
+    {
+        // A reminder asks for its claim with fees and interest, paid as its invoice is:
+        // the invoice's number is the reference that matches the payment to it.
+        Some(Payment {
+            amount: money(doc.total_gross),
+            due_date: date(doc.due_date),
+            owner,
+            iban: settings.text("company_bank_iban").to_owned(),
+            bic: settings.text("company_bank_bic").to_owned(),
+            reference: dunning.invoice_number.clone(),
+            discount: None,
+        })
+    } else {
+        None
+    };
     let offer = (doc.kind.lifecycle() == Lifecycle::Offer).then(|| match doc.status {
         Status::Open if doc.validity_date >= today => {
             OfferState::Answerable(date(doc.validity_date))
@@ -312,9 +332,10 @@ fn client_page(
             }
             let listed = Listed {
                 kind,
-                title: match doc.title.trim() {
-                    "" => doc.formatted_number.clone(),
-                    title => format!("{title} {}", doc.formatted_number),
+                title: match (doc.title.trim(), doc.formatted_number.as_str()) {
+                    ("", "") => doc.kind.title().to_owned(),
+                    ("", number) => number.to_owned(),
+                    (title, number) => format!("{title} {number}").trim_end().to_owned(),
                 },
                 date: printing::format_date(doc.date, settings.text("locale")),
                 shown: doc.shown(today),

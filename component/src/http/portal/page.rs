@@ -171,6 +171,11 @@ pub(super) fn document(
         "" => lang.kind(kind).to_owned(),
         title => title.to_owned(),
     };
+    // A reminder has no number of its own: its heading is its subject.
+    let number = match doc.formatted_number.as_str() {
+        "" => page.printed.title.as_str(),
+        number => number,
+    };
     let mut m = String::with_capacity(8192);
     if let Some(done) = done {
         let text = match done {
@@ -194,7 +199,7 @@ pub(super) fn document(
         "<section class=\"doc-head\"><p class=\"kind\">{}</p><h1>{}</h1>\
          <p class=\"status {}\">{}</p></section>",
         Esc(&heading),
-        Esc(&doc.formatted_number),
+        Esc(number),
         status_class(page.shown),
         Esc(lang.status(page.shown))
     );
@@ -264,7 +269,7 @@ pub(super) fn document(
         offer_card(&mut m, lang, page.shown, offer, token, form_token);
     }
     comments_card(&mut m, lang, page, token, form_token);
-    let title = format!("{heading} {} – {}", doc.formatted_number, page.seller.name);
+    let title = format!("{heading} {number} – {}", page.seller.name);
     frame(lang, title.trim_end_matches(" – "), Some(&page.seller), &m)
 }
 
