@@ -212,6 +212,11 @@ mod tests {
         assert!(EU.windows(2).all(|w| w[0] < w[1]));
         assert!(CODES.windows(2).all(|w| w[0] < w[1]));
         assert!(UNITS.iter().all(|(_, c)| CODES.contains(c)));
+        // Every code a unit word gives is one the official list holds.
+        assert!(
+            CODES.iter().all(|c| crate::codes::is_unit_code(c)),
+            "{CODES:?}"
+        );
     }
 
     #[test]

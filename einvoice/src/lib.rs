@@ -2,8 +2,9 @@
 //! (`model`), the defaults of the terms nobody gave (`derive`), the rules the service
 //! decides itself (`rules`), the writers of UN/CEFACT CII (`cii`: XRechnung and Factur-X)
 //! and of OASIS UBL 2.1 (`ubl`: XRechnung), the reader of both back into the model
-//! (`read`), the bounded reader of the XML inside a hybrid PDF (`pdf`), and the UN/ECE
-//! code shapes e-invoices use (`codes`). Every bound on reading is in `limits`.
+//! (`read`), the bounded reader of the XML inside a hybrid PDF (`pdf`), and the code lists
+//! of EN 16931 (`code_lists`, generated from the official rules) with what a code must be
+//! in (`codes`). Every bound on reading is in `limits`.
 //!
 //! It knows bytes and the model only: never a store, HTTP, WIT, the clock or a file. The
 //! component maps its records to the model and back (`domain::einvoice`), and runs the
@@ -14,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cii;
+pub mod code_lists;
 pub mod codes;
 pub mod derive;
 pub mod limits;

@@ -7,6 +7,11 @@
 /// How deep the elements of an e-invoice may nest, the root counting as one.
 pub const XML_DEPTH_MAX: usize = 64;
 
+/// How many coded values outside their code lists (BR-CL) one read keeps (`Read::unlisted`):
+/// a document with more says nothing new by them, and what an import keeps of them stays
+/// small.
+pub const UNLISTED_MAX: usize = 100;
+
 /// The bounds of one PDF read that a caller may choose; `Default` is what the service uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PdfLimits {

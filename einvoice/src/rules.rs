@@ -2,11 +2,13 @@
 //! e-invoice is issued: mandatory business terms, the arithmetic rules (BR-CO) exact to
 //! the cent, the VAT category rules (BR-S, BR-Z, BR-E, BR-AE, BR-IC, BR-G, BR-O), the
 //! XRechnung rules (BR-DE, and the Peppol rules XRechnung includes). Each violation names
-//! the rule and the API field that fixes it. Schema and code-list checks (BR-CL) are left
-//! to the official rule files, which the tests run on every scenario.
+//! the rule and the API field that fixes it. Of a document read (`read`), also the
+//! code-list rules (BR-CL, `code_lists`), over the lists of the official rule files; the
+//! schema is left to those files, which the tests run on every scenario.
 
 use rust_decimal::{Decimal, RoundingStrategy};
 
+use crate::codes::Coded;
 use crate::model::{Category, Invoice, Profile};
 
 /// Rounds half away from zero to two decimal places: the VAT that a breakdown's taxable
@@ -83,6 +85,26 @@ pub fn check(inv: &Invoice, profile: Profile, exact_vat: bool) -> Vec<Violation>
         xrechnung(&mut c, inv);
     }
     c.out
+}
+
+/// How many characters of a value a message shows.
+const SHOWN: usize = 100;
+
+/// The code-list rules (BR-CL) a document read fails: one violation per coded value
+/// outside the list its rule binds it to (`read::Read::unlisted`), its field where the
+/// value stands.
+pub fn code_lists(unlisted: &[Coded]) -> Vec<Violation> {
+    unlisted
+        .iter()
+        .map(|c| {
+            let value: String = c.value.chars().take(SHOWN).collect();
+            Violation {
+                rule: c.rule.to_owned(),
+                field: c.path.clone(),
+                message: format!("{}: '{value}' is not in {}", c.path, c.list.name()),
+            }
+        })
+        .collect()
 }
 
 fn core(c: &mut Check, inv: &Invoice, exact_vat: bool) {

@@ -29,6 +29,32 @@ async fn count(app: &App, path: &str) -> String {
 }
 
 #[tokio::test]
+async fn unit_codes_are_those_of_the_lists_e_invoices_take_not_any_of_their_shape() {
+    let app = App::spawn().await;
+    // AB1 is shaped like a unit code, but in neither UN/ECE Recommendation 20 nor 21, the
+    // lists of the official rules (BR-CL-23).
+    unit(&app, "<name>Kiste</name><unit_code>AB1</unit_code>")
+        .await
+        .assert_error(400, "unit_code must be a UN/ECE Recommendation 20 code");
+    let r = unit(&app, "<name>Kiste</name><unit_code>XBX</unit_code>").await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let client = client(&app, "<name>A</name>").await;
+    let item = |code: &str| {
+        format!(
+            "<client_id>{client}</client_id><invoice-items><invoice-item><title>X</title>\
+             <unit_price>10</unit_price><unit_code>{code}</unit_code></invoice-item></invoice-items>"
+        )
+    };
+    app.post(&INVOICES.list(), &INVOICES.body(&item("AB1")))
+        .await
+        .assert_error(400, "unit_code must be a UN/ECE Recommendation 20 code");
+    let r = app
+        .post(&INVOICES.list(), &INVOICES.body(&item("XBX")))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+}
+
+#[tokio::test]
 async fn units_are_unique_in_any_case_and_kept_while_an_article_uses_them() {
     let app = App::spawn().await;
     let hour = unit(&app, "<name>Stunde</name><unit_code>HUR</unit_code>").await;

@@ -2,7 +2,8 @@
 //! (tests/einvoice/corpus/README.md), ZUGFeRD 1.0 to 2.3, Factur-X from MINIMUM to
 //! EXTENDED, XRechnung, as PDF, CII and UBL, from about ten producing tools. Each imports
 //! with the values tests/einvoice/expected.py reads in the file, or is refused cleanly when
-//! it holds no EN 16931 invoice.
+//! it holds no EN 16931 invoice (or one without a currency); its code-list findings (BR-CL)
+//! are those of the official rules.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,14 +11,16 @@ use std::path::PathBuf;
 use faktura_tests::{App, Reply};
 use serde_json::Value;
 
-use crate::incomings::{blocks, decimal, expected, upload};
+use crate::incomings::{
+    blocks, code_list_disagreements, code_list_rules, decimal, expected, upload,
+};
 
 fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("einvoice/corpus")
 }
 
-/// Files of the corpus that hold no EN 16931 invoice: (file, why, a fragment of the
-/// refusal).
+/// Files of the corpus the import refuses: no EN 16931 invoice, or one without a currency
+/// (file, why, a fragment of the refusal).
 const REFUSED: &[(&str, &str, &str)] = &[
     (
         "MustangGnuaccountingBeispielRE-20140519_499.pdf",
@@ -36,6 +39,11 @@ const REFUSED: &[(&str, &str, &str)] = &[
         "RE-E-974-Hetzner_2016-01-19_R0005532486.pdf",
         "a PDF invoice with no embedded e-invoice",
         "the PDF has no e-invoice attached",
+    ),
+    (
+        "MustangGnuaccountingBeispielRE-20151008_504.pdf",
+        "ZUGFeRD 1.0 COMFORT with an empty InvoiceCurrencyCode: amounts in no currency",
+        "no invoice currency (BT-5",
     ),
 ];
 
@@ -177,6 +185,7 @@ async fn real_e_invoices_of_many_producers_import_with_the_values_in_the_file() 
     // (format, profile) -> [imported as in the file, refused as expected, failed]
     let mut tally: BTreeMap<(&str, String), [usize; 3]> = BTreeMap::new();
     let mut failures = Vec::new();
+    let mut code_lists = BTreeMap::new();
     for path in &files {
         let name = name_of(path);
         let format = format_of(&name);
@@ -211,6 +220,7 @@ async fn real_e_invoices_of_many_producers_import_with_the_values_in_the_file() 
             failures.push(format!("{name}: HTTP {} {excerpt}", r.status));
             continue;
         }
+        code_lists.insert(path.clone(), code_list_rules(&r));
         let items = app
             .call_as(
                 &key,
@@ -243,6 +253,15 @@ async fn real_e_invoices_of_many_producers_import_with_the_values_in_the_file() 
              {refused} refused as expected, {failed} failed"
         );
     }
+    // What the import finds of the code lists (BR-CL) is what the official rules find.
+    let (agreeing, disagreeing) = code_list_disagreements(&code_lists);
+    println!(
+        "corpus: {agreeing} code-list findings of the official rules in {} files, each found \
+         by the import too; {} files where they differ",
+        code_lists.len(),
+        disagreeing.len()
+    );
+    failures.extend(disagreeing);
     println!(
         "{} corpus files in {:.1} s",
         files.len(),

@@ -816,7 +816,7 @@ async fn call(base: &str, method: &str, path: &str, body: Option<&str>) -> Reply
 /// is killed with SIGKILL while runs go on and started again: every invoice gets each
 /// level once, exactly those the rule makes due.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_hosts_on_postgres_make_each_level_once_across_a_sigkill() {
+async fn three_hosts_on_postgres_make_each_level_and_each_recurring_run_once_across_a_sigkill() {
     let pg = faktura_tests::PostgresServer::start();
     let url = pg.url();
     let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
@@ -881,6 +881,34 @@ async fn three_hosts_on_postgres_make_each_level_once_across_a_sigkill() {
         );
         model.invoices.insert(id, (due, true, None));
     }
+    // Recurring invoices of a client left out of dunning run on the same upkeep: each
+    // makes its two monthly invoices once, across the same kill.
+    let renter = call(
+        a,
+        "POST",
+        "/api/clients",
+        Some("<client><name>R</name><dunning_run>0</dunning_run></client>"),
+    )
+    .await
+    .id();
+    let mut recurrings = Vec::new();
+    for i in 0..10u32 {
+        let r = call(
+            a,
+            "POST",
+            "/api/recurrings",
+            Some(&format!(
+                "<recurring><client_id>{renter}</client_id><cycle>MONTHLY</cycle>\
+                 <action>COMPLETE</action><next_creation_date>2027-01-{:02}</next_creation_date>\
+                 <recurring-items><recurring-item><unit_price>100</unit_price></recurring-item>\
+                 </recurring-items></recurring>",
+                10 + i
+            )),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        recurrings.push((r.id(), 10 + i));
+    }
     let mut day = "2027-01-01".to_owned();
     for step in 0..60usize {
         day = add_days(&day, 1);
@@ -925,6 +953,31 @@ async fn three_hosts_on_postgres_make_each_level_once_across_a_sigkill() {
     assert_eq!(made, model.made);
     let total: usize = made.values().map(Vec::len).sum();
     assert!(total >= 500, "{total} reminders");
+    let invoices = call(
+        a,
+        "GET",
+        &format!("/api/invoices?client_id={renter}&per_page=1000&order_by=id"),
+        None,
+    )
+    .await;
+    let mut by_recurring: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for (recurring, date) in invoices
+        .fields("recurring_id")
+        .into_iter()
+        .zip(invoices.fields("date"))
+    {
+        by_recurring
+            .entry(recurring.parse().unwrap())
+            .or_default()
+            .push(date);
+    }
+    for (recurring, day) in &recurrings {
+        assert_eq!(
+            by_recurring.get(recurring).cloned().unwrap_or_default(),
+            vec![format!("2027-01-{day:02}"), format!("2027-02-{day:02}")],
+            "recurring {recurring}: each run once"
+        );
+    }
     eprintln!(
         "dunning on three hosts: {total} reminders of 200 invoices, each level once, one SIGKILL"
     );

@@ -282,6 +282,30 @@ pub(crate) fn validate(
     dir: &std::path::Path,
     files: &[(PathBuf, &str)],
 ) -> Vec<(String, Vec<String>)> {
+    report(dir, files)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let errors = r["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} {} at {}: {}",
+                        e["source"], e["id"], e["location"], e["text"]
+                    )
+                })
+                .collect();
+            (r["path"].as_str().unwrap().to_owned(), errors)
+        })
+        .collect()
+}
+
+/// The official validator's report on `files` (path, profile), its manifest written to
+/// `dir` (tests/einvoice/README.md says what the report holds).
+pub(crate) fn report(dir: &std::path::Path, files: &[(PathBuf, &str)]) -> serde_json::Value {
     let manifest: Vec<serde_json::Value> = files
         .iter()
         .map(|(p, profile)| serde_json::json!({"path": p, "profile": profile}))
@@ -304,25 +328,7 @@ pub(crate) fn validate(
         "the CEN, XRechnung and Factur-X rules ran: {}",
         report["rule_sets"]
     );
-    report["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let errors = r["errors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| {
-                    format!(
-                        "{} {} at {}: {}",
-                        e["source"], e["id"], e["location"], e["text"]
-                    )
-                })
-                .collect();
-            (r["path"].as_str().unwrap().to_owned(), errors)
-        })
-        .collect()
+    report
 }
 
 #[tokio::test]

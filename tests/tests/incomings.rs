@@ -241,6 +241,67 @@ pub(crate) fn differences(r: &Reply, items: &[Reply], want: &Value, format: &str
     out
 }
 
+/// The code-list rules (BR-CL) among the findings of an imported incoming `r`, sorted,
+/// once per finding.
+pub(crate) fn code_list_rules(r: &Reply) -> Vec<String> {
+    let mut rules: Vec<String> = blocks(&r.body, "finding")
+        .iter()
+        .filter_map(|f| f.field("rule"))
+        .filter(|rule| rule.starts_with("BR-CL-"))
+        .collect();
+    rules.sort();
+    rules
+}
+
+/// Where the code-list findings of imports (by file, as `code_list_rules` reads them)
+/// differ from those of the official CEN rules (tests/einvoice/validate.py, errors and
+/// warnings alike: XRechnung counts BR-CL-21 and BR-CL-23 as warnings only), one line per
+/// file; and how many findings agree. A PDF is checked by the XML it carries; ZUGFeRD 1.0,
+/// whose namespaces the CEN rules do not bind, gets no finding from either.
+pub(crate) fn code_list_disagreements(
+    imported: &BTreeMap<PathBuf, Vec<String>>,
+) -> (usize, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(PathBuf, &str)> = imported
+        .keys()
+        .map(|path| {
+            let ubl = !path.to_string_lossy().ends_with(".pdf")
+                && std::fs::read_to_string(path)
+                    .unwrap_or_default()
+                    .contains("urn:oasis:names:specification:ubl:schema:xsd:");
+            let profile = if ubl {
+                "xrechnung-ubl"
+            } else {
+                "xrechnung-cii"
+            };
+            (path.clone(), profile)
+        })
+        .collect();
+    let report = crate::einvoice::report(dir.path(), &files);
+    let (mut agreeing, mut out) = (0, Vec::new());
+    for (result, (path, _)) in report["results"].as_array().unwrap().iter().zip(&files) {
+        let mut official: Vec<String> = ["errors", "warnings"]
+            .iter()
+            .flat_map(|k| result[*k].as_array().unwrap())
+            .filter(|f| f["source"] == "cen")
+            .filter_map(|f| f["id"].as_str())
+            .filter(|id| id.starts_with("BR-CL-"))
+            .map(str::to_owned)
+            .collect();
+        official.sort();
+        if official == imported[path] {
+            agreeing += official.len();
+        } else {
+            out.push(format!(
+                "{}: the import found {:?}, the official rules {official:?}",
+                path.display(),
+                imported[path]
+            ));
+        }
+    }
+    (agreeing, out)
+}
+
 /// Whether the service's rules found nothing in the incoming (`<valid>1</valid>`).
 pub(crate) fn valid(r: &Reply) -> bool {
     r.body.contains("<valid type=\"integer\">1</valid>")
@@ -304,6 +365,7 @@ async fn e_invoices_of_other_tools_import_with_the_values_in_the_file() {
     let mut keys = BTreeMap::new();
     let mut tally: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
     let mut failures = Vec::new();
+    let mut code_lists = BTreeMap::new();
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let file = want[&path.to_string_lossy().into_owned()].clone();
@@ -338,6 +400,7 @@ async fn e_invoices_of_other_tools_import_with_the_values_in_the_file() {
             continue;
         }
         counts[0] += 1;
+        code_lists.insert(path.clone(), code_list_rules(&r));
         let lines = items(&app, &key, r.id()).await;
         let mut wrong = differences(&r, &lines, &file, format);
         // The suite's standard cases pass the official rules (einvoice.rs checks it), so
@@ -375,6 +438,15 @@ async fn e_invoices_of_other_tools_import_with_the_values_in_the_file() {
              {unexpected} refused unexpectedly"
         );
     }
+    // What the import finds of the code lists (BR-CL) is what the official rules find.
+    let (agreeing, disagreeing) = code_list_disagreements(&code_lists);
+    println!(
+        "incoming samples: {agreeing} code-list findings of the official rules in {} files, \
+         each found by the import too; {} files where they differ",
+        code_lists.len(),
+        disagreeing.len()
+    );
+    failures.extend(disagreeing);
     println!(
         "{} files in {:.1} s",
         files.len(),
@@ -922,4 +994,182 @@ async fn payments_settle_an_incoming_and_deleting_them_opens_it_again() {
     app.get(&format!("/api/incoming-items?incoming_id={id}"))
         .await
         .assert_error(404, "does not exist");
+}
+
+/// The first sample of the XRechnung suite imported: its id.
+async fn import_sample(app: &App) -> u64 {
+    let bytes =
+        std::fs::read(root().join("tests/einvoice/samples/01.01a-INVOICE_uncefact.xml")).unwrap();
+    let r = app.post("/api/incomings", &upload(&bytes, "a.xml")).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.id()
+}
+
+/// A supplier to enter incomings of by hand: its id.
+async fn supplier(app: &App) -> u64 {
+    let r = app
+        .post(
+            "/api/suppliers",
+            "<supplier><name>Bürobedarf Nord GmbH</name></supplier>",
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.id()
+}
+
+#[tokio::test]
+async fn an_incoming_entered_by_hand_without_a_payable_amount_is_paid_by_its_total() {
+    let app = App::spawn().await;
+    let supplier = supplier(&app).await;
+    let r = app
+        .post(
+            "/api/incomings",
+            &format!(
+                "<incoming><supplier_id>{supplier}</supplier_id><number>H-1</number>\
+                 <date>2026-01-10</date><total_gross>119.00</total_gross></incoming>"
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.field("status").as_deref(), Some("OPEN"));
+    assert_eq!(r.field("open_amount").as_deref(), Some("119"));
+    let id = r.id();
+    let paid = app
+        .post(
+            "/api/incoming-payments",
+            &format!("<incoming-payment><incoming_id>{id}</incoming_id><amount>119</amount></incoming-payment>"),
+        )
+        .await;
+    assert_eq!(paid.status, 201, "{}", paid.body);
+    let now = app.get(&format!("/api/incomings/{id}")).await;
+    assert_eq!(now.field("status").as_deref(), Some("PAID"), "{}", now.body);
+    assert_eq!(now.field("open_amount").as_deref(), Some("0"));
+    assert_eq!(count(&app, "/api/incomings?status=PAID").await, "1");
+}
+
+#[tokio::test]
+async fn an_import_without_a_currency_the_service_knows_is_refused_and_nothing_is_stored() {
+    let app = App::spawn().await;
+    let cii =
+        std::fs::read_to_string(root().join("tests/einvoice/samples/01.01a-INVOICE_uncefact.xml"))
+            .unwrap();
+    let ubl = std::fs::read_to_string(root().join("tests/einvoice/samples/01.01a-INVOICE_ubl.xml"))
+        .unwrap();
+    let cii_with = |currency: &str| {
+        cii.replace(
+            "<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode>",
+            &format!("<ram:InvoiceCurrencyCode>{currency}</ram:InvoiceCurrencyCode>"),
+        )
+    };
+    let ubl_with = |currency: &str| {
+        ubl.replace(
+            "<cbc:DocumentCurrencyCode>EUR</cbc:DocumentCurrencyCode>",
+            &format!("<cbc:DocumentCurrencyCode>{currency}</cbc:DocumentCurrencyCode>"),
+        )
+    };
+    for (file, fragment) in [
+        (
+            cii_with(""),
+            "base64file: the e-invoice names no invoice currency (BT-5",
+        ),
+        (
+            cii_with("XEU"),
+            "base64file: the invoice currency (BT-5) 'XEU'",
+        ),
+        (
+            ubl_with(""),
+            "base64file: the e-invoice names no invoice currency (BT-5",
+        ),
+        (
+            ubl_with("EURO"),
+            "base64file: the invoice currency (BT-5) 'EURO'",
+        ),
+    ] {
+        assert_ne!(file, cii, "the sample names its currency as written here");
+        app.post("/api/incomings", &upload(file.as_bytes(), "x.xml"))
+            .await
+            .assert_error(400, fragment);
+    }
+    assert_eq!(count(&app, "/api/incomings").await, "0");
+    assert_eq!(count(&app, "/api/suppliers").await, "0");
+}
+
+#[tokio::test]
+async fn users_comments_on_incomings_are_comments_as_on_documents() {
+    let app = App::spawn().await;
+    let id = import_sample(&app).await;
+    let mine = app
+        .post(
+            "/api/incoming-comments",
+            &format!("<incoming-comment><incoming_id>{id}</incoming_id><comment>Geprüft</comment></incoming-comment>"),
+        )
+        .await;
+    assert_eq!(mine.status, 201, "{}", mine.body);
+    assert_eq!(mine.field("actionkey").as_deref(), Some("COMMENT"));
+    let comments = app
+        .get(&format!("/api/incoming-comments?incoming_id={id}"))
+        .await;
+    assert_eq!(comments.fields("actionkey"), ["IMPORT", "COMMENT"]);
+}
+
+#[tokio::test]
+async fn incoming_payment_types_are_the_words_of_document_payments_in_any_case() {
+    let app = App::spawn().await;
+    let id = import_sample(&app).await;
+    let pay = |kind: &str| {
+        format!(
+            "<incoming-payment><incoming_id>{id}</incoming_id><amount>1</amount>\
+             <payment_type>{kind}</payment_type></incoming-payment>"
+        )
+    };
+    let r = app
+        .post("/api/incoming-payments", &pay("bank_transfer"))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.field("payment_type").as_deref(), Some("BANK_TRANSFER"));
+    app.post("/api/incoming-payments", &pay("by wire"))
+        .await
+        .assert_error(400, "payment_type must be one of CREDIT_NOTE, BANK_CARD");
+    assert_eq!(
+        count(&app, &format!("/api/incoming-payments?incoming_id={id}")).await,
+        "1"
+    );
+}
+
+#[tokio::test]
+async fn an_import_the_code_lists_of_en_16931_reject_is_stored_as_not_valid() {
+    let app = App::spawn().await;
+    // KoSIT's extension case 04.05a names identifier schemes outside the ISO 6523 ICD
+    // list (XR01 to XR03): the official CEN rules refuse it (BR-CL-10, BR-CL-21).
+    let bytes =
+        std::fs::read(root().join("tests/einvoice/samples/extension/04.05a-INVOICE_uncefact.xml"))
+            .unwrap();
+    let r = app
+        .post("/api/incomings", &upload(&bytes, "04.05a.xml"))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(!valid(&r), "{}", r.body);
+    assert!(
+        r.body.contains("<valid type=\"integer\">0</valid>"),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        code_list_rules(&r),
+        ["BR-CL-10", "BR-CL-10", "BR-CL-10", "BR-CL-21"]
+    );
+    assert!(
+        r.body
+            .contains("PayeeTradeParty/GlobalID/@schemeID: 'XR03' is not in the ISO 6523 ICD list"),
+        "{}",
+        r.body
+    );
+    // The same file read back keeps what was found.
+    let again = app.get(&format!("/api/incomings/{}", r.id())).await;
+    assert_eq!(code_list_rules(&again), code_list_rules(&r));
+    // A sample the official rules accept stays valid.
+    let id = import_sample(&app).await;
+    let sample = app.get(&format!("/api/incomings/{id}")).await;
+    assert!(valid(&sample), "{}", sample.body);
+    assert!(code_list_rules(&sample).is_empty());
 }

@@ -15,10 +15,33 @@ use super::documents::{Document, Filter, Shown, query, storage};
 use super::schema::Scalar;
 use crate::caps::Read;
 
-/// A `group_by` key.
+/// The other party of a family's records, as `group_by` names it: the client of
+/// documents, the supplier of incoming invoices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Party {
+    /// The key's name in `group_by`.
+    pub name: &'static str,
+    /// The field naming the party, and the element of its value in a group.
+    pub field: &'static str,
+}
+
+/// Documents are grouped by their client.
+pub const CLIENT: Party = Party {
+    name: "client",
+    field: "client_id",
+};
+
+/// Incoming invoices are grouped by their supplier.
+pub const SUPPLIER: Party = Party {
+    name: "supplier",
+    field: "supplier_id",
+};
+
+/// A `group_by` key, of documents and of incoming invoices alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupKey {
-    Client,
+    /// The family's other party (`Party`).
+    Party,
     Status,
     Day,
     Week,
@@ -27,37 +50,61 @@ pub enum GroupKey {
 }
 
 impl GroupKey {
-    pub fn parse(s: &str) -> Option<GroupKey> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "client" => GroupKey::Client,
+    /// The key `s` names (in any case) for a family whose other party is `party`.
+    pub fn parse(s: &str, party: Party) -> Option<GroupKey> {
+        let s = s.trim().to_ascii_lowercase();
+        Some(match s.as_str() {
             "status" => GroupKey::Status,
             "day" => GroupKey::Day,
             "week" => GroupKey::Week,
             "month" => GroupKey::Month,
             "year" => GroupKey::Year,
+            name if name == party.name => GroupKey::Party,
             _ => return None,
         })
     }
 
-    /// The element name and value of this key for an invoice.
-    pub fn value(self, doc: &Document, today: Date) -> (&'static str, Scalar) {
-        let d = doc.date;
+    /// The keys a `group_by` value lists (comma-separated, each once, in the order
+    /// given), or the message that says what it may list.
+    pub fn parse_list(raw: &str, party: Party) -> Result<Vec<GroupKey>, String> {
+        let mut keys = Vec::new();
+        for k in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let key = GroupKey::parse(k, party).ok_or_else(|| {
+                format!(
+                    "group_by must list values of {}, status, day, week, month, year, got \"{k}\"",
+                    party.name
+                )
+            })?;
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        Ok(keys)
+    }
+
+    /// The element name and value of this key for a record of the party `party` (its
+    /// field and id), shown with `status`, dated `date`: one function for every family.
+    pub fn value(self, party: (Party, u64), status: &str, date: Date) -> (&'static str, Scalar) {
         match self {
-            GroupKey::Client => ("client_id", Scalar::Int(doc.client_id as i64)),
-            GroupKey::Status => ("status", Scalar::Text(doc.shown(today).as_str().into())),
-            GroupKey::Day => ("day", Scalar::Date(d)),
+            GroupKey::Party => (party.0.field, Scalar::Int(party.1 as i64)),
+            GroupKey::Status => ("status", Scalar::Text(status.into())),
+            GroupKey::Day => ("day", Scalar::Date(date)),
             GroupKey::Week => {
-                let (y, w) = d.iso_week();
+                let (y, w) = date.iso_week();
                 ("week", Scalar::Text(format!("{y}-W{w:02}")))
             }
-            GroupKey::Month => month_value(d.year(), d.month()),
-            GroupKey::Year => ("year", Scalar::Int(d.year() as i64)),
+            GroupKey::Month => month_value(date.year(), date.month()),
+            GroupKey::Year => year_value(date.year()),
         }
     }
 }
 
 fn month_value(year: i32, month: u8) -> (&'static str, Scalar) {
     ("month", Scalar::Text(format!("{year:04}-{month:02}")))
+}
+
+fn year_value(year: i32) -> (&'static str, Scalar) {
+    ("year", Scalar::Int(year as i64))
 }
 
 /// One group: its key values and sums.
@@ -137,7 +184,11 @@ impl Groups {
     }
 
     fn add_document(&mut self, doc: &Document, keys: &[GroupKey], today: Date) {
-        let values = keys.iter().map(|k| k.value(doc, today)).collect();
+        let status = doc.shown(today).as_str();
+        let values = keys
+            .iter()
+            .map(|k| k.value((CLIENT, doc.client_id), status, doc.date))
+            .collect();
         self.add(&doc.currency_code, values, &Sums::of(doc));
     }
 
@@ -184,7 +235,7 @@ pub fn groups(
     let from_sums = keys.iter().all(|k| {
         matches!(
             k,
-            GroupKey::Client | GroupKey::Status | GroupKey::Month | GroupKey::Year
+            GroupKey::Party | GroupKey::Status | GroupKey::Month | GroupKey::Year
         )
     }) && f.only_indexed_fields()
         && f.from.is_none()
@@ -212,9 +263,10 @@ pub fn groups(
         let values = keys
             .iter()
             .map(|k| match k {
-                GroupKey::Client => ("client_id", Scalar::Int(key.client as i64)),
+                GroupKey::Party => (CLIENT.field, Scalar::Int(key.client as i64)),
                 GroupKey::Status => ("status", Scalar::Text(shown.as_str().into())),
-                GroupKey::Year => ("year", Scalar::Int(key.year() as i64)),
+                GroupKey::Year => year_value(key.year()),
+                // Kept sums are by month: day and week keys group from the documents.
                 GroupKey::Day | GroupKey::Week | GroupKey::Month => {
                     month_value(key.year(), key.month_of_year())
                 }

@@ -24,7 +24,7 @@ pub fn pdf(txn: &dyn Read, renderer: &dyn Pdf, account: u64, id: u64) -> Result<
     if record.text("format") == "pdf-cii" {
         return Ok(file);
     }
-    let (read, _) = incomings::parse(&file)?;
+    let (read, _) = incomings::read_file(&file)?;
     let locale = settings::load_stored(txn, account)?
         .text("locale")
         .to_owned();

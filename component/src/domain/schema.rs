@@ -223,7 +223,8 @@ pub enum Kind {
     Iban,
     /// A BIC of 8 or 11 characters (`codes::is_bic`); empty allowed.
     Bic,
-    /// A UN/ECE Recommendation 20 unit code (`faktura_einvoice::codes::is_unit_code`); empty allowed.
+    /// A unit code of UN/ECE Recommendations 20 and 21, as the official code list of EN 16931
+    /// has them (`faktura_einvoice::codes::is_unit_code`); empty allowed.
     UnitCode,
     /// Comma-separated words of the list, any case, stored as listed; empty allowed.
     Words(&'static [&'static str]),
@@ -691,6 +692,15 @@ mod tests {
         check(Kind::Country, "de", Ok(Some("DE")));
         check(Kind::Country, "XX", Err("ISO 3166"));
         check(Kind::Currency, "eur", Ok(Some("EUR")));
+        check(Kind::UnitCode, " HUR ", Ok(Some("HUR")));
+        check(Kind::UnitCode, "XBX", Ok(Some("XBX")));
+        // A code of the shape, but no unit of the lists e-invoices take (BR-CL-23).
+        check(
+            Kind::UnitCode,
+            "AB1",
+            Err("UN/ECE Recommendation 20 code like C62 or HUR"),
+        );
+        check(Kind::UnitCode, "c62", Err("UN/ECE Recommendation 20"));
         check(Kind::Text, "", Ok(None));
         check(Kind::Text, " a ", Ok(Some(" a ")));
     }

@@ -8,6 +8,7 @@ use super::records::{self, INCOMINGS as INCOMING_WIRE, decode_base64, encode_rec
 use super::{Payload, Response, in_write};
 use crate::codec::{Content, Element, ScalarType};
 use crate::domain::date::Date;
+use crate::domain::grouping::{GroupKey, SUPPLIER};
 use crate::domain::incoming_pdf;
 use crate::domain::incomings::{self, INCOMINGS};
 use crate::domain::records as domain_records;
@@ -117,20 +118,7 @@ pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
     let query = c.query;
     let group_by = query
         .get("group_by")
-        .map(|raw| {
-            let mut keys = Vec::new();
-            for k in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let key = incomings::GroupKey::parse(k).ok_or_else(|| {
-                    ApiError::bad(format!(
-                        "group_by must list values of supplier, status, day, week, month, year, got \"{k}\""
-                    ))
-                })?;
-                if !keys.contains(&key) {
-                    keys.push(key);
-                }
-            }
-            Ok::<_, ApiError>(keys)
-        })
+        .map(|raw| GroupKey::parse_list(raw, SUPPLIER).map_err(ApiError::bad))
         .transpose()?;
     let (page, per_page) = query.paging()?;
     let order = query.order(INCOMINGS.fields)?;
@@ -244,11 +232,13 @@ pub(super) fn create(c: &Call<'_>) -> Result<Response, ApiError> {
                 return Err(ApiError::bad(problem));
             }
             let (label, note) = (text("label"), text("note"));
+            // Read once: a conflict runs the transaction again, not the parse.
+            let parsed = incomings::parse(file)?;
             in_write(c.caps, |txn| {
                 Ok(incomings::import(
                     c.ctx,
                     txn,
-                    &file,
+                    &parsed,
                     &filename,
                     label.as_deref(),
                     note.as_deref(),

@@ -16,7 +16,9 @@
 //! such names below the root. An element of another namespace, or one the model has no
 //! term for, is skipped with everything inside it.
 //!
-//! The reader maps; it does not judge (`rules` does). A missing term stays empty, `None`
+//! The reader maps; it does not judge (`rules` does), but for the codes: where the code-list
+//! rules of EN 16931 (BR-CL) bind a value, `codes` keeps those outside their lists, which
+//! `rules::code_lists` reports (the lists are only there at reading). A missing term stays empty, `None`
 //! or zero; what cannot be read as the model needs it (an amount that is no decimal
 //! number, a date that does not exist, an unknown VAT category) is `Malformed`, naming
 //! the element. Two terms the model cannot leave empty are refused when missing: the issue
@@ -29,6 +31,7 @@
 //! model with the ways a term's value is read (a decimal, a category, a date).
 
 mod cii;
+mod codes;
 #[cfg(test)]
 mod tests;
 mod ubl;
@@ -40,12 +43,14 @@ use quick_xml::reader::NsReader;
 use rust_decimal::Decimal;
 use time::Date;
 
+use crate::codes::Coded;
 use crate::limits::XML_DEPTH_MAX;
 use crate::model::{
     Address, AllowanceCharge, Category, CreditTransfer, DirectDebit, Invoice, Line, LineAllowance,
     Party, Payment, Totals, VatBreakdown,
 };
 use cii::{DATA_TYPES, RAM, RAM_ALIASES, RSM, RSM_ALIASES};
+use codes::{CodeAttrs, Scan};
 use ubl::{CAC, CBC};
 
 /// The syntax an e-invoice was read from.
@@ -64,6 +69,10 @@ pub struct Read {
     pub syntax: Syntax,
     /// BT-24 as found (empty when the document states none).
     pub specification: String,
+    /// The coded values outside the code lists of the CEN rules that bind them (BR-CL), in
+    /// document order, at most `limits::UNLISTED_MAX`; none are looked for in ZUGFeRD 1.0,
+    /// whose namespaces those rules do not bind.
+    pub unlisted: Vec<Coded>,
 }
 
 /// Why a document could not be read.
@@ -339,6 +348,8 @@ struct Parse {
     attrs: Attrs,
     /// Made when the root element is an e-invoice.
     builder: Option<Builder>,
+    /// The code-list scan, made with the builder (but for ZUGFeRD 1.0).
+    scan: Option<Scan>,
     /// The root element has ended.
     ended: bool,
 }
@@ -371,6 +382,7 @@ impl Parse {
                     }
                 };
                 self.builder = Some(Builder::new(syntax, zugferd1));
+                self.scan = (!zugferd1).then(|| Scan::new(syntax));
                 ROOT
             }
             (Some(_), Some(&UNKNOWN)) => UNKNOWN,
@@ -379,20 +391,26 @@ impl Parse {
         self.stack.push(name);
         self.text.clear();
         self.attrs = Attrs::default();
+        // The code-list rules read attributes of elements the model has no term for.
+        let scanned = self.scan.is_some();
+        let mut codes = CodeAttrs::default();
         let mut attributes = e.attributes();
         attributes.with_checks(false);
         for attr in attributes {
             let attr =
                 attr.map_err(|err| ReadError::NotXml(format!("a malformed attribute: {err}")))?;
-            if name == UNKNOWN || name == ROOT {
-                continue;
-            }
+            let termed = name != UNKNOWN && name != ROOT;
             let slot = match attr.key.into_inner() {
-                "schemeID" => &mut self.attrs.scheme_id,
-                "unitCode" => &mut self.attrs.unit_code,
-                "format" => &mut self.attrs.format,
-                "currencyID" => &mut self.attrs.currency_id,
-                "name" => &mut self.attrs.name,
+                "schemeID" if termed => &mut self.attrs.scheme_id,
+                "unitCode" if termed => &mut self.attrs.unit_code,
+                "format" if termed => &mut self.attrs.format,
+                "currencyID" if termed => &mut self.attrs.currency_id,
+                "name" if termed => &mut self.attrs.name,
+                "schemeID" if scanned => &mut codes.scheme_id,
+                "unitCode" if scanned => &mut codes.unit_code,
+                "currencyID" if scanned => &mut codes.currency_id,
+                "mimeCode" if scanned => &mut codes.mime_code,
+                "listID" if scanned => &mut codes.list_id,
                 _ => continue,
             };
             if slot.is_none() {
@@ -401,6 +419,14 @@ impl Parse {
                     .map_err(|err| ReadError::NotXml(format!("a malformed attribute: {err}")))?;
                 *slot = Some(value.into_owned());
             }
+        }
+        if let Some(scan) = &mut self.scan {
+            if name != UNKNOWN && name != ROOT {
+                codes.scheme_id.clone_from(&self.attrs.scheme_id);
+                codes.unit_code.clone_from(&self.attrs.unit_code);
+                codes.currency_id.clone_from(&self.attrs.currency_id);
+            }
+            scan.open(ns, local, codes);
         }
         if name != UNKNOWN
             && let Some(b) = &mut self.builder
@@ -416,6 +442,9 @@ impl Parse {
         let Some(&name) = self.stack.last() else {
             return Err(ReadError::NotXml("an end tag without its start tag".into()));
         };
+        if let Some(scan) = &mut self.scan {
+            scan.close();
+        }
         if name != UNKNOWN
             && let Some(b) = &mut self.builder
             && let Some(path) = self.stack.get(1..)
@@ -433,6 +462,11 @@ impl Parse {
     }
 
     fn text(&mut self, s: &str) -> Result<(), ReadError> {
+        if let Some(scan) = &mut self.scan
+            && !self.stack.is_empty()
+        {
+            scan.text(s);
+        }
         match self.stack.last() {
             None if !trim(s).is_empty() => {
                 Err(ReadError::NotXml("text outside the root element".into()))
@@ -451,8 +485,9 @@ impl Parse {
                 "the document ends before its root element does".into(),
             ));
         }
+        let unlisted = self.scan.map(Scan::finish).unwrap_or_default();
         match self.builder {
-            Some(b) => b.finish(),
+            Some(b) => b.finish(unlisted),
             None => Err(ReadError::NotXml("the document has no root element".into())),
         }
     }
@@ -716,7 +751,7 @@ impl Builder {
     /// refused, but in ZUGFeRD 1.0, whose BASIC profile states no category: there a
     /// breakdown or line with a rate is standard rated (`S`), and a line without any tax
     /// has the category and rate of the only breakdown, if there is just one.
-    fn finish(mut self) -> Result<Read, ReadError> {
+    fn finish(mut self, unlisted: Vec<Coded>) -> Result<Read, ReadError> {
         let malformed = |what: String| ReadError::Malformed(what);
         let issue_date = self.issue_date.ok_or_else(|| {
             malformed(match self.syntax {
@@ -868,6 +903,7 @@ impl Builder {
             },
             syntax: self.syntax,
             specification: self.specification,
+            unlisted,
         })
     }
 }

@@ -111,15 +111,16 @@ fn change(
         Move::Stay => None,
         Move::By(event) => Some(event),
         Move::Settle(event) => {
-            let (paid, marked, types) = payments::settlement(&storage::children(
+            let (settlement, types) = payments::settlement(&storage::children(
                 txn.as_read(),
                 account,
                 doc.kind,
                 doc.id,
             )?);
-            doc.paid_amount = paid;
+            // A document shows what its payments add up to; a mark settles it all the same.
+            doc.paid_amount = settlement.sum;
             doc.paid_types = types;
-            Some(event(doc.settled_by(paid, marked)))
+            Some(event(settlement.settles(doc.total_gross)))
         }
     };
     if let Some(event) = event {
@@ -1430,27 +1431,17 @@ fn move_status(
 ) -> Result<Document, Error> {
     let (event, actionkey) = action.event();
     let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
-    let status = match event {
-        Event::Uncancel { .. } if kind.spec().payments.is_some() => {
-            Move::Settle(|settled| Event::Uncancel { settled })
-        }
+    let uncancel = matches!(event, Event::Uncancel { .. });
+    let status = if uncancel && kind.spec().payments.is_some() {
+        Move::Settle(|settled| Event::Uncancel { settled })
+    } else if uncancel && old.dunning.is_some() {
         // A reminder comes back PAID when its invoice is.
-        Event::Uncancel { .. } if old.dunning.is_some() => {
-            let invoice = claims::invoice_of(txn.as_read(), ctx.account_id, &old)?;
-            Move::By(Event::Uncancel {
-                settled: invoice.status == Status::Paid,
-            })
-        }
-        event @ (Event::Edit
-        | Event::Complete
-        | Event::Pay { .. }
-        | Event::Unpay { .. }
-        | Event::Cancel
-        | Event::Uncancel { .. }
-        | Event::Win
-        | Event::Lose
-        | Event::Clear
-        | Event::Unclear) => Move::By(event),
+        let invoice = claims::invoice_of(txn.as_read(), ctx.account_id, &old)?;
+        Move::By(Event::Uncancel {
+            settled: invoice.status == Status::Paid,
+        })
+    } else {
+        Move::By(event)
     };
     let doc = change(
         ctx,

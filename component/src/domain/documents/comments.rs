@@ -1,6 +1,7 @@
 //! Comments of documents: user comments (actionkey COMMENT) and the system comments every
 //! change writes (CREATE, STATUS, PAYMENT, DELETE_PAYMENT, CANCEL, MAIL, ...). The child
-//! type and its wire fields; a leaf.
+//! type and its wire fields, whose list incoming invoices' comments share
+//! (`comment_fields`); a leaf.
 
 use super::super::schema::{Field, Kind, Record, Scalar};
 use super::kind::DocKind;
@@ -20,9 +21,14 @@ pub struct Comment {
     pub actionkey: String,
 }
 
-/// Wire fields; `parent_field` names the document id (`invoice_id`), `parent_doc`
-/// describes it.
-const fn comment_fields(parent_field: &'static str, parent_doc: &'static str) -> [Field; 6] {
+/// The wire fields of comments, of documents and of incoming invoices alike:
+/// `parent_field` names the parent's id (`invoice_id`, `incoming_id`), `parent_doc`
+/// describes it, `actions_doc` says which actionkeys the family's comments carry.
+pub const fn comment_fields(
+    parent_field: &'static str,
+    parent_doc: &'static str,
+    actions_doc: &'static str,
+) -> [Field; 6] {
     [
         Field::new("id", Kind::Integer)
             .read_only()
@@ -39,36 +45,52 @@ const fn comment_fields(parent_field: &'static str, parent_doc: &'static str) ->
         Field::new("comment", Kind::Text)
             .mandatory()
             .doc("Text of the comment."),
-        Field::new("actionkey", Kind::Text).read_only().doc(
-            "COMMENT for a user's comment, else the action the service wrote it for: CREATE, \
-             STATUS, PAYMENT, DELETE_PAYMENT, CANCEL, UNCANCEL, SIGN, MAIL, LETTER, WIN, LOSE, \
-             CLEAR, UNCLEAR, CREATE_FROM_OFFER or CREATE_FROM_CONFIRMATION (read only).",
-        ),
+        Field::new("actionkey", Kind::Text)
+            .read_only()
+            .doc(actions_doc),
     ]
 }
 
-static INVOICE_FIELDS: [Field; 6] =
-    comment_fields("invoice_id", "Id of the invoice the comment belongs to.");
+const ACTIONS: &str = "COMMENT for a user's comment, else the action the service wrote it for: \
+                       CREATE, STATUS, PAYMENT, DELETE_PAYMENT, CANCEL, UNCANCEL, SIGN, MAIL, \
+                       LETTER, WIN, LOSE, CLEAR, UNCLEAR, CREATE_FROM_OFFER or \
+                       CREATE_FROM_CONFIRMATION (read only).";
+
+static INVOICE_FIELDS: [Field; 6] = comment_fields(
+    "invoice_id",
+    "Id of the invoice the comment belongs to.",
+    ACTIONS,
+);
 static CREDIT_NOTE_FIELDS: [Field; 6] = comment_fields(
     "credit_note_id",
     "Id of the credit note the comment belongs to.",
+    ACTIONS,
 );
 
-static OFFER_FIELDS: [Field; 6] =
-    comment_fields("offer_id", "Id of the offer the comment belongs to.");
+static OFFER_FIELDS: [Field; 6] = comment_fields(
+    "offer_id",
+    "Id of the offer the comment belongs to.",
+    ACTIONS,
+);
 static CONFIRMATION_FIELDS: [Field; 6] = comment_fields(
     "confirmation_id",
     "Id of the confirmation the comment belongs to.",
+    ACTIONS,
 );
 static RECURRING_FIELDS: [Field; 6] = comment_fields(
     "recurring_id",
     "Id of the recurring invoice the comment belongs to.",
+    ACTIONS,
 );
-static REMINDER_FIELDS: [Field; 6] =
-    comment_fields("reminder_id", "Id of the reminder the comment belongs to.");
+static REMINDER_FIELDS: [Field; 6] = comment_fields(
+    "reminder_id",
+    "Id of the reminder the comment belongs to.",
+    ACTIONS,
+);
 static DELIVERY_NOTE_FIELDS: [Field; 6] = comment_fields(
     "delivery_note_id",
     "Id of the delivery note the comment belongs to.",
+    ACTIONS,
 );
 
 pub fn fields(kind: DocKind) -> &'static [Field] {

@@ -188,11 +188,6 @@ impl Document {
         money::discount_amount(self.total_gross, self.discount_rate)
     }
 
-    /// Whether payments of `paid` (one of them `marked` as settling) settle the document.
-    pub fn settled_by(&self, paid: Decimal, marked: bool) -> bool {
-        marked || (paid >= self.total_gross && paid > Decimal::ZERO)
-    }
-
     /// The paired assertion of every save and load: the cached totals add up.
     pub fn totals_add_up(&self) -> bool {
         self.total_gross == self.total_net + self.taxes.iter().map(|t| t.amount).sum::<Decimal>()

@@ -161,11 +161,48 @@ pub fn build(
     (document, payment)
 }
 
-/// What the payments of a document add up to: the paid sum, whether one marks the
-/// document paid, and their payment types (sorted, once each).
-pub fn settlement(payments: &[Payment]) -> (Decimal, bool, Vec<String>) {
-    let paid = payments.iter().map(|p| p.amount).sum();
-    let marked = payments.iter().any(|p| p.mark_paid);
+/// What payments add up to against the amount they pay (`due`): the one rule by which
+/// documents' payments and incoming invoices' payments settle their parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Settlement {
+    /// The sum of the payments.
+    pub sum: Decimal,
+    /// Whether one of them marks its parent as paid.
+    pub marked: bool,
+}
+
+impl Settlement {
+    /// The settlement of payments given as (amount, marks its parent as paid).
+    pub fn of(payments: impl IntoIterator<Item = (Decimal, bool)>) -> Settlement {
+        payments
+            .into_iter()
+            .fold(Settlement::default(), |s, (amount, marked)| Settlement {
+                sum: s.sum + amount,
+                marked: s.marked || marked,
+            })
+    }
+
+    /// The amount counted as paid of `due`: the sum of the payments, or at least `due`
+    /// while one payment is marked as paid.
+    pub fn paid(self, due: Decimal) -> Decimal {
+        if self.marked {
+            self.sum.max(due)
+        } else {
+            self.sum
+        }
+    }
+
+    /// Whether the payments settle `due`: one is marked as paid, or they reach it (and
+    /// are more than nothing).
+    pub fn settles(self, due: Decimal) -> bool {
+        self.marked || (self.sum >= due && self.sum > Decimal::ZERO)
+    }
+}
+
+/// What the payments of a document add up to, and their payment types (sorted, once
+/// each).
+pub fn settlement(payments: &[Payment]) -> (Settlement, Vec<String>) {
+    let settlement = Settlement::of(payments.iter().map(|p| (p.amount, p.mark_paid)));
     let mut types: Vec<String> = payments
         .iter()
         .map(|p| p.payment_type.clone())
@@ -173,5 +210,32 @@ pub fn settlement(payments: &[Payment]) -> (Decimal, bool, Vec<String>) {
         .collect();
     types.sort();
     types.dedup();
-    (paid, marked, types)
+    (settlement, types)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Settlement;
+    use rust_decimal::Decimal;
+
+    fn check(payments: &[(i64, bool)], due: i64, (paid, settles): (i64, bool)) {
+        let s = Settlement::of(payments.iter().map(|(a, m)| (Decimal::from(*a), *m)));
+        assert_eq!(
+            s.paid(Decimal::from(due)),
+            Decimal::from(paid),
+            "{payments:?}"
+        );
+        assert_eq!(s.settles(Decimal::from(due)), settles, "{payments:?}");
+    }
+
+    #[test]
+    fn payments_settle_by_their_sum_or_by_one_marked_as_paid() {
+        check(&[], 100, (0, false));
+        check(&[(40, false)], 100, (40, false));
+        check(&[(40, false), (60, false)], 100, (100, true));
+        check(&[(120, false)], 100, (120, true));
+        check(&[(40, true)], 100, (100, true));
+        check(&[(140, true)], 100, (140, true));
+        check(&[(40, false), (10, true)], 100, (100, true));
+    }
 }

@@ -230,17 +230,7 @@ pub(super) fn list(c: &Call<'_>, kind: DocKind, count_only: bool) -> Result<Resp
     let txn = caps.store.begin_read()?;
     let kept = kept::check(txn.as_ref(), ctx.account_id, kind)?;
     if let Some(raw) = query.get("group_by").filter(|_| takes(kind, "group_by")) {
-        let mut keys = Vec::new();
-        for k in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let key = grouping::GroupKey::parse(k).ok_or_else(|| {
-                ApiError::bad(format!(
-                    "group_by must list values of client, status, day, week, month, year, got \"{k}\""
-                ))
-            })?;
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
+        let keys = grouping::GroupKey::parse_list(raw, grouping::CLIENT).map_err(ApiError::bad)?;
         let groups = grouping::groups(
             txn.as_ref(),
             kept.as_ref(),
