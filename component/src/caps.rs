@@ -315,6 +315,16 @@ pub struct PdfDocument {
     /// The Factur-X metadata of a hybrid: its conformance level (`EN 16931`) and the
     /// name of the attachment with the XML.
     pub factur_x: Option<(String, String)>,
+    /// A matrix drawn below the closing paragraphs (a QR code).
+    pub matrix: Option<Matrix>,
+}
+
+/// A square matrix of modules drawn as filled squares where true (a QR code, without its
+/// quiet zone), with lines of text beside it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Matrix {
+    pub caption: Vec<String>,
+    pub modules: Vec<Vec<bool>>,
 }
 
 /// A file embedded in a PDF (an associated file of PDF/A-3).
@@ -401,9 +411,12 @@ pub struct RateWindow {
     pub allowed: bool,
 }
 
-/// Counts requests per bucket (an account).
+/// Counts requests per bucket.
 pub trait RateLimit {
+    /// One request of `bucket` (an account) against the host's limit and windows.
     fn hit(&self, bucket: &str) -> RateWindow;
+    /// One request of `bucket` against `limit` requests per window of `window_secs`.
+    fn hit_limited(&self, bucket: &str, limit: u32, window_secs: u32) -> RateWindow;
 }
 
 /// Settings the runtime hands over in the component's environment (`wasi:cli/environment`).
@@ -605,8 +618,10 @@ pub mod mem {
         }
     }
 
-    /// No limit, a fixed window end.
-    pub struct Unlimited;
+    /// No limit of the host's, a fixed window end; a limit the component names is
+    /// counted, in one window that never ends.
+    #[derive(Default)]
+    pub struct Unlimited(RefCell<std::collections::HashMap<String, u32>>);
 
     impl RateLimit for Unlimited {
         fn hit(&self, _bucket: &str) -> RateWindow {
@@ -615,6 +630,21 @@ pub mod mem {
                 remaining: u32::MAX,
                 reset: 1_795_000_500,
                 allowed: true,
+            }
+        }
+
+        fn hit_limited(&self, bucket: &str, limit: u32, _window_secs: u32) -> RateWindow {
+            let mut counts = self.0.borrow_mut();
+            let count = counts.entry(bucket.to_owned()).or_default();
+            let allowed = *count < limit;
+            if allowed {
+                *count += 1;
+            }
+            RateWindow {
+                limit: Some(limit),
+                remaining: limit - *count,
+                reset: 1_795_000_500,
+                allowed,
             }
         }
     }

@@ -62,6 +62,16 @@ pub const FILENAME_CHARS_MAX: usize = 120;
 pub const TEMPLATE_PARAGRAPHS_MAX: usize = 200;
 /// Largest uncompressed part of a docx template that is read, in bytes.
 pub const DOCX_PART_BYTES_MAX: u64 = 8 * 1024 * 1024;
+/// Longest `public_url` setting, in bytes (a portal link is it and about 60 bytes more).
+pub const PUBLIC_URL_BYTES_MAX: usize = 200;
+/// Requests one portal link (a document's, or a client's session) may make in a minute.
+pub const PORTAL_REQUESTS_PER_MINUTE: u32 = 60;
+/// Longest name of the person who accepts or declines an offer in the portal, in characters.
+pub const PORTAL_NAME_CHARS_MAX: usize = 100;
+/// Longest comment sent from the portal, in characters.
+pub const PORTAL_COMMENT_CHARS_MAX: usize = 2000;
+/// Largest form body the portal reads, in bytes.
+pub const PORTAL_FORM_BYTES_MAX: usize = 16 * 1024;
 /// Records a migration step changes in one write transaction.
 pub const MIGRATION_BATCH: u32 = 1000;
 /// Webhooks of one account.

@@ -33,15 +33,26 @@ impl caps::Environment for WitEnvironment {
     }
 }
 
+fn rate_window(w: crate::bindings::faktura::service::ratelimit::Window) -> caps::RateWindow {
+    caps::RateWindow {
+        limit: w.limit,
+        remaining: w.remaining,
+        reset: w.reset,
+        allowed: w.allowed,
+    }
+}
+
 impl caps::RateLimit for WitRate {
     fn hit(&self, bucket: &str) -> caps::RateWindow {
-        let w = crate::bindings::faktura::service::ratelimit::hit(bucket);
-        caps::RateWindow {
-            limit: w.limit,
-            remaining: w.remaining,
-            reset: w.reset,
-            allowed: w.allowed,
-        }
+        rate_window(crate::bindings::faktura::service::ratelimit::hit(bucket))
+    }
+
+    fn hit_limited(&self, bucket: &str, limit: u32, window_secs: u32) -> caps::RateWindow {
+        rate_window(crate::bindings::faktura::service::ratelimit::hit_limited(
+            bucket,
+            limit,
+            window_secs,
+        ))
     }
 }
 struct WitRandom;
@@ -200,6 +211,10 @@ impl caps::Pdf for WitPdf {
                     version: "1.0".into(),
                     conformance_level: level.clone(),
                 }),
+            matrix: doc.matrix.as_ref().map(|m| wpdf::ModuleMatrix {
+                caption: m.caption.clone(),
+                modules: m.modules.clone(),
+            }),
         })
     }
 

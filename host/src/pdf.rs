@@ -64,6 +64,10 @@ fn document(doc: Document) -> (render::Document, render::Archive) {
         closing: doc.closing,
         footer: doc.footer,
         print: doc.print,
+        matrix: doc.matrix.map(|m| render::Matrix {
+            caption: m.caption,
+            modules: m.modules,
+        }),
     };
     (doc, archive)
 }

@@ -30,6 +30,7 @@ mod invoices;
 mod json;
 mod mail;
 mod operations;
+mod portal;
 mod postgres;
 mod postgres_cluster;
 mod postgres_mail;

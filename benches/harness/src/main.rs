@@ -393,6 +393,27 @@ fn main() -> anyhow::Result<()> {
     // W12 beside W3: offers created and completed, half the requests each.
     let w12_load = workloads::w12(&seeded.clients);
     let w12 = run(&w12_load)?;
+    // W13 beside W1: pages of the customer portal. A link takes 60 requests a minute, so
+    // there are links enough for about 20 requests each at W1's rate: renewed for the
+    // invoices completed by the seeding and by W3 (W3's drafts left are skipped).
+    workloads::settings(
+        &rt,
+        addr,
+        &format!("<settings><public_url>http://{addr}</public_url></settings>"),
+        &["<public_url>http://"],
+    )?;
+    let wanted = ((w1.per_sec * secs as f64) / 20.0).ceil().max(50.0) as usize;
+    let candidates: Vec<u64> = seeded.completed.iter().copied().chain(lo..=hi).collect();
+    let portal_paths = workloads::portal_links(&rt, addr, &candidates, wanted)?;
+    if portal_paths.len() < wanted {
+        failures.push(format!(
+            "W13 had {} portal links of the {wanted} it wanted: some links take more than \
+             their limit",
+            portal_paths.len()
+        ));
+    }
+    let w13_load = workloads::w13(&portal_paths);
+    let w13 = run(&w13_load)?;
 
     // W8: imports of incoming e-invoices, each file once into the admin's account before
     // its measurement, which imports into accounts of its own.
@@ -479,6 +500,7 @@ fn main() -> anyhow::Result<()> {
         ("W3", &w3),
         ("W3 Factur-X", &w3x),
         ("W12", &w12),
+        ("W13", &w13),
         ("W4", &w4),
         ("W5", &w5),
         ("HEAD", &count),
@@ -508,6 +530,17 @@ fn main() -> anyhow::Result<()> {
         ),
         "≥ 1.5 A, p99 ≤ 10 ms".into(),
         w1.per_sec >= 1.5 * a.per_sec && w1.p99_ms <= 10.0,
+    ));
+    rows.push(goal_row(
+        w13_load.label,
+        &w13,
+        format!(
+            "{:.2} W1, {:.2} B",
+            w13.per_sec / w1.per_sec,
+            w13.per_sec / b.per_sec
+        ),
+        "≥ 0.5 W1".into(),
+        w13.per_sec >= 0.5 * w1.per_sec,
     ));
     rows.push(goal_row(
         "W2 POST /api/invoices, 5 items",

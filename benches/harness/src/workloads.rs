@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 
 use crate::Config;
 use crate::client::{self, Call, Reply};
@@ -548,6 +548,64 @@ pub(crate) fn w7(completed: &[u64]) -> Workload {
         body: format!(
             "local ids = {{{}}}\nrequest = function()\n  return wrk.format(\"GET\", \"/api/invoices/\" .. ids[math.random(#ids)] .. \"/{EINVOICE_QUERY}\", headers)\nend\n",
             lua_list(completed)
+        ),
+    }
+}
+
+/// Up to `n` links of the customer portal, renewed for the invoices of `candidates` on the
+/// host at `addr` (drafts among them are skipped), whose settings name `public_url`: their
+/// paths (`/portal/{token}`).
+pub(crate) fn portal_links(
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    candidates: &[u64],
+    n: usize,
+) -> anyhow::Result<Vec<String>> {
+    rt.block_on(async {
+        let mut conn = client::Conn::open(addr, KEY).await?;
+        let mut paths = Vec::with_capacity(n);
+        for id in candidates {
+            if paths.len() == n {
+                break;
+            }
+            let path = format!("/api/invoices/{id}/renew-link");
+            let reply = conn.send(&Call::with("PUT", path.as_str(), "")).await?;
+            if reply.status != 200 {
+                continue;
+            }
+            let Some(url) = reply
+                .body
+                .split("<customerportal_url>")
+                .nth(1)
+                .and_then(|rest| rest.split('<').next())
+            else {
+                bail!("{}", describe("PUT", &path, &reply));
+            };
+            let at = url.find("/portal/").context("a portal link has /portal/")?;
+            paths.push(url[at..].to_owned());
+        }
+        Ok(paths)
+    })
+}
+
+/// W13: the customer portal's page of a document, the links taken in turn so that each
+/// stays under its limit of requests per minute.
+pub(crate) fn w13(paths: &[String]) -> Workload {
+    let list = paths
+        .iter()
+        .map(|p| format!("\"{p}\""))
+        .collect::<Vec<_>>()
+        .join(",");
+    Workload {
+        short: "W13",
+        label: "W13 GET /portal/{token} (a document's page)",
+        file: "w13-portal",
+        creates: false,
+        numbered: false,
+        body: format!(
+            "local paths = {{{list}}}\nlocal at = nil\nrequest = function()\n  \
+             if at == nil then at = math.random(#paths) end\n  at = at % #paths + 1\n  \
+             return wrk.format(\"GET\", paths[at])\nend\n"
         ),
     }
 }

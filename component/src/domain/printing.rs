@@ -7,10 +7,11 @@ use super::date::Date;
 use super::documents::items::Item;
 use super::documents::reminder::Dunning;
 use super::documents::{DocKind, Document};
+use super::girocode;
 use super::money::{self, round_commercial_2};
 use super::placeholders;
 use super::schema::Record;
-use crate::caps::{PdfDocument, Table};
+use crate::caps::{Matrix, PdfDocument, Table};
 
 /// Whether the locale writes 1.234,56 (most of continental Europe) or 1,234.56.
 fn decimal_comma(locale: &str) -> bool {
@@ -113,10 +114,16 @@ pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String
         ("currency_code", doc.currency_code.clone()),
         ("label", doc.label.clone()),
         ("address", doc.address.clone()),
+        ("customerportal_url", doc.portal_url.clone()),
     ]
     .into_iter()
     .map(|(k, v)| (format!("{}.{k}", doc.kind.placeholder_object()), v))
     .collect();
+    // The link under a name of every kind, for texts that e-mail documents of any kind.
+    values.push((
+        "Document.customerportal_url".to_owned(),
+        doc.portal_url.clone(),
+    ));
     if let Some(d) = doc.dunning.as_deref() {
         let date = |d: Option<Date>| d.map(|d| format_date(d, locale)).unwrap_or_default();
         values.extend(
@@ -220,6 +227,7 @@ pub fn document(
             archival: false,
             attachments: Vec::new(),
             factur_x: None,
+            matrix: None,
         };
     }
     // Delivery notes show quantities only, unless the settings ask for prices.
@@ -246,6 +254,7 @@ pub fn document(
         archival: false,
         attachments: Vec::new(),
         factur_x: None,
+        matrix: girocode(doc, settings, locale),
     }
 }
 
@@ -360,6 +369,29 @@ fn reminder_closing(
         closing.push(resolve(&doc.note));
     }
     closing
+}
+
+/// The GiroCode of what is open of a document that carries one, with what it says beside
+/// it for those who type rather than scan.
+fn girocode(doc: &Document, settings: &Record, locale: &str) -> Option<Matrix> {
+    let transfer = girocode::transfer(doc, settings, doc.open_amount())?;
+    let mut caption = vec![
+        "Pay by scanning the code with your banking app (GiroCode)".to_owned(),
+        transfer.name.clone(),
+        format!("IBAN {}", transfer.iban),
+    ];
+    if !transfer.bic.is_empty() {
+        caption.push(format!("BIC {}", transfer.bic));
+    }
+    caption.push(format!(
+        "Amount {}",
+        format_money(transfer.amount, &doc.currency_code, locale)
+    ));
+    caption.push(format!("Reference {}", transfer.reference));
+    Some(Matrix {
+        caption,
+        modules: transfer.matrix(),
+    })
 }
 
 /// The labelled values beside the address: number, dates, client number, supply date.

@@ -14,7 +14,7 @@ use super::emails::{self, EmailRequest, LetterRequest};
 use super::records;
 use super::schema::{Changes, Scalar};
 use super::{Ctx, Error, clients, clock, date_texts, schedule};
-use crate::caps::{Pdf, Read, Write};
+use crate::caps::{Pdf, Random, Read, Write};
 
 /// Runs of one recurring in one pass of the scheduler, at most: a series far behind
 /// catches up over several passes, oldest first.
@@ -29,7 +29,13 @@ pub struct Made {
 
 /// Makes run of recurring `id` that is due at `ctx.now`, if one is: the invoice, the
 /// action, the series moved on. `None` when nothing is due (already made).
-pub fn run(ctx: &Ctx, txn: &mut dyn Write, pdf: &dyn Pdf, id: u64) -> Result<Option<Made>, Error> {
+pub fn run(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    pdf: &dyn Pdf,
+    random: &dyn Random,
+    id: u64,
+) -> Result<Option<Made>, Error> {
     let account = ctx.account_id;
     let recurring = storage::load(txn.as_read(), account, DocKind::Recurring, id)?;
     let Some(s) = recurring.schedule.as_deref() else {
@@ -60,7 +66,7 @@ pub fn run(ctx: &Ctx, txn: &mut dyn Write, pdf: &dyn Pdf, id: u64) -> Result<Opt
         .schedule
         .as_deref_mut()
         .expect("a recurring has its schedule");
-    let (outcome, problem) = act(ctx, txn, pdf, &recurring, &invoice, &locale)?;
+    let (outcome, problem) = act(ctx, txn, pdf, random, &recurring, &invoice, &locale)?;
     schedule.last_error = problem;
     let zone = clock::load(txn.as_read(), account)?.zone;
     let zone = schedule::zone(&zone).unwrap_or(jiff::tz::TimeZone::UTC);
@@ -190,6 +196,7 @@ fn act(
     ctx: &Ctx,
     txn: &mut dyn Write,
     pdf: &dyn Pdf,
+    random: &dyn Random,
     r: &Document,
     invoice: &Document,
     locale: &str,
@@ -209,7 +216,7 @@ fn act(
             ),
         ));
     }
-    commands::complete(ctx, txn, pdf, DocKind::Invoice, invoice.id, None)?;
+    commands::complete(ctx, txn, pdf, random, DocKind::Invoice, invoice.id, None)?;
     let parcel = match s.action.as_str() {
         "EMAIL" => {
             let req = email_request(txn.as_read(), ctx.account_id, r, s, invoice.date, locale)?;

@@ -317,6 +317,22 @@ static TAIL: &[Field] = &[
         "1 makes completed PDFs Factur-X hybrids (PDF/A-3 carrying the factur-x XML); completion \
          then checks the Factur-X rules. Default: 0.",
     ),
+    Field::new("girocode", Kind::Bool).doc(
+        "1 prints an EPC QR code (GiroCode: a SEPA credit transfer of the amount to \
+         company_bank_iban, the invoice number as its reference) on invoices in EUR and shows it \
+         in the customer portal, when company_bank_iban is set. Default: 1.",
+    ),
+    // The customer portal.
+    Field::new("public_url", Kind::Text).doc(
+        "The address clients reach this service at, such as https://billing.example.com: links to \
+         the customer portal (customerportal_url, client portal sessions) start with it. Empty: \
+         completed documents get no link.",
+    ),
+    Field::new("portal_link_days", Kind::Integer).doc(
+        "Days a document's portal link works after the document was completed or its link \
+         renewed (1 to 3650); a document still OPEN keeps its link until 30 days after it is paid, \
+         canceled or answered. Default: 90.",
+    ),
 ];
 
 /// Every setting, in response order.
@@ -418,6 +434,8 @@ fn default_of(name: &str) -> Option<Scalar> {
         "discount_rate" => Some(Scalar::Dec(Decimal::ZERO)),
         "discount_days" => Some(Scalar::Int(0)),
         "print_version" | "einvoice_pdf" => Some(Scalar::Bool(false)),
+        "girocode" => Some(Scalar::Bool(true)),
+        "portal_link_days" => Some(Scalar::Int(90)),
         _ => None,
     }
 }
@@ -524,6 +542,17 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
     in_range("dunning_repeat_days", limits::TERM_DAYS_MAX, errors);
     in_range("offer_validity_days", limits::TERM_DAYS_MAX, errors);
     in_range("discount_days", limits::TERM_DAYS_MAX, errors);
+    if let Some(days) = r.int("portal_link_days")
+        && !(1..=limits::TERM_DAYS_MAX).contains(&days)
+    {
+        errors.push(format!(
+            "portal_link_days must be between 1 and {}, got {days}",
+            limits::TERM_DAYS_MAX
+        ));
+    }
+    if let Some(problem) = public_url_problem(r.text("public_url")) {
+        errors.push(problem);
+    }
     if let Some(rate) = r.get("discount_rate").and_then(Scalar::as_dec)
         && !(Decimal::ZERO..=Decimal::ONE_HUNDRED).contains(&rate)
     {
@@ -538,6 +567,37 @@ fn validate(r: &Record, errors: &mut Vec<String>) {
             ));
         }
     }
+}
+
+/// What is wrong with a `public_url`, if anything: it must be empty or an absolute http(s)
+/// address without a query, fragment or spaces (links are this, then `/portal/…`).
+fn public_url_problem(url: &str) -> Option<String> {
+    if url.is_empty() {
+        return None;
+    }
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    let fine = rest.is_some_and(|r| {
+        let host = r.split('/').next().unwrap_or("");
+        !host.is_empty()
+            && url.len() <= limits::PUBLIC_URL_BYTES_MAX
+            && !url.chars().any(|c| {
+                c.is_whitespace() || c.is_control() || matches!(c, '?' | '#' | '"' | '<' | '>')
+            })
+    });
+    (!fine).then(|| {
+        format!(
+            "public_url must be an address starting with https:// or http://, without a query or \
+             spaces (at most {} bytes), got \"{url}\"",
+            limits::PUBLIC_URL_BYTES_MAX
+        )
+    })
+}
+
+/// The settings' `public_url` as links start with it: without a trailing slash.
+pub fn public_url(settings: &Record) -> &str {
+    settings.text("public_url").trim_end_matches('/')
 }
 
 /// A comma-separated list of payment types, normalized to upper case.

@@ -6,11 +6,63 @@ use super::described::{Param, Shape};
 use super::error::ApiError;
 use super::query::Query;
 use super::records::{CLIENTS, encode_record, page_answer};
-use super::{Call, Response};
+use super::{Call, Response, in_write};
+use crate::codec::{Element, ScalarType};
 use crate::domain::client_query::{self, Filter};
 use crate::domain::codes;
+use crate::domain::date::format_datetime;
+use crate::domain::portal;
+use crate::domain::schema::{Field, Kind};
 
 /// The parameters `filter` reads, for the API description.
+/// `POST /clients/{id}/portal-session`: a link to the client's documents in the customer
+/// portal, working for an hour.
+pub(super) fn portal_session(c: &Call<'_>) -> Result<Response, ApiError> {
+    let id =
+        c.id.parse::<u64>()
+            .ok()
+            .filter(|id| *id > 0)
+            .ok_or_else(|| ApiError::NotFound(format!("client {} does not exist", c.id)))?;
+    let (url, expires) = in_write(c.caps, |txn| {
+        Ok(portal::open_session(c.ctx, txn, c.caps.random, id)?)
+    })?;
+    Ok(Response::doc(
+        201,
+        Element::node(
+            "portal-session",
+            vec![
+                Element::typed("client_id", ScalarType::Integer, id.to_string()),
+                Element::text("url", url),
+                Element::typed("expires", ScalarType::DateTime, format_datetime(expires)),
+            ],
+        ),
+    ))
+}
+
+static PORTAL_SESSION_FIELDS: &[Field] = &[
+    Field::new("client_id", Kind::Integer)
+        .read_only()
+        .doc("The client whose documents the session shows."),
+    Field::new("url", Kind::Text).read_only().doc(
+        "The session's address in the customer portal: the settings' public_url, then \
+         /portal/ and a token of 192 random bits.",
+    ),
+    Field::new("expires", Kind::DateTime)
+        .read_only()
+        .doc("When the session stops working: one hour after it was opened."),
+];
+
+/// The answer of `portal_session`, for the API description.
+pub(super) fn portal_session_schema() -> super::described::Schema {
+    super::described::Schema {
+        singular: "portal-session",
+        plural: "portal-sessions",
+        fields: PORTAL_SESSION_FIELDS,
+        filters: Vec::new(),
+        owner: None,
+    }
+}
+
 pub(super) const LIST_PARAMS: &[Param] = &[
     Param::new(
         "name",

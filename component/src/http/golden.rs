@@ -23,6 +23,7 @@ pub(super) struct World {
     pub(super) store: MemStore,
     clock: FixedClock,
     random: CountingRandom,
+    rate: Unlimited,
     pub(super) env: Vars,
     pub(super) receiver: Receiver,
 }
@@ -33,6 +34,7 @@ impl World {
             store: MemStore::default(),
             clock: FixedClock(Cell::new(1_795_000_000)),
             random: CountingRandom::default(),
+            rate: Unlimited::default(),
             env: Vars::default(),
             receiver: Receiver::default(),
         };
@@ -66,7 +68,7 @@ impl World {
             random: &self.random,
             pdf: &TextPdf,
             mail: &NoMail,
-            rate: &Unlimited,
+            rate: &self.rate,
             env: &self.env,
             outbound: &self.receiver,
         }

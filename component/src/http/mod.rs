@@ -19,6 +19,7 @@ mod grouping_tests;
 pub(crate) mod idempotency;
 mod incomings;
 mod openapi;
+mod portal;
 mod query;
 #[cfg(test)]
 mod read_only_tests;
@@ -373,6 +374,14 @@ fn content_type(format: Format) -> (String, String) {
 
 /// Serves one request. Never panics on bad input; a panic is a bug and costs this request.
 pub fn handle(caps: &Caps, req: &Request) -> Encoded {
+    if portal::owns(&req.path) {
+        // The customer portal: outside `/api`, without an API key, answering pages.
+        let mut encoded = encode(portal::serve(caps, req), Format::Xml);
+        if req.method == Method::Head {
+            encoded.body.clear();
+        }
+        return encoded;
+    }
     let format = response_format(req);
     let mut rate_headers = Vec::new();
     let mut account = None;
@@ -700,7 +709,7 @@ mod tests {
             random,
             pdf: &TextPdf,
             mail: &NoMail,
-            rate: &Unlimited,
+            rate: Box::leak(Box::new(Unlimited::default())),
             env: Box::leak(Box::new(Vars(Default::default()))),
             outbound: Box::leak(Box::new(Receiver::default())),
         }
@@ -767,7 +776,7 @@ mod tests {
             random: &CountingRandom::default(),
             pdf: &TextPdf,
             mail: &NoMail,
-            rate: &Unlimited,
+            rate: &Unlimited::default(),
             env: &vars,
             outbound: &Receiver::default(),
         };
@@ -837,7 +846,7 @@ mod tests {
             random: &CountingRandom::default(),
             pdf: &TextPdf,
             mail: &NoMail,
-            rate: &Unlimited,
+            rate: &Unlimited::default(),
             env: &Vars(Default::default()),
             outbound: &Receiver::default(),
         };

@@ -212,6 +212,18 @@ macro_rules! documents {
                     output: Output::Empty,
                 })]),
             },
+            Route {
+                path: &[$plural, ID, "renew-link"],
+                handlers: &[(Verb::Put, Handler::Doc(documents::renew_link, $kind))],
+                about: About::Ops(&[(Verb::Put, Op {
+                    summary: "Give a completed document a new link to the customer portal \
+                              (customerportal_url, working portal_link_days from now); the \
+                              old link answers 404 from now on",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Record(200, || documents::schema($kind)),
+                })]),
+            },
         ]
     };
 }
@@ -552,6 +564,22 @@ static TABLE: &[&[Route]] = &[
                 (Verb::Delete, Handler::Records(records::delete, &CLIENTS)),
             ],
             about: About::Records(|| CLIENTS.schema()),
+        },
+        Route {
+            path: &["clients", ID, "portal-session"],
+            handlers: &[(Verb::Post, Handler::Plain(clients::portal_session))],
+            about: About::Ops(&[(
+                Verb::Post,
+                Op {
+                    summary: "Open the customer portal for a client: a link, working for one \
+                              hour, to a page listing the client's documents, each with its \
+                              portal link (for an integrator's own \"my invoices\" page to \
+                              redirect to)",
+                    params: &[],
+                    input: Input::Nothing,
+                    output: Output::Record(201, clients::portal_session_schema),
+                },
+            )]),
         },
         // Like the tags of documents: listed by their client, created, read and deleted.
         Route {

@@ -69,7 +69,10 @@ pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
     let mut made = 0;
     for id in due {
         for _ in 0..runs::CATCH_UP_MAX {
-            let Some(run) = in_write(caps, |txn| Ok(runs::run(&ctx, txn, caps.pdf, id)?))? else {
+            let Some(run) = in_write(caps, |txn| {
+                Ok(runs::run(&ctx, txn, caps.pdf, caps.random, id)?)
+            })?
+            else {
                 break;
             };
             made += 1;
@@ -118,7 +121,7 @@ fn dunning_pass(caps: &Caps, ctx: &Ctx) -> Result<u32, ApiError> {
         let runs = |txn: &mut dyn crate::caps::Write, ids: &[u64]| {
             let mut made = Vec::new();
             for id in ids {
-                made.extend(dunning::run(ctx, txn, caps.pdf, *id)?);
+                made.extend(dunning::run(ctx, txn, caps.pdf, caps.random, *id)?);
             }
             Ok::<_, crate::domain::Error>(made)
         };

@@ -221,6 +221,8 @@ tail!(
         recurring_id: Option<i64>,
         schedule: Option<StoredSchedule>,
         dunning: Option<StoredDunning>,
+        /// The document's link to the customer portal; empty without one.
+        portal_url: String,
     }
 );
 
@@ -355,6 +357,27 @@ pub struct StoredPdf {
     /// and written in one copy instead of a call per byte.
     #[serde(with = "serde_bytes")]
     pub content: Vec<u8>,
+}
+
+/// A link of the customer portal, kept under the SHA-256 of its token (`hash`, kept again
+/// here so that a lookup compares it): the account, what the link opens, when it was
+/// issued, and when a view was last noted on the document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredPortalLink {
+    pub hash: [u8; 32],
+    pub account_id: u64,
+    pub target: StoredPortalTarget,
+    pub issued: i64,
+    pub last_view: i64,
+}
+
+/// What a portal link opens, in variant order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum StoredPortalTarget {
+    /// A document, by its kind's collection and its id.
+    Document { collection: String, id: u64 },
+    /// A client's session: the client's documents, until `expires` (Unix seconds).
+    Client { id: u64, expires: i64 },
 }
 
 /// Count and totals of the documents under one kept sum key.

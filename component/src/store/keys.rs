@@ -31,6 +31,10 @@
 //!   `A {account}hooks/due/{at}{id}`: the deliveries of events pending, by the moment one
 //!   may next be sent; `A {account}hooks/overdue-day`: the day up to which documents that
 //!   fell due were noticed
+//! - `G portal/{sha256}`: a link of the customer portal by the SHA-256 of its token (what
+//!   it opens, in which account), with `G portal-expiry/{expires}{sha256}` for a client's
+//!   session, to remove it once it ended; `A {account}one/portal-secret`: the account's
+//!   key of the portal's form tokens (32 random bytes)
 
 /// First segments below an account that are not collections.
 pub const RESERVED: [&str; 9] = [
@@ -105,6 +109,25 @@ pub fn idempotency_expiry(expires: i64, account_id: u64, key_hash: &[u8; 32]) ->
 /// Prefix of every expiry of a stored answer.
 pub fn idempotency_expiries() -> Vec<u8> {
     global("idem-expiry", &[])
+}
+
+/// A link of the customer portal, by the SHA-256 of its token.
+pub fn portal_link(hash: &[u8; 32]) -> Vec<u8> {
+    global("portal", hash)
+}
+
+/// When a client's portal session ends: `G portal-expiry/{expires}{hash}`, in the order
+/// they end.
+pub fn portal_expiry(expires: i64, hash: &[u8; 32]) -> Vec<u8> {
+    let mut tail = Vec::with_capacity(40);
+    tail.extend_from_slice(&expires.max(0).to_be_bytes());
+    tail.extend_from_slice(hash);
+    global("portal-expiry", &tail)
+}
+
+/// Prefix of every end of a portal session.
+pub fn portal_expiries() -> Vec<u8> {
+    global("portal-expiry", &[])
 }
 
 /// The store's data version (see `store::DATA_VERSION`).

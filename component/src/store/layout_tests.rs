@@ -65,6 +65,7 @@ fn layout() -> Value {
         super::forms::StoredStatus,
         super::forms::StoredScalar<Decimal>,
         crate::domain::dispatch::Parcel,
+        super::forms::StoredPortalTarget,
     );
     trace!(
         StoredDocument<Decimal>,
@@ -83,6 +84,7 @@ fn layout() -> Value {
         crate::domain::incomings::Extra,
         crate::http::idempotency::Kept,
         crate::domain::clock::StoredClock,
+        super::forms::StoredPortalLink,
     );
     let registry = tracer
         .registry()

@@ -57,6 +57,7 @@ fn main() -> Result<(), String> {
         closing: vec!["Zahlbar innerhalb von 14 Tagen.".into()],
         footer: "Faktura GmbH".into(),
         print: false,
+        matrix: None,
     };
     let archive = Archive {
         conformance: Conformance::PdfA3b,

@@ -583,6 +583,10 @@ pub(crate) fn printable(
         closing: fix_all(&doc.closing),
         footer: fix(&doc.footer),
         print: doc.print,
+        matrix: doc.matrix.as_ref().map(|m| crate::render::Matrix {
+            caption: fix_all(&m.caption),
+            modules: m.modules.clone(),
+        }),
     }
 }
 

@@ -69,7 +69,21 @@ pub struct Document {
     pub footer: String,
     /// Print version: no background decoration.
     pub print: bool,
+    /// A matrix drawn below the closing paragraphs (a QR code).
+    pub matrix: Option<Matrix>,
 }
+
+/// A square matrix of modules drawn as filled squares where true (a QR code without its
+/// quiet zone), with lines of text beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Matrix {
+    pub caption: Vec<String>,
+    pub modules: Vec<Vec<bool>>,
+}
+
+/// Side of a matrix on the page, in points (about 34 mm: a QR code of 45 modules, the
+/// largest an EPC payment code needs, keeps modules of 0.75 mm).
+const MATRIX_SIDE: f32 = 96.0;
 
 /// The encodings of a thumbnail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,6 +290,63 @@ impl Layout {
     }
 }
 
+/// A matrix at the left margin, on a new page when the rest of this one cannot hold it,
+/// its caption beside it; the layout goes on below both. A quiet zone of four modules is
+/// left around it, as QR readers want.
+fn draw_matrix(l: &mut Layout, matrix: &Matrix) {
+    let n = matrix.modules.len();
+    if n == 0 {
+        return;
+    }
+    let module = MATRIX_SIDE / n as f32;
+    let quiet = module * 4.0;
+    let height = MATRIX_SIDE + 2.0 * quiet;
+    if l.y - height < MARGIN + LINE * 2.0 {
+        l.done
+            .push(std::mem::replace(&mut l.current, Content::new()));
+        l.y = PAGE_H - MARGIN;
+    }
+    // Top edge of the modules, the quiet zone above them clear of the text above: `y` is
+    // the next text baseline, a line's height below the last one.
+    let top = l.y + LINE - 3.0 - quiet;
+    let left = MARGIN + quiet;
+    l.current.save_state().set_fill_rgb(0.0, 0.0, 0.0);
+    for (r, row) in matrix.modules.iter().enumerate() {
+        // Runs of dark modules as one rectangle each: fewer operators, and no seams.
+        let mut c = 0;
+        while c < row.len() {
+            if !row[c] {
+                c += 1;
+                continue;
+            }
+            let start = c;
+            while c < row.len() && row[c] {
+                c += 1;
+            }
+            l.current.rect(
+                left + module * start as f32,
+                top - module * (r + 1) as f32,
+                module * (c - start) as f32,
+                module,
+            );
+        }
+    }
+    l.current.fill_nonzero().restore_state();
+    let text_left = MARGIN + MATRIX_SIDE + 2.0 * quiet + 12.0;
+    let bottom = top - MATRIX_SIDE - quiet;
+    for (i, line) in matrix.caption.iter().enumerate() {
+        let weight = if i == 0 {
+            Weight::Bold
+        } else {
+            Weight::Regular
+        };
+        l.text(text_left, weight, BODY_SIZE, line);
+        l.y -= LINE;
+    }
+    l.y = l.y.min(bottom);
+    l.advance(LINE);
+}
+
 /// Column left edges and widths: the first column takes what the others leave.
 fn columns(count: usize) -> Vec<(f32, f32)> {
     let usable = PAGE_W - 2.0 * MARGIN;
@@ -404,6 +475,9 @@ fn lay_out(doc: &Document, glyphs: [&[u16]; 2]) -> (Vec<Content>, Layout) {
     l.advance(LINE / 2.0);
     for para in &doc.closing {
         l.paragraph(para);
+    }
+    if let Some(matrix) = &doc.matrix {
+        draw_matrix(&mut l, matrix);
     }
     let mut contents = std::mem::take(&mut l.done);
     contents.push(std::mem::replace(&mut l.current, Content::new()));
@@ -644,6 +718,7 @@ mod tests {
             closing: vec!["Payable within 14 days.".into()],
             footer: "Faktura".into(),
             print: false,
+            matrix: None,
         }
     }
 

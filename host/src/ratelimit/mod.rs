@@ -1,4 +1,5 @@
-//! The `ratelimit` interface: requests counted per bucket in fixed 15-minute windows, in
+//! The `ratelimit` interface: requests counted per bucket in fixed 15-minute windows (or in
+//! the windows and against the limit the guest names, `hit-limited`), in
 //! memory (`memory.rs`: a restart starts fresh windows), or, when the store is PostgreSQL,
 //! in its `faktura_rate` table (`postgres.rs`), so that several hosts on one store allow
 //! the limit once between them and not once each. With no limit configured every request
@@ -33,20 +34,26 @@ impl RateCtx {
     pub(crate) fn new(limit: Option<u32>, pool: Option<crate::postgres::Pool>) -> RateCtx {
         RateCtx {
             limit,
-            here: memory::Windows::new(limit),
+            here: memory::Windows::new(),
             shared: pool.map(postgres::Windows::new),
         }
     }
 
     async fn hit(&self, bucket: &str, now: u64) -> Window {
-        let start = now - now % WINDOW_SECS;
-        if let (Some(shared), Some(limit)) = (&self.shared, self.limit) {
+        self.hit_with(bucket, now, self.limit, WINDOW_SECS).await
+    }
+
+    /// A request of `bucket` at `now` against `limit` per window of `window` seconds.
+    async fn hit_with(&self, bucket: &str, now: u64, limit: Option<u32>, window: u64) -> Window {
+        let window = window.max(1);
+        let start = now - now % window;
+        if let (Some(shared), Some(limit)) = (&self.shared, limit) {
             match shared.count(bucket, start, limit).await {
                 Ok(count) => {
                     return Window {
-                        limit: self.limit,
+                        limit: Some(limit),
                         remaining: limit.saturating_sub(count.unwrap_or(limit)),
-                        reset: start + WINDOW_SECS,
+                        reset: start + window,
                         allowed: count.is_some(),
                     };
                 }
@@ -55,7 +62,7 @@ impl RateCtx {
                 Err(e) => tracing::warn!("rate limit window not shared: {e}"),
             }
         }
-        self.here.hit(bucket, now)
+        self.here.hit_with(bucket, now, limit, window)
     }
 }
 
@@ -74,12 +81,24 @@ impl HasData for HasRate {
     type Data<'a> = &'a RateCtx;
 }
 
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
 impl wit::Host for &RateCtx {
     async fn hit(&mut self, bucket: String) -> wasmtime::Result<Window> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        Ok(RateCtx::hit(self, &bucket, now).await)
+        Ok(RateCtx::hit(self, &bucket, now()).await)
+    }
+
+    async fn hit_limited(
+        &mut self,
+        bucket: String,
+        limit: u32,
+        window_secs: u32,
+    ) -> wasmtime::Result<Window> {
+        Ok(RateCtx::hit_with(self, &bucket, now(), Some(limit), u64::from(window_secs)).await)
     }
 }

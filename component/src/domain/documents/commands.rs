@@ -15,8 +15,8 @@ use super::super::money::{self, Line, Reduction};
 use super::super::schema::{self, Changes, Record, Scalar};
 use super::super::settings::{self, parse_payment_types};
 use super::super::{
-    Ctx, Error, articles, clock, contacts, country_taxes, filenames, numbering, pdfs, placeholders,
-    printing, records, schedule, taxes, templates,
+    Ctx, Error, articles, clock, contacts, country_taxes, filenames, links, numbering, pdfs,
+    placeholders, printing, records, schedule, taxes, templates,
 };
 use super::claims;
 use super::comments::Comment;
@@ -29,7 +29,7 @@ use super::payments::{self, Payment};
 use super::recurring::Schedule;
 use super::storage;
 use super::tags::{self, Tag};
-use crate::caps::{EmbeddedFile, Pdf, Read, Write};
+use crate::caps::{EmbeddedFile, Pdf, Random, Read, Write};
 use crate::limits;
 use crate::store;
 
@@ -512,6 +512,7 @@ fn defaults_for(
                 ..Schedule::default()
             })
         }),
+        portal_url: String::new(),
     };
     (
         doc,
@@ -1253,10 +1254,12 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<
     if kind == DocKind::Invoice {
         // The reminders of an invoice go with it: they claim nothing any more.
         for reminder in storage::reminders_of(txn.as_read(), ctx.account_id, id)? {
+            links::forget(txn, &reminder.portal_url)?;
             storage::delete(ctx, txn, &reminder)?;
         }
     }
     einvoice::delete_all(txn, ctx.account_id, kind, id)?;
+    links::forget(txn, &doc.portal_url)?;
     storage::delete(ctx, txn, &doc)
 }
 
@@ -1293,11 +1296,14 @@ impl Action {
 /// passed). The number is fixed from now on, the e-invoices of a kind that has them are
 /// issued, and the PDF (and its print version) is rendered and stored in the same
 /// transaction. The template is the one the request asks for, else the document's own,
-/// else the default template of the kind's type.
+/// else the default template of the kind's type. A kind the portal shows gets its link
+/// (`customerportal_url`) when the settings name the service's `public_url`, before its
+/// PDF is rendered, whose texts may name the link.
 pub fn complete(
     ctx: &Ctx,
     txn: &mut dyn Write,
     pdf: &dyn Pdf,
+    random: &dyn Random,
     kind: DocKind,
     id: u64,
     template_id: Option<u64>,
@@ -1317,12 +1323,19 @@ pub fn complete(
     // The request's template first, for every kind, then the document's own.
     let asked = template_id.or(old.template_id.map(|t| t as u64));
     let template = templates::for_document(txn.as_read(), account, kind.template_type(), asked)?;
+    let defaults = settings::load_stored(txn.as_read(), account)?;
+    let mut completed = old.clone();
+    let public_url = settings::public_url(&defaults);
+    if kind.spec().portal && !public_url.is_empty() {
+        let target = links::Target::Document(kind, id);
+        completed.portal_url = links::issue(txn, random, public_url, account, target, ctx.now)?;
+    }
     // Totals are final: computed once more from the items as they are now.
     let doc = change(
         ctx,
         txn,
         &old,
-        old.clone(),
+        completed,
         Change {
             totals: true,
             status: Move::By(Event::Complete),
@@ -1336,7 +1349,6 @@ pub fn complete(
     }
     let items = storage::items(txn.as_read(), account, kind, id)?;
     let client = load_client(txn.as_read(), account, doc.client_id as i64)?;
-    let defaults = settings::load_stored(txn.as_read(), account)?;
     // The e-invoices first: a rule of the profiles this document must meet refuses the
     // completion before anything is rendered.
     let factur_x = if kind.spec().einvoices {
@@ -1491,17 +1503,22 @@ pub fn cancel(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<
 }
 
 /// Runs one of the lifecycle actions.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the capabilities completion needs, and the action with its one option"
+)]
 pub fn act(
     ctx: &Ctx,
     txn: &mut dyn Write,
     pdf: &dyn Pdf,
+    random: &dyn Random,
     kind: DocKind,
     id: u64,
     action: Action,
     template_id: Option<u64>,
 ) -> Result<Document, Error> {
     match action {
-        Action::Complete => complete(ctx, txn, pdf, kind, id, template_id),
+        Action::Complete => complete(ctx, txn, pdf, random, kind, id, template_id),
         Action::Cancel
         | Action::Uncancel
         | Action::Win
@@ -1509,6 +1526,116 @@ pub fn act(
         | Action::Clear
         | Action::Unclear => move_status(ctx, txn, kind, id, action),
     }
+}
+
+/// Replaces a completed document's portal link by a new one (or gives it its first, when it
+/// was completed before the settings named a `public_url`): the old link opens nothing from
+/// now on, and the new one works `portal_link_days` from now.
+pub fn renew_link(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    random: &dyn Random,
+    kind: DocKind,
+    id: u64,
+) -> Result<Document, Error> {
+    let old = storage::load(txn.as_read(), ctx.account_id, kind, id)?;
+    if !kind.spec().portal {
+        return Err(refusal(kind, "a {doc} has no portal link".into()));
+    }
+    if old.status == Status::Draft {
+        return Err(refusal(
+            kind,
+            "only a completed {doc} has a portal link; this {doc} is DRAFT".into(),
+        ));
+    }
+    let defaults = settings::load_stored(txn.as_read(), ctx.account_id)?;
+    let public_url = settings::public_url(&defaults);
+    if public_url.is_empty() {
+        return Err(Error::invalid(
+            "portal links need the address clients reach this service at: set the settings' \
+             public_url",
+        ));
+    }
+    links::forget(txn, &old.portal_url)?;
+    let mut doc = old.clone();
+    let target = links::Target::Document(kind, id);
+    doc.portal_url = links::issue(txn, random, public_url, ctx.account_id, target, ctx.now)?;
+    change(
+        ctx,
+        txn,
+        &old,
+        doc,
+        Change {
+            note: Some(("PORTAL_LINK", "Portal link renewed")),
+            ..Change::NOTHING
+        },
+    )
+}
+
+/// The client's answer to an offer in the portal: `accepted` WON, else LOST, with a comment
+/// naming who answered and when. Only an OPEN offer still valid today takes an answer.
+pub fn answer_offer(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    id: u64,
+    accepted: bool,
+    name: &str,
+) -> Result<Document, Error> {
+    let (event, actionkey, verb, status_key) = if accepted {
+        (Event::Win, "PORTAL_ACCEPT", "Accepted", "WIN")
+    } else {
+        (Event::Lose, "PORTAL_DECLINE", "Declined", "LOSE")
+    };
+    let old = load_for(ctx, txn.as_read(), kind, id, event)?;
+    let today = today(ctx);
+    if old.validity_date < today {
+        return Err(refusal(
+            kind,
+            format!(
+                "the {{doc}} was valid until {}: it can no longer be answered",
+                old.validity_date
+            ),
+        ));
+    }
+    let local = ctx.now + i64::from(ctx.utc_offset);
+    let text = format!(
+        "{verb} by {name} in the customer portal on {} at {:02}:{:02}",
+        today,
+        local.rem_euclid(86_400) / 3600,
+        local.rem_euclid(3600) / 60
+    );
+    change(
+        ctx,
+        txn,
+        &old,
+        old.clone(),
+        Change {
+            status: Move::By(event),
+            touch: true,
+            note: Some((actionkey, &text)),
+            status_note: StatusNote::Always(status_key),
+            ..Change::NOTHING
+        },
+    )
+}
+
+/// A comment the client wrote in the portal (actionkey PORTAL_COMMENT).
+pub fn comment_from_portal(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    doc: &Document,
+    text: &str,
+) -> Result<Comment, Error> {
+    let count = storage::children::<Comment>(txn.as_read(), ctx.account_id, doc.kind, doc.id)?;
+    if count.len() >= limits::COMMENTS_MAX {
+        return Err(Error::invalid(format!(
+            "a {} holds at most {} comments",
+            doc.kind.label(),
+            limits::COMMENTS_MAX
+        )));
+    }
+    add_system_comment(ctx, txn, doc, "PORTAL_COMMENT", text)
 }
 
 /// Keeps an uploaded signed PDF beside the original; only for completed documents.

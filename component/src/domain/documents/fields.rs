@@ -75,8 +75,8 @@ pub enum Get {
     Schedule(ScheduleField),
     /// A field of a reminder's dunning data.
     Dunning(DunningField),
-    /// A field the service does not keep (`customerportal_url`): always empty.
-    NotKept,
+    /// `customerportal_url`: the document's link to the customer portal.
+    PortalUrl,
 }
 
 /// The fields of a recurring invoice's schedule (`recurring::Schedule`).
@@ -213,7 +213,7 @@ impl Get {
             Get::RecurringId => d.recurring_id.map(Value::Int),
             Get::Schedule(field) => d.schedule.as_deref().and_then(|s| field.get(s)),
             Get::Dunning(field) => d.dunning.as_deref().and_then(|s| field.get(s)),
-            Get::NotKept => None,
+            Get::PortalUrl => text(&d.portal_url),
         }
     }
 }
@@ -446,12 +446,14 @@ const TITLE: DocField = DocField::new("title", Kind::Text, Get::Title).doc(
     "Title printed as the document's heading, before its number. Empty: the kind's name (Credit \
      note, Offer, Order confirmation, Delivery note).",
 );
-const CUSTOMERPORTAL_URL: DocField = DocField::new("customerportal_url", Kind::Text, Get::NotKept)
-    .read_only()
-    .doc(
-        "Link to the document in a customer portal; the service has none, so it is always empty \
-         (read only).",
-    );
+const CUSTOMERPORTAL_URL: DocField =
+    DocField::new("customerportal_url", Kind::Text, Get::PortalUrl)
+        .read_only()
+        .doc(
+            "Link to the document in the customer portal, where its client sees it, downloads its \
+         PDF (and e-invoice), and answers an offer: made at completion when the settings' \
+         public_url is set, replaced by PUT …/renew-link. Empty without one (read only).",
+        );
 const INVOICE_ID: DocField = DocField::new("invoice_id", Kind::Integer, Get::InvoiceId).doc(
     "Invoice the credit note is made from (create only); it takes the invoice's client, address, \
      price basis, currency, quote, reduction and, without items of its own, its items.",
@@ -807,6 +809,7 @@ pub static INVOICE: &[DocField] = &[
     PAYMENT_TYPES,
     PAID_AMOUNT,
     OPEN_AMOUNT,
+    CUSTOMERPORTAL_URL,
     TEMPLATE_ID,
     BUYER_REFERENCE,
     ORDER_REFERENCE,

@@ -77,6 +77,14 @@ pub struct Spec {
     pub falls_due: bool,
     /// Whether it has a number from the kind's number range.
     pub numbered: bool,
+    /// Whether a completed one gets a link to the customer portal (`customerportal_url`),
+    /// where its client sees it.
+    pub portal: bool,
+    /// The name in German, where the customer portal speaks it to a client.
+    pub title_de: &'static str,
+    /// Whether its client pays it to the seller's bank account: an open one shows the amount
+    /// due with a GiroCode in the portal, and its PDF carries the code.
+    pub payable: bool,
 }
 
 static INVOICE: Spec = Spec {
@@ -98,6 +106,9 @@ static INVOICE: Spec = Spec {
     einvoices: true,
     falls_due: true,
     numbered: true,
+    portal: true,
+    title_de: "Rechnung",
+    payable: true,
 };
 
 static CREDIT_NOTE: Spec = Spec {
@@ -119,6 +130,9 @@ static CREDIT_NOTE: Spec = Spec {
     einvoices: true,
     falls_due: true,
     numbered: true,
+    portal: true,
+    title_de: "Gutschrift",
+    payable: false,
 };
 
 static OFFER: Spec = Spec {
@@ -140,6 +154,9 @@ static OFFER: Spec = Spec {
     einvoices: false,
     falls_due: false,
     numbered: true,
+    portal: true,
+    title_de: "Angebot",
+    payable: false,
 };
 
 static CONFIRMATION: Spec = Spec {
@@ -161,6 +178,9 @@ static CONFIRMATION: Spec = Spec {
     einvoices: false,
     falls_due: false,
     numbered: true,
+    portal: true,
+    title_de: "Auftragsbestätigung",
+    payable: false,
 };
 
 static DELIVERY_NOTE: Spec = Spec {
@@ -182,6 +202,9 @@ static DELIVERY_NOTE: Spec = Spec {
     einvoices: false,
     falls_due: false,
     numbered: true,
+    portal: true,
+    title_de: "Lieferschein",
+    payable: false,
 };
 
 static RECURRING: Spec = Spec {
@@ -203,6 +226,9 @@ static RECURRING: Spec = Spec {
     einvoices: false,
     falls_due: false,
     numbered: false,
+    portal: false,
+    title_de: "Wiederkehrende Rechnung",
+    payable: false,
 };
 
 static REMINDER: Spec = Spec {
@@ -224,6 +250,9 @@ static REMINDER: Spec = Spec {
     einvoices: false,
     falls_due: true,
     numbered: false,
+    portal: true,
+    title_de: "Zahlungserinnerung",
+    payable: false,
 };
 
 impl DocKind {

@@ -41,5 +41,7 @@ pub use fields::{DocField, Get, fields, to_record};
 pub use kind::DocKind;
 pub use kind::{Lifecycle, Spec};
 pub use lifecycle::{Event, Shown, Status, refusal, transition};
+#[cfg(test)]
+pub use model::sample as model_sample;
 pub use model::{Document, Tax};
 pub use query::Filter;

@@ -120,7 +120,7 @@ stored_form!(
         taxes: taxes_to_stored, taxes_from_stored,
     ],
     grown: StoredDocumentTail [buyer_reference, order_reference, offer_id, confirmation_id,
-        recurring_id]
+        recurring_id, portal_url]
         dates [validity_date]
         map [schedule: schedule_to_stored, schedule_from_stored,
             dunning: dunning_to_stored, dunning_from_stored],
@@ -541,6 +541,19 @@ pub fn due(txn: &dyn Read, account: u64, now: i64, limit: usize) -> Result<Vec<u
 /// `store::keys::all_client_documents`); it ends in the document's id.
 pub fn kind_of_client_entry(key: &[u8]) -> Option<DocKind> {
     keys::kind_of_client_entry(key)
+}
+
+/// The ids of a client's documents of `kind`, in id order.
+pub fn of_client(
+    txn: &dyn Read,
+    account: u64,
+    client: u64,
+    kind: DocKind,
+) -> Result<Vec<u64>, Error> {
+    store::scan_all(txn, &keys::client_documents(account, client, kind))?
+        .iter()
+        .map(|(k, _)| Ok(id_of_key(k)?))
+        .collect()
 }
 
 /// The prefix (date placeholders resolved) and number a document claims.

@@ -27,7 +27,7 @@ use super::documents::{DocKind, Document, Status, claims, commands, items::Item,
 use super::emails::{self, EmailRequest, LetterRequest};
 use super::schema::{Changes, Record, Scalar};
 use super::{Ctx, Error, records, settings};
-use crate::caps::{Pdf, Read, Write};
+use crate::caps::{Pdf, Random, Read, Write};
 use crate::store::{self, keys};
 
 /// The levels and settings a reminder is made by.
@@ -335,6 +335,7 @@ pub fn run(
     ctx: &Ctx,
     txn: &mut dyn Write,
     pdf: &dyn Pdf,
+    random: &dyn Random,
     invoice: u64,
 ) -> Result<Option<Made>, Error> {
     let account = ctx.account_id;
@@ -379,7 +380,14 @@ pub fn run(
         &Changes::default(),
         &[],
     )?;
-    let dispatch = act(ctx, txn, pdf, &reminder, defaults.text("dunning_action"))?;
+    let dispatch = act(
+        ctx,
+        txn,
+        pdf,
+        random,
+        &reminder,
+        defaults.text("dunning_action"),
+    )?;
     Ok(Some(Made {
         reminder: reminder.id,
         dispatch,
@@ -392,13 +400,14 @@ fn act(
     ctx: &Ctx,
     txn: &mut dyn Write,
     pdf: &dyn Pdf,
+    random: &dyn Random,
     reminder: &Document,
     action: &str,
 ) -> Result<Option<(u64, Dispatch)>, Error> {
     if !matches!(action, "COMPLETE" | "EMAIL" | "MAIL") {
         return Ok(None);
     }
-    commands::complete(ctx, txn, pdf, DocKind::Reminder, reminder.id, None)?;
+    commands::complete(ctx, txn, pdf, random, DocKind::Reminder, reminder.id, None)?;
     let parcel = match action {
         "EMAIL" => {
             // To the reminder's contact, else to the client's address.

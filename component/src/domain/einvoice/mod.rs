@@ -110,6 +110,11 @@ pub fn make(inv: &model::Invoice, doc: &Document, profile: Profile) -> Issued {
     }
 }
 
+/// The profile a client receives: its `einvoice_profile`, else XRechnung (CII).
+pub fn profile_of(client: &Record) -> Profile {
+    Profile::parse(client.text("einvoice_profile")).unwrap_or(Profile::XrechnungCii)
+}
+
 /// The profiles whose rules a completion must pass: Factur-X when the settings make every
 /// PDF a Factur-X hybrid, and the profile the client receives.
 pub fn required(settings: &Record, client: &Record) -> Vec<Profile> {

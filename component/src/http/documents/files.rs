@@ -200,10 +200,12 @@ pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError
             }
             let profile = match asked {
                 Some(p) => p,
-                None => {
-                    let client = records::load(txn.as_ref(), &CLIENTS, account, doc.client_id)?;
-                    Profile::parse(client.text("einvoice_profile")).unwrap_or(Profile::XrechnungCii)
-                }
+                None => einvoice::profile_of(&records::load(
+                    txn.as_ref(),
+                    &CLIENTS,
+                    account,
+                    doc.client_id,
+                )?),
             };
             let issued = match einvoice::load(txn.as_ref(), account, kind, id, profile)? {
                 Some(issued) => issued,

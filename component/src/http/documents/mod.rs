@@ -364,10 +364,30 @@ pub(super) fn action(c: &Call<'_>, kind: DocKind, action: Action) -> Result<Resp
         };
     }
     in_write(caps, |txn| {
-        commands::act(ctx, txn, caps.pdf, kind, id, action, template_id)?;
+        commands::act(
+            ctx,
+            txn,
+            caps.pdf,
+            caps.random,
+            kind,
+            id,
+            action,
+            template_id,
+        )?;
         Ok(())
     })?;
     Ok(Response::empty())
+}
+
+/// `PUT .../{id}/renew-link`: the document with a new link to the customer portal; the
+/// old one opens nothing from now on.
+pub(super) fn renew_link(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
+    let (caps, ctx, raw) = (c.caps, c.ctx, c.id);
+    let id = existing(caps, ctx, kind, raw)?;
+    let doc = in_write(caps, |txn| {
+        Ok(commands::renew_link(ctx, txn, caps.random, kind, id)?)
+    })?;
+    Ok(document_response(200, doc, ctx))
 }
 
 /// `GET /{kind}/preset?offer_id=N` (or `confirmation_id=N`): a new document's body made

@@ -200,7 +200,7 @@ fn wire_fields(kind: DocKind) -> &'static [WireField] {
         const NONE: WireField = WireField {
             name: "",
             attrs: &[],
-            get: Get::NotKept,
+            get: Get::Id,
             taxes_after: false,
         };
         let mut out = [NONE; N];
@@ -463,72 +463,9 @@ impl ValueWriter {
 mod tests {
     use super::*;
     use crate::codec::{TreeBuilder, encode_xml};
-    use crate::domain::documents::{Status, Tax};
     use rust_decimal::Decimal;
 
-    fn sample(kind: DocKind, id: u64) -> Document {
-        let date = Date::parse("2026-11-02").unwrap();
-        Document {
-            kind,
-            id,
-            client_id: 3,
-            contact_id: id.is_multiple_of(2).then_some(9),
-            created: 1_795_000_000,
-            updated: 1_795_000_100,
-            number: id as i64,
-            number_pre: "RE-".into(),
-            number_length: 4,
-            formatted_number: format!("RE-{id:04}"),
-            status: if id.is_multiple_of(2) {
-                Status::Open
-            } else {
-                Status::Draft
-            },
-            date,
-            supply_date: String::new(),
-            supply_date_type: String::new(),
-            due_date: date.add_days(14),
-            address: "Müller & Söhne\n<Hauptstr. 5>".into(),
-            discount_rate: Decimal::new(2, 0),
-            discount_date: date.add_days(7),
-            label: format!("Job {id}"),
-            intro: String::new(),
-            note: "a \"note\"".into(),
-            currency_code: "EUR".into(),
-            quote: Decimal::ONE,
-            payment_types: "BANK_TRANSFER".into(),
-            net_gross: "NET".into(),
-            reduction: String::new(),
-            template_id: None,
-            tax_free: false,
-            buyer_reference: String::new(),
-            order_reference: "PO 4711".into(),
-            total_net: Decimal::new(10000, 2),
-            total_gross: Decimal::new(11900, 2),
-            total_net_unreduced: Decimal::new(10000, 2),
-            total_gross_unreduced: Decimal::new(11900, 2),
-            total_reduction: Decimal::ZERO,
-            taxes: vec![Tax {
-                name: "MwSt".into(),
-                rate: Decimal::new(19, 0),
-                net: Decimal::new(10000, 2),
-                amount: Decimal::new(1900, 2),
-            }],
-            paid_amount: Decimal::ZERO,
-            paid_types: Vec::new(),
-            title: "Gutschrift".into(),
-            invoice_id: Some(1),
-            free_text_id: None,
-            tags: Vec::new(),
-            article_ids: Vec::new(),
-            offer_id: None,
-            confirmation_id: None,
-            validity_date: date.add_days(30),
-            recurring_id: None,
-            schedule: None,
-            dunning: None,
-        }
-    }
+    use crate::domain::documents::model_sample as sample;
 
     /// A page of several documents written by index into rendered tags is exactly the page
     /// written through the tree of `Element`s and the plain XML encoder, for both kinds.

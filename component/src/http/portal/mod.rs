@@ -1,0 +1,445 @@
+//! The customer portal on the wire: `/portal/{token}` (a document's page, or a client's
+//! session), its downloads (`/pdf`, `/e-invoice`), the forms posted back to the page, and
+//! `/portal/style.css`. Served outside `/api` and without an API key: the token is the
+//! only credential, so a link sees one document (or one client's documents) and nothing
+//! else of its account.
+//!
+//! Owns what the portal answers over HTTP: HTML pages (`page`), their language (`texts`),
+//! the headers every answer carries (`SECURITY_HEADERS`), the limit of requests per link,
+//! form tokens checked before anything is changed, and post-redirect-get. What a link
+//! opens and may do is `domain::portal`'s.
+
+mod page;
+mod texts;
+
+use super::{ApiError, Body, Method, Payload, Request, Response, in_write};
+use crate::caps::{Caps, Scoped};
+use crate::domain::links::{self, Link, Target};
+use crate::domain::portal::{self, Act, Closed, Opened};
+use crate::domain::{Ctx, Error, clock, pdfs, records};
+use crate::domain::{clients::CLIENTS, einvoice, filenames};
+use crate::limits;
+use page::Done;
+use texts::Lang;
+
+/// The stylesheet of every page.
+const STYLE: &str = include_str!("style.css");
+
+/// Headers of every portal answer: no script, style only from the service itself, forms
+/// posting only to it, never framed, no sniffing, no referrer leaving with the token.
+const SECURITY_HEADERS: [(&str, &str); 4] = [
+    (
+        "content-security-policy",
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; \
+         frame-ancestors 'none'; base-uri 'none'",
+    ),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "no-referrer"),
+    ("x-frame-options", "DENY"),
+];
+
+const HTML: &str = "text/html; charset=utf-8";
+
+/// Whether `path` is the portal's: `/portal` and below.
+pub(super) fn owns(path: &str) -> bool {
+    path.strip_prefix("/portal")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Answers a request under `/portal`. Every answer is a page (or a file) with the
+/// security headers; nothing here answers with the API's `<errors>`.
+pub(super) fn serve(caps: &Caps, req: &Request) -> Response {
+    let rest = req.path.strip_prefix("/portal").unwrap_or("");
+    let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    let mut answer = match segments.as_slice() {
+        ["style.css"] => match req.method {
+            Method::Get | Method::Head => Response {
+                status: 200,
+                headers: vec![
+                    ("content-type".into(), "text/css; charset=utf-8".into()),
+                    ("cache-control".into(), "public, max-age=3600".into()),
+                ],
+                payload: Payload::Bytes(STYLE.as_bytes().to_vec()),
+            },
+            _ => not_allowed(&["GET", "HEAD"]),
+        },
+        [token] => linked(caps, req, token, None),
+        [token, file @ ("pdf" | "e-invoice")] => linked(caps, req, token, Some(file)),
+        _ => not_found(),
+    };
+    for (name, value) in SECURITY_HEADERS {
+        answer.headers.push((name.into(), value.into()));
+    }
+    if !answer.headers.iter().any(|(n, _)| n == "cache-control") {
+        // Pages hold the link's documents and form tokens: kept by no cache.
+        answer
+            .headers
+            .push(("cache-control".into(), "no-store".into()));
+    }
+    answer
+}
+
+fn html(status: u16, body: String) -> Response {
+    Response {
+        status,
+        headers: vec![("content-type".into(), HTML.into())],
+        payload: Payload::Bytes(body.into_bytes()),
+    }
+}
+
+/// The one answer for a token that opens nothing, whatever the reason: unknown, replaced,
+/// malformed, or of a deleted document.
+fn not_found() -> Response {
+    let body = page::problem(
+        Lang::En,
+        "This link is not valid",
+        "The page you asked for does not exist (anymore). Please check the link, or ask the \
+         sender for a new one.",
+        None,
+        None,
+    );
+    html(404, body)
+}
+
+fn not_allowed(allowed: &[&str]) -> Response {
+    let mut r = html(
+        405,
+        page::problem(
+            Lang::En,
+            "Not possible here",
+            "This address does not take that kind of request.",
+            None,
+            None,
+        ),
+    );
+    r.headers.push(("allow".into(), allowed.join(", ")));
+    r
+}
+
+/// The page of a failure that is not the client's: the status the API would answer (500,
+/// or 503 and 507 when the store cannot serve now), the details in the log only.
+fn failed(e: ApiError) -> Response {
+    let status = e.status();
+    eprintln!("faktura: the portal answered {status}: {e:?}");
+    html(
+        status,
+        page::problem(
+            Lang::En,
+            "Something went wrong",
+            "The page cannot be shown right now. Please try again later.",
+            None,
+            None,
+        ),
+    )
+}
+
+impl From<Error> for Response {
+    fn from(e: Error) -> Response {
+        failed(ApiError::from(e))
+    }
+}
+
+impl From<crate::caps::StoreError> for Response {
+    fn from(e: crate::caps::StoreError) -> Response {
+        failed(ApiError::from(e))
+    }
+}
+
+/// The bucket of a link's requests in the rate limit: part of its hash, never its token.
+fn bucket(link: &Link) -> String {
+    let hex: String = link.hash[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("portal/{hex}")
+}
+
+/// A request of the link `token` (`file`: one of its downloads).
+fn linked(caps: &Caps, req: &Request, token: &str, file: Option<&&str>) -> Response {
+    match linked_or_error(caps, req, token, file) {
+        Ok(answer) | Err(answer) => answer,
+    }
+}
+
+fn linked_or_error(
+    caps: &Caps,
+    req: &Request,
+    token: &str,
+    file: Option<&&str>,
+) -> Result<Response, Response> {
+    let allowed: &[&str] = if file.is_some() {
+        &["GET", "HEAD"]
+    } else {
+        &["GET", "HEAD", "POST"]
+    };
+    let verb_allowed = match req.method {
+        Method::Get | Method::Head => true,
+        Method::Post => file.is_none(),
+        Method::Put | Method::Delete | Method::Other(_) => false,
+    };
+    let link = {
+        let txn = caps.store.begin_read()?;
+        links::find(txn.as_ref(), token)?
+    };
+    let Some(link) = link else {
+        return Ok(not_found());
+    };
+    if !verb_allowed {
+        return Ok(not_allowed(allowed));
+    }
+    let window = caps
+        .rate
+        .hit_limited(&bucket(&link), limits::PORTAL_REQUESTS_PER_MINUTE, 60);
+    if !window.allowed {
+        let mut r = html(
+            429,
+            page::problem(
+                Lang::En,
+                "Too many requests",
+                "This link was opened too often in the last minute. Please wait a minute and \
+                 try again.",
+                None,
+                None,
+            ),
+        );
+        let wait = window
+            .reset
+            .saturating_sub(caps.clock.now_unix().max(0) as u64);
+        r.headers
+            .push(("retry-after".into(), wait.max(1).to_string()));
+        return Ok(r);
+    }
+    let scoped = Scoped {
+        inner: caps.store,
+        scope: link.account.to_be_bytes().to_vec(),
+    };
+    let caps = &Caps {
+        store: &scoped,
+        ..*caps
+    };
+    let ctx = {
+        let txn = caps.store.begin_read()?;
+        clock::load(txn.as_ref(), link.account)?.ctx(link.account, 0, false, caps.clock.now_unix())
+    };
+    Ok(match (file.copied(), &req.method) {
+        (Some("pdf"), _) => pdf(caps, &ctx, &link)?,
+        (Some(_), _) => einvoice(caps, &ctx, &link)?,
+        (None, Method::Post) => post(caps, &ctx, req, &link, token)?,
+        (None, _) => view(caps, &ctx, req, &link, token)?,
+    })
+}
+
+/// The page of a link; a document's view is noted on it at most once an hour.
+fn view(
+    caps: &Caps,
+    ctx: &Ctx,
+    req: &Request,
+    link: &Link,
+    token: &str,
+) -> Result<Response, Response> {
+    let (opened, form_token) = {
+        let txn = caps.store.begin_read()?;
+        let opened = portal::open(txn.as_ref(), ctx, link)?;
+        let form_token = links::form_token(txn.as_ref(), link)?;
+        (opened, form_token)
+    };
+    let opened = match opened {
+        Ok(opened) => opened,
+        Err(closed) => return Ok(closed_page(closed)),
+    };
+    if matches!(link.target, Target::Document(..)) && links::view_due(link, ctx.now) {
+        // A view is worth a note, not a failed page: a store that cannot take the note now
+        // still shows the document.
+        if let Err(e) = in_write(caps, |txn| Ok(portal::note_view(ctx, txn, link)?)) {
+            eprintln!("faktura: a portal view was not noted: {e:?}");
+        }
+    }
+    let body = match &opened {
+        Opened::Document(p) => {
+            let done = form_urlencoded::parse(req.query.as_bytes())
+                .find(|(k, _)| k == "done")
+                .and_then(|(_, v)| Done::parse(&v));
+            let lang = Lang::of(&p.locale);
+            let svg = p
+                .printed
+                .matrix
+                .as_ref()
+                .map(|m| page::girocode_svg(&m.modules, lang.pick("GiroCode", "GiroCode")));
+            page::document(p, token, &form_token, done, svg.as_deref())
+        }
+        Opened::Client(p) => page::client(p),
+    };
+    Ok(html(200, body))
+}
+
+/// The page of a link that opens nothing (404), or no longer does (410).
+fn closed_page(closed: Closed) -> Response {
+    match closed {
+        Closed::NotFound => not_found(),
+        Closed::Expired { seller, locale } => {
+            let lang = Lang::of(&locale);
+            html(
+                410,
+                page::problem(
+                    lang,
+                    lang.pick("This link has expired", "Dieser Link ist abgelaufen"),
+                    lang.pick(
+                        "For your security, links to documents work for a limited time only.",
+                        "Zu Ihrer Sicherheit funktionieren Links zu Dokumenten nur eine \
+                         begrenzte Zeit.",
+                    ),
+                    Some(&seller),
+                    None,
+                ),
+            )
+        }
+    }
+}
+
+/// The document a download asks for, when the link still opens it.
+fn document(
+    caps: &Caps,
+    ctx: &Ctx,
+    link: &Link,
+) -> Result<Result<crate::domain::documents::Document, Response>, Response> {
+    let txn = caps.store.begin_read()?;
+    Ok(portal::document_of(txn.as_ref(), ctx, link)?.map_err(closed_page))
+}
+
+/// `/portal/{token}/pdf`: the document's PDF as completion stored it, the bytes the API
+/// gives.
+fn pdf(caps: &Caps, ctx: &Ctx, link: &Link) -> Result<Response, Response> {
+    let doc = match document(caps, ctx, link)? {
+        Ok(doc) => doc,
+        Err(closed) => return Ok(closed),
+    };
+    let txn = caps.store.begin_read()?;
+    let Some(file) = pdfs::load(
+        txn.as_ref(),
+        link.account,
+        doc.kind.collection(),
+        doc.id,
+        pdfs::Variant::Original,
+    )?
+    else {
+        return Ok(not_found());
+    };
+    Ok(download(file.content, "application/pdf", &file.filename))
+}
+
+/// `/portal/{token}/e-invoice`: the e-invoice of the profile the client receives.
+fn einvoice(caps: &Caps, ctx: &Ctx, link: &Link) -> Result<Response, Response> {
+    let doc = match document(caps, ctx, link)? {
+        Ok(doc) => doc,
+        Err(closed) => return Ok(closed),
+    };
+    if !doc.kind.spec().einvoices {
+        return Ok(not_found());
+    }
+    let txn = caps.store.begin_read()?;
+    let client = records::load(txn.as_ref(), &CLIENTS, link.account, doc.client_id)?;
+    let profile = einvoice::profile_of(&client);
+    match einvoice::load(txn.as_ref(), link.account, doc.kind, doc.id, profile)? {
+        Some(einvoice::Issued::Xml { number, xml }) => {
+            Ok(download(xml, "application/xml", &format!("{number}.xml")))
+        }
+        Some(einvoice::Issued::Refused(_)) | None => Ok(not_found()),
+    }
+}
+
+fn download(bytes: Vec<u8>, content_type: &str, filename: &str) -> Response {
+    let name = filenames::sanitize(filename).replace('"', "");
+    Response {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), content_type.into()),
+            (
+                "content-disposition".into(),
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        payload: Payload::Bytes(bytes),
+    }
+}
+
+/// A form of a document's page: its token checked first, then what it asks done; the
+/// answer redirects to the page, which says what happened (post-redirect-get).
+fn post(
+    caps: &Caps,
+    ctx: &Ctx,
+    req: &Request,
+    link: &Link,
+    token: &str,
+) -> Result<Response, Response> {
+    let lang = {
+        let txn = caps.store.begin_read()?;
+        match portal::open(txn.as_ref(), ctx, link)? {
+            Ok(Opened::Document(p)) => Lang::of(&p.locale),
+            Ok(Opened::Client(_)) => return Ok(not_allowed(&["GET", "HEAD"])),
+            Err(closed) => return Ok(closed_page(closed)),
+        }
+    };
+    let refused = |why: &str| {
+        html(
+            400,
+            page::problem(
+                lang,
+                lang.pick("This could not be done", "Das hat nicht geklappt"),
+                why,
+                None,
+                Some(token),
+            ),
+        )
+    };
+    let body = match &req.body {
+        Body::Bytes(b) if b.len() <= limits::PORTAL_FORM_BYTES_MAX => b,
+        Body::Bytes(_) | Body::TooLarge => return Ok(refused("The form is too large.")),
+    };
+    let field = |name: &str| {
+        form_urlencoded::parse(body)
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    let given = field("form_token").unwrap_or_default();
+    let matches = {
+        let txn = caps.store.begin_read()?;
+        links::form_token_matches(txn.as_ref(), link, &given)?
+    };
+    if !matches {
+        return Ok(refused(lang.pick(
+            "The form was not sent from this page (its form_token is missing or wrong). Please \
+             open the page again and send the form from there.",
+            "Das Formular kam nicht von dieser Seite (sein form_token fehlt oder ist falsch). \
+             Bitte öffnen Sie die Seite neu und senden Sie das Formular von dort.",
+        )));
+    }
+    let action = field("action").unwrap_or_default();
+    let act = match action.as_str() {
+        "accept" => Act::Accept(field("name").unwrap_or_default()),
+        "decline" => Act::Decline(field("name").unwrap_or_default()),
+        "comment" => Act::Comment(field("comment").unwrap_or_default()),
+        other => {
+            return Ok(refused(&format!(
+                "action must be accept, decline or comment, got \"{}\"",
+                other.chars().take(40).collect::<String>()
+            )));
+        }
+    };
+    match in_write(caps, |txn| Ok(portal::act(ctx, txn, link, &act)?)) {
+        Ok(()) => {}
+        Err(ApiError::BadRequest(reasons)) => return Ok(refused(&reasons.join("; "))),
+        Err(ApiError::NotFound(_)) => return Ok(not_found()),
+        Err(e) => return Err(failed(e)),
+    }
+    let mut r = html(
+        303,
+        page::problem(
+            lang,
+            lang.pick("Done", "Erledigt"),
+            lang.pick("Back to the page.", "Zurück zur Seite."),
+            None,
+            Some(token),
+        ),
+    );
+    // Relative to the page's own address, whatever `public_url` it was reached under.
+    r.headers
+        .push(("location".into(), format!("{token}?done={action}")));
+    Ok(r)
+}
