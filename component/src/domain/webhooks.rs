@@ -216,49 +216,6 @@ pub fn parse_url(url: &str) -> Result<Url, String> {
     })
 }
 
-/// Whether an address is one of the private network: loopback, private, link-local,
-/// unique-local, multicast, unspecified (and the like: shared, broadcast, reserved,
-/// IPv4 inside IPv6).
-pub fn is_private(ip: std::net::IpAddr) -> bool {
-    use std::net::IpAddr;
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_multicast()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || a == 0
-                // Shared address space (carrier-grade NAT), 100.64.0.0/10.
-                || (a == 100 && (64..128).contains(&b))
-                // Reserved, 240.0.0.0/4.
-                || a >= 240
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_private(IpAddr::V4(v4));
-            }
-            let s = v6.segments();
-            // NAT64 (64:ff9b::/96) reaches the IPv4 address in its last 32 bits.
-            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let [.., hi, lo] = s;
-                let v4 = std::net::Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
-                return is_private(IpAddr::V4(v4));
-            }
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                // Unique local, fc00::/7.
-                || (s[0] & 0xfe00) == 0xfc00
-                // Link-local, fe80::/10, and the old site-local, fec0::/10.
-                || (s[0] & 0xffc0) == 0xfe80
-                || (s[0] & 0xffc0) == 0xfec0
-        }
-    }
-}
-
 /// Why a URL's host is of the private network as written, if it is: an address literal
 /// of it, or `localhost`.
 pub fn private_host(url: &Url) -> Option<String> {
@@ -267,7 +224,7 @@ pub fn private_host(url: &Url) -> Option<String> {
         return Some(format!("url names {host}, this machine"));
     }
     let ip: std::net::IpAddr = host.parse().ok()?;
-    is_private(ip).then(|| {
+    faktura_netguard::is_private(ip).then(|| {
         format!(
             "url names {ip}, an address of the private network; the service sends there only \
              with --webhook-allow-private"
