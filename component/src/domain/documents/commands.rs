@@ -450,20 +450,12 @@ fn defaults_for(
     };
     let setting_text = |name: &str| defaults.text(&kind.setting(name)).to_owned();
     let doc = Document {
-        kind,
         id,
         client_id,
-        contact_id: None,
         created: ctx.now,
         updated: ctx.now,
-        number: 0,
         number_pre: setting_text("number_pre"),
         number_length: defaults.int(&kind.setting("number_length")).unwrap_or(0),
-        formatted_number: String::new(),
-        status: Status::Draft,
-        date,
-        supply_date: String::new(),
-        supply_date_type: String::new(),
         due_date: date.add_days(due_days),
         address: client.text("address").to_owned(),
         discount_rate,
@@ -472,31 +464,11 @@ fn defaults_for(
         intro: setting_text("intro"),
         note: setting_text("note"),
         currency_code: currency,
-        quote: Decimal::ONE,
         payment_types: defaults.text("payment_types").to_owned(),
         net_gross,
         reduction,
-        template_id: None,
-        tax_free: false,
-        total_net: Decimal::ZERO,
-        total_gross: Decimal::ZERO,
-        total_net_unreduced: Decimal::ZERO,
-        total_gross_unreduced: Decimal::ZERO,
-        total_reduction: Decimal::ZERO,
-        taxes: Vec::new(),
-        paid_amount: Decimal::ZERO,
-        paid_types: Vec::new(),
-        title: String::new(),
-        invoice_id: None,
-        free_text_id: None,
-        tags: Vec::new(),
-        article_ids: Vec::new(),
         buyer_reference: client.text("buyer_reference").to_owned(),
-        order_reference: String::new(),
-        offer_id: None,
-        confirmation_id: None,
         validity_date: date.add_days(validity_days),
-        recurring_id: None,
         dunning: (kind == DocKind::Reminder).then(Box::default),
         schedule: (kind == DocKind::Recurring).then(|| {
             Box::new(Schedule {
@@ -512,7 +484,7 @@ fn defaults_for(
                 ..Schedule::default()
             })
         }),
-        portal_url: String::new(),
+        ..Document::blank(kind, date)
     };
     (
         doc,

@@ -91,10 +91,9 @@ pub struct Document {
 }
 
 impl Document {
-    /// A document of `kind` with every field empty (for tests).
-    #[cfg(test)]
-    pub fn blank(kind: DocKind) -> Document {
-        let day = Date::from_julian(2_460_000);
+    /// A draft of `kind` dated `day` with every other field empty: what a new document
+    /// starts from before the account's and the client's defaults fill it.
+    pub fn blank(kind: DocKind, day: Date) -> Document {
         Document {
             kind,
             id: 0,

@@ -505,7 +505,7 @@ mod tests {
                 level,
                 ..Dunning::default()
             })),
-            ..Document::blank(DocKind::Reminder)
+            ..Document::blank(DocKind::Reminder, Date::from_julian(2_460_000))
         }
     }
 
