@@ -647,19 +647,18 @@ pub fn save(
 
 /// Tells the account's webhooks that `doc` was sent (an e-mail or a letter handed over).
 pub fn sent(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<(), Error> {
-    events::emit(ctx, txn, doc.kind.range(), Verb::Send, doc.id, |_| {
-        Ok(events::snapshot_of(
-            ctx,
-            store::encode(&to_stored(doc)),
-            None,
-        ))
-    })
+    tell_as_stored(ctx, txn, doc, Verb::Send)
 }
 
 /// Tells the account's webhooks that `doc`, stored OPEN, shows OVERDUE from `ctx`'s day
 /// on: a status that time changed.
 pub fn fell_due(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<(), Error> {
-    events::emit(ctx, txn, doc.kind.range(), Verb::Status, doc.id, |_| {
+    tell_as_stored(ctx, txn, doc, Verb::Status)
+}
+
+/// An event `verb` of `doc` as it is stored, for what happened without changing it.
+fn tell_as_stored(ctx: &Ctx, txn: &mut dyn Write, doc: &Document, verb: Verb) -> Result<(), Error> {
+    events::emit(ctx, txn, doc.kind.range(), verb, doc.id, |_| {
         Ok(events::snapshot_of(
             ctx,
             store::encode(&to_stored(doc)),
