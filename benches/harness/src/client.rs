@@ -89,19 +89,27 @@ impl Conn {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_owned();
+        let total = response
+            .headers()
+            .get("x-total-count")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
         let body = response.into_body().collect().await?.to_bytes();
         Ok(Reply {
             status,
             content_type,
+            total,
             body: String::from_utf8_lossy(&body).into_owned(),
         })
     }
 }
 
-/// An answer: status, Content-Type (empty when none) and body.
+/// An answer: status, Content-Type (empty when none), `X-Total-Count` (of a list) and
+/// body.
 pub(crate) struct Reply {
     pub status: u16,
     pub content_type: String,
+    pub total: Option<u64>,
     pub body: String,
 }
 

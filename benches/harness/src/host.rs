@@ -108,6 +108,26 @@ impl Binary {
         addr: SocketAddr,
         log: &Path,
     ) -> anyhow::Result<Proc> {
+        let mut cmd = self.serve(data, addr);
+        if let Some(store) = store {
+            cmd.arg("--store").arg(store);
+        }
+        spawn(&mut cmd, log)
+    }
+
+    /// [`Binary::start`] with the further options `args` of `faktura serve`.
+    pub(crate) fn start_with(
+        &self,
+        data: &Path,
+        addr: SocketAddr,
+        log: &Path,
+        args: &[&str],
+    ) -> anyhow::Result<Proc> {
+        spawn(self.serve(data, addr).args(args), log)
+    }
+
+    /// `faktura serve` on `data` at `addr` with the bench's key and component.
+    fn serve(&self, data: &Path, addr: SocketAddr) -> Command {
         let mut cmd = Command::new(&self.faktura);
         cmd.arg("serve")
             .arg("--listen")
@@ -119,10 +139,7 @@ impl Binary {
             .arg("--bootstrap-key")
             .arg(KEY)
             .env("FAKTURA_LOG", "warn");
-        if let Some(store) = store {
-            cmd.arg("--store").arg(store);
-        }
-        spawn(&mut cmd, log)
+        cmd
     }
 
     /// Writes the whole store of `data` (its redb file; no host may serve it meanwhile) to

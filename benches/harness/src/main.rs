@@ -36,6 +36,7 @@
 
 mod anchors;
 mod busy;
+mod business;
 mod client;
 mod compare;
 mod host;
@@ -393,24 +394,27 @@ fn main() -> anyhow::Result<()> {
     // W12 beside W3: offers created and completed, half the requests each.
     let w12_load = workloads::w12(&seeded.clients);
     let w12 = run(&w12_load)?;
-    // W13 beside W1: pages of the customer portal. A link takes 60 requests a minute, so
-    // there are links enough for about 20 requests each at W1's rate: renewed for the
-    // invoices completed by the seeding and by W3 (W3's drafts left are skipped).
+    // W2 with its items from articles, right after W2 again: the cost of the lookups.
+    let articles = workloads::articles(&rt, addr)?;
+    let w2_again = run(&workloads::w2(&seeded.clients))?;
+    let w2a_load = workloads::w2_articles(&seeded.clients, &articles);
+    let w2a = run(&w2a_load)?;
+    // W13 beside W1: pages of the customer portal. A link takes 60 requests a minute (a
+    // measurement is shorter), so links for 50 requests each at W1's rate are more than
+    // enough: renewed for the invoices completed by the seeding and by W3 (W3's drafts left
+    // are skipped). A small data set has fewer; a link asked too often answers 429, which
+    // counts as a failed request.
     workloads::settings(
         &rt,
         addr,
         &format!("<settings><public_url>http://{addr}</public_url></settings>"),
         &["<public_url>http://"],
     )?;
-    let wanted = ((w1.per_sec * secs as f64) / 20.0).ceil().max(50.0) as usize;
+    let wanted = ((w1.per_sec * secs as f64) / 50.0).ceil().max(50.0) as usize;
     let candidates: Vec<u64> = seeded.completed.iter().copied().chain(lo..=hi).collect();
     let portal_paths = workloads::portal_links(&rt, addr, &candidates, wanted)?;
-    if portal_paths.len() < wanted {
-        failures.push(format!(
-            "W13 had {} portal links of the {wanted} it wanted: some links take more than \
-             their limit",
-            portal_paths.len()
-        ));
+    if portal_paths.is_empty() {
+        bail!("W13: no invoice got a portal link");
     }
     let w13_load = workloads::w13(&portal_paths);
     let w13 = run(&w13_load)?;
@@ -438,6 +442,17 @@ fn main() -> anyhow::Result<()> {
     // W6: start to first 200, the compiled component cached and the data seeded.
     let (host, _, w6) = faktura.start_timed(&data, &log, &rt, Duration::from_secs(120))?;
     host.stop()?;
+
+    // Recurring runs, a dunning run and webhooks, each on a copy of the same data.
+    let business = business::run(
+        &cfg,
+        &faktura,
+        &rt,
+        &data,
+        &seeded,
+        &business::Beside { w1: &w1, w3: &w3 },
+    )?;
+    failures.extend(business.failures);
 
     // The standalone component on a copy of the same data; a section that could not
     // finish fails the run, but after the main table.
@@ -500,6 +515,8 @@ fn main() -> anyhow::Result<()> {
         ("W3", &w3),
         ("W3 Factur-X", &w3x),
         ("W12", &w12),
+        ("W2 again", &w2_again),
+        ("W2 articles", &w2a),
         ("W13", &w13),
         ("W4", &w4),
         ("W5", &w5),
@@ -552,6 +569,17 @@ fn main() -> anyhow::Result<()> {
         ),
         "≥ 0.5 C".into(),
         w2.per_sec >= 0.5 * c.per_sec,
+    ));
+    rows.push(goal_row(
+        w2a_load.label,
+        &w2a,
+        format!(
+            "{:.2} W2 (W2 right before it: {:.0} req/s)",
+            w2a.per_sec / w2_again.per_sec,
+            w2_again.per_sec
+        ),
+        "≥ 0.8 W2".into(),
+        w2a.per_sec >= 0.8 * w2_again.per_sec,
     ));
     rows.push(goal_row(
         "W3 PUT /api/invoices/{id}/complete (PDF)",
@@ -631,6 +659,7 @@ fn main() -> anyhow::Result<()> {
         format!("≥ {:.0}/s", imports::GOAL_FACTURX),
         w8x.per_sec >= imports::GOAL_FACTURX,
     ));
+    rows.extend(business.rows);
     let single = |name: &str, value: String, goal: &str, met: Option<bool>| Row {
         name: name.into(),
         rate: value,

@@ -159,7 +159,7 @@ fn describe(method: &str, path: &str, reply: &Reply) -> String {
     )
 }
 
-fn date_text(d: time::Date) -> String {
+pub(crate) fn date_text(d: time::Date) -> String {
     format!("{:04}-{:02}-{:02}", d.year(), d.month() as u8, d.day())
 }
 
@@ -441,6 +441,48 @@ pub(crate) fn w2(clients: &[u64]) -> Workload {
             ITEM.repeat(5)
         ),
     }
+}
+
+/// W2 with its five items made from the articles `articles` (each item names an article
+/// and a quantity; title, price and unit come from the article), beside W2.
+pub(crate) fn w2_articles(clients: &[u64], articles: &[u64]) -> Workload {
+    let items: String = articles
+        .iter()
+        .cycle()
+        .take(5)
+        .map(|a| {
+            format!(
+                "<invoice-item><article_id>{a}</article_id><quantity>3</quantity></invoice-item>"
+            )
+        })
+        .collect();
+    Workload {
+        short: "W2 articles",
+        label: "W2 POST /api/invoices, 5 items from articles",
+        file: "w2-articles",
+        creates: true,
+        numbered: false,
+        body: format!(
+            "local clients = {{{}}}\nlocal items = \"<invoice-items>{items}</invoice-items></invoice>\"\n\
+             request = function()\n  return wrk.format(\"POST\", \"/api/invoices\", headers, \
+             \"<invoice><client_id>\" .. clients[math.random(#clients)] .. \"</client_id>\" .. items)\nend\n",
+            lua_list(clients),
+        ),
+    }
+}
+
+/// Five articles in the catalogue of the host at `addr`, priced as [`ITEM`]: their ids.
+pub(crate) fn articles(rt: &tokio::runtime::Runtime, addr: SocketAddr) -> anyhow::Result<Vec<u64>> {
+    rt.block_on(client::each(addr, KEY, 1, 5, "articles", |i| {
+        Call::with(
+            "POST",
+            "/api/articles",
+            format!(
+                "<article><title>Beratung {i}</title><description>Stunde</description>\
+                 <sales_price>100</sales_price></article>"
+            ),
+        )
+    }))
 }
 
 /// W3: completes the drafts `lo..=hi` (those W2 created), each once: the two wrk threads
