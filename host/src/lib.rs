@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub use store::backend::StartUpTurn;
+mod background;
 mod bindings;
 mod engine;
 mod guest_log;

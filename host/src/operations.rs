@@ -38,7 +38,9 @@ const PLAIN: &str = "text/plain; charset=utf-8";
 async fn unready(runtime: &Runtime) -> Option<String> {
     match tokio::time::timeout(READY_TIME_MAX, runtime.shared.store.db.begin_read()).await {
         Ok(Ok(_snapshot)) => None,
-        Ok(Err(e)) => Some(format!("the store cannot be read: {e}")),
+        // What failed, as the store tells it: a file that failed at a write, a database
+        // that cannot be reached.
+        Ok(Err(e)) => Some(format!("the store cannot serve requests: {e}")),
         Err(_) => Some(format!(
             "the store did not answer within {} s",
             READY_TIME_MAX.as_secs()

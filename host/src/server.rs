@@ -64,11 +64,64 @@ fn request_id(headers: &hyper::HeaderMap) -> String {
 
 type Response = hyper::Response<HyperOutgoingBody>;
 
-/// An answer of the host's own: `status` with an `<errors>` body holding `message`.
-fn error_answer(status: hyper::StatusCode, message: &str) -> Response {
-    let body = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<errors>\n  <error>{message}</error>\n</errors>\n"
-    );
+/// The format of a body: the client's choice for an answer of the host's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Xml,
+    Json,
+}
+
+impl Format {
+    /// The format the component answers `req` in, by the same rule (`response_format` in
+    /// the component's `http` module): `format=json|xml` in the query wins, then an Accept
+    /// naming JSON or XML, then the format of the request's body; XML otherwise.
+    fn wanted<B>(req: &hyper::Request<B>) -> Format {
+        let query = req.uri().query().unwrap_or_default();
+        for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+            if name == "format" {
+                match value.to_ascii_lowercase().as_str() {
+                    "json" => return Format::Json,
+                    "xml" => return Format::Xml,
+                    _ => {}
+                }
+            }
+        }
+        let header = |name| {
+            req.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_ascii_lowercase)
+        };
+        if let Some(accept) = header(hyper::header::ACCEPT) {
+            if accept.contains("application/json") {
+                return Format::Json;
+            }
+            if accept.contains("xml") {
+                return Format::Xml;
+            }
+        }
+        match header(hyper::header::CONTENT_TYPE) {
+            Some(t) if t.starts_with("application/json") => Format::Json,
+            _ => Format::Xml,
+        }
+    }
+}
+
+/// An answer of the host's own: `status` with an `<errors>` body holding `message`, in
+/// `format` (JSON: `{"errors": {"error": message}}`, as the component writes it).
+fn error_answer(status: hyper::StatusCode, message: &str, format: Format) -> Response {
+    let (body, content_type) = match format {
+        Format::Xml => (
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<errors>\n  <error>{message}</error>\n</errors>\n"
+            ),
+            "application/xml; charset=utf-8",
+        ),
+        Format::Json => (
+            serde_json::json!({ "errors": { "error": message } }).to_string(),
+            "application/json; charset=utf-8",
+        ),
+    };
     let mut response = hyper::Response::new(
         Full::new(Bytes::from(body))
             .map_err(|never: Infallible| match never {})
@@ -77,36 +130,46 @@ fn error_answer(status: hyper::StatusCode, message: &str) -> Response {
     *response.status_mut() = status;
     response.headers_mut().insert(
         hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/xml; charset=utf-8"),
+        hyper::header::HeaderValue::from_static(content_type),
     );
     response
 }
 
 /// The answer when the guest failed: the details are in the log, never in the body.
-fn internal_error() -> Response {
-    error_answer(hyper::StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+fn internal_error(format: Format) -> Response {
+    error_answer(
+        hyper::StatusCode::INTERNAL_SERVER_ERROR,
+        "internal error",
+        format,
+    )
 }
 
 /// The answer in place of one whose reads saw a commit that could not be made durable:
 /// 507 when the disk is full, else 503; the client may send the request again.
-fn not_durable(e: &DbError) -> Response {
+fn not_durable(e: &DbError, format: Format) -> Response {
     match e {
         DbError::Full(_) => error_answer(
             hyper::StatusCode::INSUFFICIENT_STORAGE,
             "the server's disk is full: what this request read could not be made durable; \
              send the request again later",
+            format,
         ),
         _ => error_answer(
             hyper::StatusCode::SERVICE_UNAVAILABLE,
             "the store could not make what this request read durable; send the request \
              again later",
+            format,
         ),
     }
 }
 
 impl Runtime {
     /// Serves one request in a fresh instance.
-    async fn call(&self, req: hyper::Request<Incoming>) -> anyhow::Result<Response> {
+    async fn call(
+        &self,
+        req: hyper::Request<Incoming>,
+        format: Format,
+    ) -> anyhow::Result<Response> {
         let slot = self.slots.clone().acquire_owned().await?;
         let mut store = new_store(&self.engine, self.shared.clone(), &self.limits, self.fuel);
         store.set_epoch_deadline(1);
@@ -165,7 +228,7 @@ impl Runtime {
                     return Err(guest_failure(finished));
                 }
             };
-            return self.answer(answer, &seen).await;
+            return self.answer(answer, &seen, format).await;
         }
         // Otherwise it runs on this connection's task until it answers (most finish their
         // body in the same go, sparing a task and a cross-thread wake-up per request); one
@@ -190,7 +253,7 @@ impl Runtime {
             },
         };
         drop(guest);
-        self.answer(answer, &seen).await
+        self.answer(answer, &seen, format).await
     }
 
     /// The guest's response, held until every commit its reads could see is durable.
@@ -198,6 +261,7 @@ impl Runtime {
         &self,
         answer: Result<Response, ErrorCode>,
         seen: &AtomicU64,
+        format: Format,
     ) -> anyhow::Result<Response> {
         match answer {
             Ok(response) => {
@@ -207,7 +271,7 @@ impl Runtime {
                     Ok(()) => Ok(response),
                     Err(e) => {
                         tracing::error!("making what the reads saw durable: {e}");
-                        Ok(not_durable(&e))
+                        Ok(not_durable(&e, format))
                     }
                 }
             }
@@ -233,11 +297,12 @@ impl Runtime {
         let started = Instant::now();
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
-        let mut response = match self.call(req).await {
+        let format = Format::wanted(&req);
+        let mut response = match self.call(req, format).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!(%method, path, "{e:#}");
-                internal_error()
+                internal_error(format)
             }
         };
         // Said for the metrics alone: it never leaves the host.
@@ -353,6 +418,7 @@ async fn serve_with(
     let graceful = GracefulShutdown::new();
     let delivery = runtime.start_mail_delivery();
     let upkeep = runtime.start_upkeep(runtime.limits.upkeep_every);
+    let background = runtime.start_background();
     let metrics = metrics.map(|m| tokio::spawn(crate::operations::serve(runtime.clone(), m)));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -385,6 +451,7 @@ async fn serve_with(
     tracing::info!("shutting down: draining requests in flight");
     delivery.abort();
     upkeep.abort();
+    background.abort();
     if let Some(metrics) = metrics {
         metrics.abort();
     }
@@ -446,5 +513,91 @@ impl Server {
             let _ = stop.send(());
         }
         (&mut self.task).await?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt as _;
+
+    use super::*;
+
+    fn request(uri: &str, headers: &[(&str, &str)]) -> hyper::Request<()> {
+        let mut req = hyper::Request::builder().uri(uri);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        req.body(()).unwrap()
+    }
+
+    #[test]
+    fn the_host_answers_in_the_format_the_component_would() {
+        let json = "application/json";
+        for (uri, headers, wanted) in [
+            ("/api/invoices", &[][..], Format::Xml),
+            ("/api/invoices?format=json", &[][..], Format::Json),
+            (
+                "/api/invoices?format=JSON",
+                &[("accept", "application/xml")][..],
+                Format::Json,
+            ),
+            (
+                "/api/invoices?format=xml",
+                &[("accept", json)][..],
+                Format::Xml,
+            ),
+            ("/api/invoices", &[("accept", json)][..], Format::Json),
+            ("/api/invoices", &[("accept", "text/xml")][..], Format::Xml),
+            ("/api/invoices", &[("content-type", json)][..], Format::Json),
+            (
+                "/api/invoices",
+                &[("accept", "application/xml"), ("content-type", json)][..],
+                Format::Xml,
+            ),
+            ("/api/invoices", &[("accept", "text/html")][..], Format::Xml),
+        ] {
+            assert_eq!(
+                Format::wanted(&request(uri, headers)),
+                wanted,
+                "{uri} {headers:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refusal_of_the_host_is_an_errors_body_in_the_format_asked_for() {
+        let body = |r: Response| async move {
+            let kind = r.headers()[hyper::header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            let bytes = r.into_body().collect().await.unwrap().to_bytes();
+            (kind, String::from_utf8(bytes.to_vec()).unwrap())
+        };
+        let full = DbError::Full("no room".into());
+        let (kind, text) = body(not_durable(&full, Format::Json)).await;
+        assert_eq!(kind, "application/json; charset=utf-8");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(
+            v["errors"]["error"]
+                .as_str()
+                .unwrap()
+                .contains("disk is full"),
+            "{text}"
+        );
+        let (kind, text) = body(not_durable(&full, Format::Xml)).await;
+        assert_eq!(kind, "application/xml; charset=utf-8");
+        assert!(
+            text.contains("<errors>\n  <error>the server's disk is full"),
+            "{text}"
+        );
+        let (kind, text) = body(internal_error(Format::Json)).await;
+        assert_eq!(
+            (kind.as_str(), text.as_str()),
+            (
+                "application/json; charset=utf-8",
+                r#"{"errors":{"error":"internal error"}}"#
+            )
+        );
     }
 }

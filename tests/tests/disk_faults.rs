@@ -74,6 +74,8 @@ struct Tally {
     unexpected: Vec<String>,
     /// Invoices whose e-mail was acknowledged (sent to `inv{id}@example.org`).
     emailed: BTreeSet<u64>,
+    /// Refusals with a JSON body, of the client that asks for JSON.
+    json_refusals: u64,
 }
 
 type Shared = Arc<Mutex<Tally>>;
@@ -81,6 +83,12 @@ type Shared = Arc<Mutex<Tally>>;
 /// The answer when it is a success; a refusal must be 503 or 507 with `<errors>`. After a
 /// refusal a client waits a little, as clients do.
 async fn success(tally: &Shared, what: &str, reply: Option<Reply>) -> Option<Reply> {
+    answered(tally, what, reply, "<errors>").await
+}
+
+/// [`success`] for a client that asked for JSON: a refusal's body is `{"errors": …}`,
+/// whether the component or the host refused.
+async fn answered(tally: &Shared, what: &str, reply: Option<Reply>, errors: &str) -> Option<Reply> {
     {
         let mut t = tally.lock().unwrap();
         let Some(r) = reply else {
@@ -90,7 +98,11 @@ async fn success(tally: &Shared, what: &str, reply: Option<Reply>) -> Option<Rep
         *t.statuses.entry(r.status).or_default() += 1;
         match r.status {
             200..=299 => return Some(r),
-            503 | 507 if r.body.contains("<errors>") => {}
+            503 | 507 if r.body.contains(errors) => {
+                if errors.starts_with('{') {
+                    t.json_refusals += 1;
+                }
+            }
             _ => t
                 .unexpected
                 .push(format!("{what}: {} {}", r.status, r.body.trim())),
@@ -136,6 +148,15 @@ async fn work(
         if success(&tally, "pay", sent).await.is_some() {
             paid(&acked, id);
         }
+    }
+}
+
+/// A client that asks for JSON (`?format=json`): creates clients until `stop`.
+async fn json_work(base: String, tally: Shared, stop: Arc<AtomicBool>) {
+    while !stop.load(Ordering::SeqCst) {
+        let body = "<client><name>JSON GmbH</name></client>";
+        let sent = try_send(&base, "POST", "/api/clients?format=json", Some(body), KEY).await;
+        answered(&tally, "create a client (JSON)", sent, "{\"errors\"").await;
     }
 }
 
@@ -190,10 +211,11 @@ async fn serving(base: &str) -> Duration {
     panic!("the host did not serve again within 30 s of the fault's end");
 }
 
-async fn readyz(metrics: &str) -> Option<u16> {
+/// `/readyz`'s status and reason.
+async fn readyz(metrics: &str) -> Option<(u16, String)> {
     try_send(metrics, "GET", "/readyz", None, KEY)
         .await
-        .map(|r| r.status)
+        .map(|r| (r.status, r.body.trim().to_owned()))
 }
 
 /// How many acknowledged writes the host does not hold: an invoice missing or holding
@@ -355,14 +377,17 @@ async fn disk_faults_refuse_writes_and_lose_none_acknowledged() {
             ))
         })
         .collect();
+    let json = tokio::spawn(json_work(base.clone(), tally.clone(), stop.clone()));
     tokio::time::sleep(CALM_TIME).await;
-    let mut not_ready_seen = false;
+    let mut not_ready: BTreeSet<String> = BTreeSet::new();
     let mut recoveries = Vec::new();
     for (what, point, enable) in FAULTS {
         fiu_ctrl(&control, pid, enable);
         let started = Instant::now();
         while started.elapsed() < FAULT_TIME {
-            not_ready_seen |= readyz(&metrics).await == Some(503);
+            if let Some((503, why)) = readyz(&metrics).await {
+                not_ready.insert(why);
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         fiu_ctrl(&control, pid, &format!("disable name={point}"));
@@ -373,7 +398,12 @@ async fn disk_faults_refuse_writes_and_lose_none_acknowledged() {
     for w in workers {
         w.await.unwrap();
     }
-    assert_eq!(readyz(&metrics).await, Some(200), "ready after the faults");
+    json.await.unwrap();
+    assert_eq!(
+        readyz(&metrics).await.map(|r| r.0),
+        Some(200),
+        "ready after the faults"
+    );
 
     let log_text = std::fs::read_to_string(&log).unwrap();
     let failed = |errno: &str| {
@@ -472,9 +502,29 @@ async fn disk_faults_refuse_writes_and_lose_none_acknowledged() {
         "a full disk answered 507 and a failing one 503: {:?}",
         tally.statuses
     );
+    // Not ready, naming what failed: the store's file, at which call, and the system's
+    // error.
     assert!(
-        not_ready_seen,
+        !not_ready.is_empty(),
         "/readyz said not ready while the store could not write"
+    );
+    for why in &not_ready {
+        assert!(
+            why.starts_with("the store cannot serve requests: ")
+                && (why.contains("(os error") || why.contains("the store's file failed")),
+            "{why}"
+        );
+    }
+    assert!(
+        not_ready
+            .iter()
+            .any(|why| why.contains("the store's file: ") && why.contains("(os error")),
+        "a reason names the call that failed and the system's error: {not_ready:?}"
+    );
+    assert!(
+        tally.json_refusals > 0,
+        "the client asking for JSON was refused in JSON: {:?}",
+        tally.statuses
     );
     assert!(
         missing.is_empty(),

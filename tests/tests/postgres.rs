@@ -210,7 +210,7 @@ async fn readiness_fails_with_the_reason_while_the_store_is_unreachable() {
     let lost = probe("/readyz").await;
     assert_eq!(lost.status, 503, "{}", lost.body);
     assert!(
-        lost.body.starts_with("the store cannot be read: "),
+        lost.body.starts_with("the store cannot serve requests: "),
         "{}",
         lost.body
     );

@@ -35,8 +35,8 @@
 //! 3), and writes `target/bench/compare.md`.
 
 mod anchors;
-mod busy;
 mod business;
+mod busy;
 mod client;
 mod compare;
 mod host;
@@ -450,7 +450,7 @@ fn main() -> anyhow::Result<()> {
         &rt,
         &data,
         &seeded,
-        &business::Beside { w1: &w1, w3: &w3 },
+        &business::Beside { w3: &w3 },
     )?;
     failures.extend(business.failures);
 

@@ -121,7 +121,7 @@ impl Redb {
             closed: std::sync::Mutex::new(Vec::new()),
             reopening: Mutex::new(Reopening {
                 tried: None,
-                refusal: refusal(false),
+                refusal: refusal(false, None),
             }),
         })
     }
@@ -182,7 +182,7 @@ impl Redb {
                 tracing::warn!("opening the store again: {e}");
                 reopening.refusal = match &e {
                     DbError::Full(_) => e.clone(),
-                    _ => refusal(false),
+                    e => refusal(false, Some(&format!("opening the store's file again: {e}"))),
                 };
                 return Err(e);
             }
@@ -200,8 +200,8 @@ impl Backend for Redb {
             let table = db
                 .db
                 .begin_read()
-                .map_err(|e| db.error(e))
-                .and_then(|txn| txn.open_table(TABLE).map_err(|e| db.error(e)))?;
+                .map_err(|e| db.error("reading", e))
+                .and_then(|txn| txn.open_table(TABLE).map_err(|e| db.error("reading", e)))?;
             Ok(Box::new(Snapshot {
                 table,
                 failed: db.failed.clone(),
@@ -281,6 +281,8 @@ struct Db {
 struct Failure {
     failed: AtomicBool,
     full: AtomicBool,
+    /// What failed first, as the system said it (`No space left on device (os error 28)`).
+    cause: std::sync::Mutex<Option<String>>,
 }
 
 impl Failure {
@@ -290,17 +292,34 @@ impl Failure {
 
     /// What a request is told while the database is closed after this failure.
     fn refusal(&self) -> DbError {
-        refusal(self.full.load(Ordering::SeqCst))
+        let cause = unpoisoned(self.cause.lock()).clone();
+        refusal(self.full.load(Ordering::SeqCst), cause.as_deref())
+    }
+
+    /// Notes a failure of the file, the first one's `cause` kept.
+    fn fail(&self, full: bool, cause: &dyn std::fmt::Display) {
+        unpoisoned(self.cause.lock()).get_or_insert_with(|| cause.to_string());
+        self.full.store(full, Ordering::SeqCst);
+        self.failed.store(true, Ordering::SeqCst);
     }
 }
 
 /// What a request is told while the database is closed after a failure of its file, for a
-/// full disk or another failure.
-fn refusal(full: bool) -> DbError {
-    if full {
-        DbError::Full("the disk is full; the store is opened again once it has room".into())
-    } else {
-        DbError::Unavailable("the store's file failed and is not open again yet".into())
+/// full disk or another failure, and what failed when known.
+fn refusal(full: bool, cause: Option<&str>) -> DbError {
+    match (full, cause) {
+        (true, Some(cause)) => DbError::Full(format!(
+            "the disk is full ({cause}); the store is opened again once it has room"
+        )),
+        (true, None) => {
+            DbError::Full("the disk is full; the store is opened again once it has room".into())
+        }
+        (false, Some(cause)) => DbError::Unavailable(format!(
+            "{cause}; the store is opened again once its file can be written"
+        )),
+        (false, None) => {
+            DbError::Unavailable("the store's file failed and is not open again yet".into())
+        }
     }
 }
 
@@ -316,7 +335,7 @@ impl Db {
     /// Opens the file, and commits durably once: a database that opens can write.
     fn open(path: &Path) -> Result<Db, DbError> {
         let failed = Arc::new(Failure::default());
-        let error = |e: redb::Error| classify(&failed, e);
+        let error = |e: redb::Error| classify(&failed, "opening", e);
         let db = redb::Builder::new()
             .set_cache_size(CACHE_BYTES)
             .create(path)
@@ -343,8 +362,8 @@ impl Db {
 
     /// What a redb error means to a request; an error of the file marks this database
     /// failed.
-    fn error(&self, e: impl Into<redb::Error>) -> DbError {
-        classify(&self.failed, e)
+    fn error(&self, doing: &str, e: impl Into<redb::Error>) -> DbError {
+        classify(&self.failed, doing, e)
     }
 
     /// Waits for the writer's turn.
@@ -370,7 +389,10 @@ impl Db {
     fn batch(&self) -> Result<std::sync::MutexGuard<'_, Option<Batch>>, DbError> {
         let mut slot = self.slot();
         if slot.is_none() {
-            let txn = self.db.begin_write().map_err(|e| self.error(e))?;
+            let txn = self
+                .db
+                .begin_write()
+                .map_err(|e| self.error("writing", e))?;
             *slot = Some(Batch {
                 txn,
                 id: self.batches.fetch_add(1, Ordering::SeqCst) + 1,
@@ -389,7 +411,10 @@ impl Db {
     ) -> Result<T, DbError> {
         let mut slot = self.batch()?;
         let batch = slot.as_mut().expect("batch() opens one");
-        let mut table = batch.txn.open_table(TABLE).map_err(|e| self.error(e))?;
+        let mut table = batch
+            .txn
+            .open_table(TABLE)
+            .map_err(|e| self.error("writing", e))?;
         f(&mut table)
     }
 
@@ -404,7 +429,7 @@ impl Db {
                 Some(v) => table.insert(key.as_slice(), v),
                 None => table.remove(key.as_slice()),
             }
-            .map_err(|e| self.error(e))?;
+            .map_err(|e| self.error("writing", e))?;
             Ok(old.map(|v| v.value().to_vec()))
         })?;
         if value.is_none() && old.is_none() {
@@ -431,7 +456,7 @@ impl Db {
                     Some(v) => table.insert(key.as_slice(), v.as_slice()).map(drop),
                     None => table.remove(key.as_slice()).map(drop),
                 }
-                .map_err(|e| self.error(e))?;
+                .map_err(|e| self.error("writing", e))?;
             }
             Ok(())
         });
@@ -549,13 +574,15 @@ impl Db {
         } = batch;
         let result = txn
             .set_durability(redb::Durability::None)
-            .map_err(|e| self.error(e))
+            .map_err(|e| self.error("writing", e))
             .and_then(|()| {
                 // Numbered before it becomes visible, so a reader never sees an unnumbered
                 // commit. Without fsync a commit is CPU work and buffered writes (tens of
                 // microseconds): done in place, which costs less than another thread.
                 let seq = self.committed.fetch_add(1, Ordering::SeqCst) + 1;
-                txn.commit().map_err(|e| self.error(e)).map(|()| seq)
+                txn.commit()
+                    .map_err(|e| self.error("writing", e))
+                    .map(|()| seq)
             })
             .map_err(outcome_unknown);
         drop(turn);
@@ -600,7 +627,7 @@ impl Db {
         let db = self.db.clone();
         let failed = self.failed.clone();
         let flushed = tokio::task::spawn_blocking(move || {
-            let error = |e: redb::Error| classify(&failed, e);
+            let error = |e: redb::Error| classify(&failed, "syncing", e);
             let mut txn = match txn {
                 Some(t) => t,
                 None => db.begin_write().map_err(|e| error(e.into()))?,
@@ -803,15 +830,14 @@ fn to_backend(e: impl std::fmt::Display) -> DbError {
 /// What a redb error means to a request. An error of the file (a read, write or sync that
 /// failed) sets `failed`: redb refuses every later call (`PreviousIo`) until the database
 /// is opened again. A full disk is `Full`; any other failure of the file `Unavailable`.
-fn classify(failed: &Failure, e: impl Into<redb::Error>) -> DbError {
+fn classify(failed: &Failure, doing: &str, e: impl Into<redb::Error>) -> DbError {
     let e: redb::Error = e.into();
     let message = e.to_string();
     match e {
         redb::Error::Io(io) => {
-            tracing::error!("the store's file failed: {io}");
+            tracing::error!("the store's file failed: {doing} it: {io}");
             let full = io.kind() == std::io::ErrorKind::StorageFull;
-            failed.full.store(full, Ordering::SeqCst);
-            failed.failed.store(true, Ordering::SeqCst);
+            failed.fail(full, &format!("{doing} the store's file: {io}"));
             if full {
                 DbError::Full(message)
             } else {
@@ -843,7 +869,7 @@ fn get(
     key: &[u8],
     failed: &Failure,
 ) -> Result<Option<Vec<u8>>, DbError> {
-    let value = table.get(key).map_err(|e| classify(failed, e))?;
+    let value = table.get(key).map_err(|e| classify(failed, "reading", e))?;
     Ok(value.map(|v| v.value().to_vec()))
 }
 
@@ -855,7 +881,7 @@ fn scan(
     reverse: bool,
     failed: &Failure,
 ) -> Result<Vec<Entry>, DbError> {
-    kv::scan(table, prefix, after, limit, reverse).map_err(|e| classify(failed, e))
+    kv::scan(table, prefix, after, limit, reverse).map_err(|e| classify(failed, "reading", e))
 }
 
 #[cfg(test)]
