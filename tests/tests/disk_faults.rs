@@ -511,7 +511,7 @@ async fn disk_faults_refuse_writes_and_lose_none_acknowledged() {
     for why in &not_ready {
         assert!(
             why.starts_with("the store cannot serve requests: ")
-                && (why.contains("(os error") || why.contains("the store's file failed")),
+                && why.contains("the store's file"),
             "{why}"
         );
     }

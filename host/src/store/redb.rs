@@ -180,10 +180,12 @@ impl Redb {
             }),
             Err(e) => {
                 tracing::warn!("opening the store again: {e}");
-                reopening.refusal = match &e {
-                    DbError::Full(_) => e.clone(),
-                    e => refusal(false, Some(&format!("opening the store's file again: {e}"))),
-                };
+                // What requests are told keeps naming the failure that closed the file
+                // (the file may still be held by requests under way on it), unless the
+                // disk is full now.
+                if let DbError::Full(_) = &e {
+                    reopening.refusal = e.clone();
+                }
                 return Err(e);
             }
         };
@@ -837,7 +839,8 @@ fn classify(failed: &Failure, doing: &str, e: impl Into<redb::Error>) -> DbError
         redb::Error::Io(io) => {
             tracing::error!("the store's file failed: {doing} it: {io}");
             let full = io.kind() == std::io::ErrorKind::StorageFull;
-            failed.fail(full, &format!("{doing} the store's file: {io}"));
+            let message = format!("{doing} the store's file: {io}");
+            failed.fail(full, &message);
             if full {
                 DbError::Full(message)
             } else {
