@@ -461,13 +461,6 @@ pub trait Outbound {
         timeout_ms: u64,
         body_bytes_max: usize,
     ) -> Vec<Exchange>;
-
-    /// Asks the runtime to send what is due for `account` soon, on its own time and
-    /// outside the request, batched with what other requests asked for; false when it does
-    /// no such work, and the caller sends itself.
-    fn send_soon(&self, _account: u64) -> bool {
-        false
-    }
 }
 
 /// Everything a request may use.
@@ -666,19 +659,9 @@ pub mod mem {
     pub struct Receiver {
         pub sent: RefCell<Vec<Outgoing>>,
         pub statuses: RefCell<std::collections::VecDeque<u16>>,
-        /// Whether a runtime takes asks to send later (`send_soon`), and the asks.
-        pub later: Cell<bool>,
-        pub asked: RefCell<Vec<u64>>,
     }
 
     impl Outbound for Receiver {
-        fn send_soon(&self, account: u64) -> bool {
-            if self.later.get() {
-                self.asked.borrow_mut().push(account);
-            }
-            self.later.get()
-        }
-
         fn post_all(
             &self,
             requests: &[Outgoing],

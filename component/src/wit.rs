@@ -521,12 +521,6 @@ pub(crate) fn upkeep() -> Result<UpkeepReport, String> {
     })
 }
 
-/// Sends the webhook events due for `accounts` (what `background::soon` asked for).
-pub(crate) fn deliver(accounts: &[u64]) -> Result<u32, String> {
-    let store = WitStore;
-    http::webhooks::deliver_backlog(&caps(&store), accounts).map_err(|e| format!("{e:?}"))
-}
-
 /// Checks the whole store from one snapshot (`domain::consistency`).
 pub(crate) fn check() -> Result<CheckReport, String> {
     let txn = caps::Store::begin_read(&WitStore).map_err(|e| e.to_string())?;
@@ -623,10 +617,6 @@ enum Exchanging {
 }
 
 impl caps::Outbound for WitOutbound {
-    fn send_soon(&self, account: u64) -> bool {
-        crate::bindings::faktura::service::background::soon(account)
-    }
-
     fn post_all(
         &self,
         requests: &[caps::Outgoing],

@@ -263,7 +263,6 @@ fn linker(engine: &Engine) -> anyhow::Result<Linker<State>> {
     crate::pdf::add_to_linker(&mut linker, State::pdf)?;
     crate::mail::add_to_linker(&mut linker, State::mail)?;
     crate::ratelimit::add_to_linker(&mut linker, State::rate)?;
-    crate::background::add_to_linker(&mut linker, State::background)?;
     Ok(linker)
 }
 
@@ -436,28 +435,6 @@ impl Runtime {
     pub async fn upkeep(&self) -> anyhow::Result<UpkeepReport> {
         self.admin(async |store, admin| admin.call_upkeep(store).await)
             .await
-    }
-
-    /// Sends the webhook events due for `accounts` (the component's `deliver`).
-    pub async fn deliver(&self, accounts: &[u64]) -> anyhow::Result<u32> {
-        self.admin(async |store, admin| admin.call_deliver(store, accounts).await)
-            .await
-    }
-
-    /// Does the work the component asks for during requests (`background.soon`) while the
-    /// returned task runs: one `deliver` at a time, for every account asked for since the
-    /// last one began. Before it starts the component does that work in the request.
-    pub fn start_background(&self) -> tokio::task::JoinHandle<()> {
-        let runtime = self.clone();
-        runtime.shared.background.run();
-        tokio::spawn(async move {
-            loop {
-                let accounts = runtime.shared.background.next().await;
-                if let Err(e) = runtime.deliver(&accounts).await {
-                    tracing::warn!("webhook deliveries of accounts {accounts:?}: {e:#}");
-                }
-            }
-        })
     }
 
     /// Runs `upkeep` every `every` while the returned task runs, so that a message

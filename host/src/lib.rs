@@ -5,7 +5,6 @@
 
 pub mod admin;
 pub use store::backend::StartUpTurn;
-mod background;
 mod bindings;
 mod engine;
 mod guest_log;

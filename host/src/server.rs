@@ -418,7 +418,6 @@ async fn serve_with(
     let graceful = GracefulShutdown::new();
     let delivery = runtime.start_mail_delivery();
     let upkeep = runtime.start_upkeep(runtime.limits.upkeep_every);
-    let background = runtime.start_background();
     let metrics = metrics.map(|m| tokio::spawn(crate::operations::serve(runtime.clone(), m)));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -451,7 +450,6 @@ async fn serve_with(
     tracing::info!("shutting down: draining requests in flight");
     delivery.abort();
     upkeep.abort();
-    background.abort();
     if let Some(metrics) = metrics {
         metrics.abort();
     }

@@ -17,7 +17,6 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::Options;
-use crate::background::BackgroundCtx;
 use crate::mail::{MailConfig, MailCtx};
 use crate::metrics::{Metrics, StoreMetrics};
 use crate::outbound::{Hooks, OutboundCtx};
@@ -34,8 +33,6 @@ pub(crate) struct Shared {
     pub(crate) pdf: PdfCtx,
     /// Where outgoing HTTP (webhook deliveries) may go.
     pub(crate) outbound: OutboundCtx,
-    /// The accounts whose work the component asked to be done soon.
-    pub(crate) background: BackgroundCtx,
     pub(crate) metrics: Metrics,
     /// What the component is told of the service through its environment (`wasi:cli`):
     /// the switches of the business rules it has no other way to read (test clocks).
@@ -63,7 +60,6 @@ impl Shared {
             outbound: OutboundCtx {
                 allow_private: options.webhook_allow_private,
             },
-            background: BackgroundCtx::default(),
             metrics,
             env: options.component_env(),
         })
@@ -144,11 +140,6 @@ impl State {
     /// The `ratelimit` import's context.
     pub(crate) fn rate(&mut self) -> &RateCtx {
         &self.shared.rate
-    }
-
-    /// The `background` import's context.
-    pub(crate) fn background(&mut self) -> &BackgroundCtx {
-        &self.shared.background
     }
 
     /// The `pdf` import's context.

@@ -19,7 +19,6 @@ wit_bindgen::generate!({
     generate_all,
 });
 
-use self::exports::faktura::service::background as wbackground;
 use self::exports::faktura::service::mail::{self as wmail, MailError};
 use self::exports::faktura::service::pdf::{self as wpdf};
 use self::exports::faktura::service::ratelimit::{self as wrate, Window};
@@ -332,14 +331,6 @@ impl wmail::Guest for Plug {
 
 /// Length of a rate-limit window, as the host counts them.
 const WINDOW_SECS: u64 = 15 * 60;
-
-impl wbackground::Guest for Plug {
-    /// Nothing runs between requests under a runtime that knows only WASI: the request
-    /// that asks does the work itself.
-    fn soon(_account: u64) -> bool {
-        false
-    }
-}
 
 impl wrate::Guest for Plug {
     /// No limit applies: every request is allowed and the window only feeds the headers.

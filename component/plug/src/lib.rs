@@ -1,6 +1,6 @@
-//! The plug: Faktura's imports (`store`, `pdf`, `mail`, `ratelimit`, `background`)
-//! implemented inside WebAssembly on WASI alone, so that the service component, composed
-//! with it, runs under runtimes that know only WASI (`wasmtime serve`, Spin).
+//! The plug: Faktura's imports (`store`, `pdf`, `mail`, `ratelimit`) implemented inside
+//! WebAssembly on WASI alone, so that the service component, composed with it, runs under
+//! runtimes that know only WASI (`wasmtime serve`, Spin).
 //!
 //! The data directory is a preopened directory, `/data` unless `FAKTURA_DATA` names
 //! another: the store keeps `faktura.redb` there (`store`: readers side by side with each

@@ -157,42 +157,6 @@ fn a_change_sends_its_record_exactly_as_a_get_answers_it_signed() {
 }
 
 #[test]
-fn a_runtime_that_sends_later_is_asked_to_and_the_request_sends_nothing() {
-    let w = world();
-    w.receiver.later.set(true);
-    // No webhook, nothing pending: nothing asked.
-    send(
-        &w,
-        Method::Put,
-        "/api/clients/1",
-        "<client><city>Köln</city></client>",
-    );
-    assert!(w.receiver.asked.borrow().is_empty());
-    webhook(&w, "client.update", "XML");
-    let (status, _) = send(
-        &w,
-        Method::Put,
-        "/api/clients/1",
-        "<client><city>Berlin</city></client>",
-    );
-    assert_eq!(status, 200);
-    assert!(sent(&w).is_empty(), "left to the runtime");
-    assert_eq!(*w.receiver.asked.borrow(), [1]);
-    // What the runtime then runs sends it, once.
-    assert_eq!(
-        super::webhooks::deliver_backlog(&w.caps(), &[1]).unwrap(),
-        1
-    );
-    let out = sent(&w);
-    assert_eq!(out.len(), 1);
-    assert!(String::from_utf8_lossy(&out[0].body).contains("Berlin"));
-    assert_eq!(
-        super::webhooks::deliver_backlog(&w.caps(), &[1]).unwrap(),
-        0
-    );
-}
-
-#[test]
 fn xml_webhooks_get_the_xml_answer_and_deletes_carry_the_record_as_it_was() {
     let w = world();
     let (_, secret) = webhook(&w, "client.delete,invoice_item.create", "XML");

@@ -332,10 +332,8 @@ pub(super) fn redeliver(c: &Call<'_>) -> Result<Response, ApiError> {
 // ---- sending -----------------------------------------------------------------------------
 
 /// What a write request leaves to do once it is answered: the deliveries of the events it
-/// recorded go out now rather than at the next upkeep. The runtime sends them on its own
-/// time when it can (`Outbound::send_soon`): one batch for the events of many requests,
-/// two commits for the batch instead of two for each request's. Costs an account without
-/// pending deliveries one scan of an empty prefix.
+/// recorded go out now rather than at the next upkeep. Costs an account without pending
+/// deliveries one scan of an empty prefix.
 pub fn after(caps: &Caps, req: &Request, answer: &Encoded) {
     let Some(account) = answer.account else {
         return;
@@ -343,26 +341,9 @@ pub fn after(caps: &Caps, req: &Request, answer: &Encoded) {
     if !matches!(req.method, Method::Post | Method::Put | Method::Delete) || answer.status >= 400 {
         return;
     }
-    let sent = pending(caps, account).and_then(|pending| {
-        if pending && !caps.outbound.send_soon(account) {
-            deliver(caps, &[account])?;
-        }
-        Ok(())
-    });
-    if let Err(e) = sent {
+    if let Err(e) = deliver(caps, &[account]) {
         eprintln!("faktura: delivering webhook events of account {account}: {e:?}");
     }
-}
-
-/// Whether `account` has any delivery waiting, due now or later.
-fn pending(caps: &Caps, account: u64) -> Result<bool, ApiError> {
-    let scoped = Scoped {
-        inner: caps.store,
-        scope: account.to_be_bytes().to_vec(),
-    };
-    let store: &dyn crate::caps::Store = &scoped;
-    let txn = store.begin_read()?;
-    Ok(!events::due(txn.as_ref(), account, i64::MAX, 1)?.is_empty())
 }
 
 /// Sends what is due for `accounts`, in one go: at most `limits::DELIVERY_BATCH`
