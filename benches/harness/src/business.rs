@@ -471,10 +471,7 @@ fn w11(setup: &Setup<'_>, seeded: &Seeded, section: &mut Section) -> anyhow::Res
         Call::with(
             "POST",
             "/api/webhooks",
-            format!(
-                "<webhook><url>http://{receiver}/hooks</url><events>{}</events></webhook>",
-                std::env::var("BENCH_W11_EVENTS").unwrap_or("*".into())
-            ),
+            format!("<webhook><url>http://{receiver}/hooks</url><events>*</events></webhook>"),
         ),
         201,
     )?;
