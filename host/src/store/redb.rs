@@ -184,9 +184,9 @@ impl Redb {
                 // (the file may still be held by requests under way on it), unless the
                 // disk is full now.
                 if let DbError::Full(_) = &e {
-                    reopening.refusal = e.clone();
+                    reopening.refusal = e;
                 }
-                return Err(e);
+                return Err(reopening.refusal.clone());
             }
         };
         tracing::warn!(generation, "the store is open again");
