@@ -188,6 +188,16 @@ pub struct Scoped<'a> {
     pub scope: Vec<u8>,
 }
 
+impl<'a> Scoped<'a> {
+    /// `inner` scoped to the account `account`: its writers take turns.
+    pub fn account(inner: &'a dyn Store, account: u64) -> Scoped<'a> {
+        Scoped {
+            inner,
+            scope: account.to_be_bytes().to_vec(),
+        }
+    }
+}
+
 impl Store for Scoped<'_> {
     fn begin_read(&self) -> Result<Box<dyn Read>, StoreError> {
         self.inner.begin_read()

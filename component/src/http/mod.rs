@@ -456,10 +456,7 @@ fn serve(
             window.reset,
         ));
     }
-    let scoped = crate::caps::Scoped {
-        inner: caps.store,
-        scope: principal.account_id.to_be_bytes().to_vec(),
-    };
+    let scoped = crate::caps::Scoped::account(caps.store, principal.account_id);
     let caps = &Caps {
         store: &scoped,
         ..*caps

@@ -38,10 +38,7 @@ pub fn run_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
 /// run of its recurring invoices, at most `runs::CATCH_UP_MAX` of each; the events of
 /// documents that fell due; the removal of old deliveries. The number of runs made.
 pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
-    let scoped = Scoped {
-        inner: caps.store,
-        scope: account.to_be_bytes().to_vec(),
-    };
+    let scoped = Scoped::account(caps.store, account);
     let caps = &Caps {
         store: &scoped,
         ..*caps

@@ -355,10 +355,7 @@ pub fn deliver(caps: &Caps, accounts: &[u64]) -> Result<u32, ApiError> {
         if room == 0 {
             break;
         }
-        let scoped = Scoped {
-            inner: caps.store,
-            scope: account.to_be_bytes().to_vec(),
-        };
+        let scoped = Scoped::account(caps.store, account);
         let caps = &Caps {
             store: &scoped,
             ..*caps
@@ -435,10 +432,7 @@ fn send(caps: &Caps, batch: Vec<(Ctx, Vec<Taken>)>) -> Result<u32, ApiError> {
     );
     let mut made = 0;
     for (at, (ctx, _)) in batch.iter().enumerate() {
-        let scoped = Scoped {
-            inner: caps.store,
-            scope: ctx.account_id.to_be_bytes().to_vec(),
-        };
+        let scoped = Scoped::account(caps.store, ctx.account_id);
         let caps = &Caps {
             store: &scoped,
             ..*caps

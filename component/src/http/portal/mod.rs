@@ -206,10 +206,7 @@ fn linked_or_error(
             .push(("retry-after".into(), wait.max(1).to_string()));
         return Ok(r);
     }
-    let scoped = Scoped {
-        inner: caps.store,
-        scope: link.account.to_be_bytes().to_vec(),
-    };
+    let scoped = Scoped::account(caps.store, link.account);
     let caps = &Caps {
         store: &scoped,
         ..*caps
