@@ -809,14 +809,7 @@ fn advance(state: Exchanging, body_bytes_max: usize) -> Exchanging {
 
 /// `https`, the authority and the path with its query of an http(s) URL.
 fn split_url(url: &str) -> Option<(bool, &str, String)> {
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    let (https, rest) = if lower.starts_with("https://") {
-        (true, &url[8..])
-    } else if lower.starts_with("http://") {
-        (false, &url[7..])
-    } else {
-        return None;
-    };
+    let (https, rest) = domain::webhooks::split_scheme(url)?;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
     let tail = tail.split('#').next().unwrap_or_default();

@@ -165,16 +165,23 @@ pub struct Url {
     pub port: Option<u16>,
 }
 
+/// Whether an http(s) URL is https, and what follows its `scheme://`; none for another
+/// scheme. The one reading of the scheme, for checking a URL and for sending to it.
+pub fn split_scheme(url: &str) -> Option<(bool, &str)> {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    if lower.starts_with("https://") {
+        Some((true, &url[8..]))
+    } else if lower.starts_with("http://") {
+        Some((false, &url[7..]))
+    } else {
+        None
+    }
+}
+
 /// Takes a webhook URL apart; `Err` says what is wrong with it.
 pub fn parse_url(url: &str) -> Result<Url, String> {
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    let (https, rest) = if lower.starts_with("https://") {
-        (true, &url[8..])
-    } else if lower.starts_with("http://") {
-        (false, &url[7..])
-    } else {
-        return Err(format!("url must be an http or https URL, got \"{url}\""));
-    };
+    let (https, rest) = split_scheme(url)
+        .ok_or_else(|| format!("url must be an http or https URL, got \"{url}\""))?;
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err("url must not hold white space".into());
     }
