@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use http_body_util::Full;
-use hyper::body::Bytes;
+use hyper::body::{Bytes, Incoming};
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
@@ -17,11 +17,23 @@ use crate::wrk::Figures;
 /// Starts the constant-body server on its own two-thread runtime; it runs until the
 /// process ends.
 pub(crate) fn constant_server() -> anyhow::Result<SocketAddr> {
+    server(2, |_req| async {
+        Response::new(Full::new(Bytes::from_static(b"hello\n")))
+    })
+}
+
+/// Starts an HTTP/1.1 server on 127.0.0.1 on its own runtime of `workers` threads, each
+/// request answered by `answer`; it runs until the process ends.
+pub(crate) fn server<F, A>(workers: usize, answer: F) -> anyhow::Result<SocketAddr>
+where
+    F: Fn(Request<Incoming>) -> A + Clone + Send + 'static,
+    A: Future<Output = Response<Full<Bytes>>> + Send + 'static,
+{
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .enable_all()
         .build()?;
     std::thread::spawn(move || {
@@ -32,11 +44,11 @@ pub(crate) fn constant_server() -> anyhow::Result<SocketAddr> {
                     continue;
                 };
                 let _ = stream.set_nodelay(true);
+                let answer = answer.clone();
                 tokio::spawn(async move {
-                    let service = service_fn(|_req: Request<hyper::body::Incoming>| async {
-                        Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(
-                            b"hello\n",
-                        ))))
+                    let service = service_fn(move |req| {
+                        let reply = answer(req);
+                        async move { Ok::<_, Infallible>(reply.await) }
                     });
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)

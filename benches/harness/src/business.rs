@@ -14,7 +14,6 @@
 //!   W2 without one on the same host (halves before and after): events delivered per
 //!   second while W2 runs, and whether every event recorded arrived.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,10 +22,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use http_body_util::{BodyExt as _, Full};
-use hyper::body::Bytes;
-use hyper::service::service_fn;
+use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 
 use crate::client::{self, Call};
 use crate::host::{self, Binary, KEY, Proc};
@@ -551,44 +548,21 @@ fn w11(setup: &Setup<'_>, seeded: &Seeded, section: &mut Section) -> anyhow::Res
     Ok(())
 }
 
-/// A webhook receiver on its own runtime, answering 204 to whatever it is sent: its
-/// address and the count of requests it read whole.
+/// A webhook receiver answering 204 to whatever it is sent: its address and the count of
+/// requests it read whole.
 fn receiver() -> anyhow::Result<(SocketAddr, Arc<AtomicU64>)> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    listener.set_nonblocking(true)?;
-    let addr = listener.local_addr()?;
     let count = Arc::new(AtomicU64::new(0));
     let counted = count.clone();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
-    std::thread::spawn(move || {
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let counted = counted.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req: Request<hyper::body::Incoming>| {
-                        let counted = counted.clone();
-                        async move {
-                            if req.into_body().collect().await.is_ok() {
-                                counted.fetch_add(1, Ordering::Relaxed);
-                            }
-                            let mut answer = Response::new(Full::new(Bytes::new()));
-                            *answer.status_mut() = hyper::StatusCode::NO_CONTENT;
-                            Ok::<_, Infallible>(answer)
-                        }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
+    let addr = crate::anchors::server(1, move |req: Request<Incoming>| {
+        let counted = counted.clone();
+        async move {
+            if req.into_body().collect().await.is_ok() {
+                counted.fetch_add(1, Ordering::Relaxed);
             }
-        });
-    });
+            let mut answer = Response::new(Full::new(Bytes::new()));
+            *answer.status_mut() = hyper::StatusCode::NO_CONTENT;
+            answer
+        }
+    })?;
     Ok((addr, count))
 }
