@@ -129,8 +129,8 @@ def check(condition, message):
 
 
 def girocode(portal):
-    """The GiroCode of the page, read from the SVG as the browser draws it."""
-    svg = portal.d.find_element(By.CSS_SELECTOR, "figure.girocode svg")
+    """The GiroCode of the page, read from its SVG image as the browser draws it."""
+    svg = portal.d.find_element(By.CSS_SELECTOR, "figure.girocode img")
     with Image.open(io.BytesIO(svg.screenshot_as_png)) as image:
         # Readers want a quiet zone around the code: the SVG draws one, and a white margin
         # around the screenshot makes sure of it.

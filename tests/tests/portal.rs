@@ -181,6 +181,10 @@ async fn every_portal_answer_carries_the_security_headers() {
             open(&app, "GET", &format!("{invoice}/e-invoice"), None).await,
         ),
         (
+            "girocode",
+            open(&app, "GET", &format!("{invoice}/girocode.svg"), None).await,
+        ),
+        (
             "unknown",
             open(&app, "GET", "/portal/nothing-here", None).await,
         ),
@@ -209,6 +213,7 @@ async fn every_portal_answer_carries_the_security_headers() {
             ("style", 200),
             ("pdf", 200),
             ("e-invoice", 200),
+            ("girocode", 200),
             ("unknown", 404),
             ("root", 404),
             ("put", 405),
@@ -225,19 +230,24 @@ async fn every_portal_answer_carries_the_security_headers() {
         Some("text/css; charset=utf-8")
     );
     assert!(style.body.contains("@media print"));
-    // No script, no inline style, nothing from another origin (the SVG names its
-    // namespace, which is no address it loads).
-    let page = answers[0].1.body.replace("http://www.w3.org/2000/svg", "");
-    for banned in [
-        "<script",
-        " style=",
-        "javascript:",
-        "http://",
-        "https://",
-        "<img",
-    ] {
+    // No script, no inline style, nothing from another origin; the one image is the
+    // GiroCode beside the page.
+    let page = &answers[0].1.body;
+    for banned in ["<script", " style=", "javascript:", "http://", "https://"] {
         assert!(!page.contains(banned), "{banned} in the page");
     }
+    let link = invoice.rsplit('/').next().unwrap();
+    assert_eq!(page.matches("<img").count(), 1, "{page}");
+    assert!(
+        page.contains(&format!("<img src=\"{link}/girocode.svg?v=")),
+        "{page}"
+    );
+    let code = &answers[4].1;
+    assert_eq!(code.header("content-type"), Some("image/svg+xml"));
+    assert!(
+        code.body
+            .starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -702,7 +712,59 @@ async fn an_invoice_pdf_carries_the_girocode_when_girocode_is_1() {
     assert!(!check_pdf(&pdf.bytes).contains("GiroCode"));
     assert_eq!(decode_pdf_codes(&pdf.bytes).trim(), "");
     let page = open(&app, "GET", &url, None).await;
-    assert!(!page.body.contains("<svg"), "no code on the page either");
+    assert!(
+        !page.body.contains("girocode.svg"),
+        "no code on the page either"
+    );
+    let code = open(&app, "GET", &format!("{url}/girocode.svg"), None).await;
+    assert_eq!(code.status, 404, "nor beside it");
+}
+
+/// The address of the GiroCode a page shows, as the page names it (relative to the page).
+fn girocode_src(page: &str) -> String {
+    let at = page
+        .find("<img src=\"")
+        .unwrap_or_else(|| panic!("no image in {page}"));
+    let rest = &page[at + "<img src=\"".len()..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_keeps_the_girocode_until_a_payment_changes_it() {
+    let app = portal_app().await;
+    let c = client(&app, &app.key, "Kunde", "de_DE").await;
+    let (id, url) = completed(&app, &app.key, "invoices", c, "").await;
+    let page = open(&app, "GET", &url, None).await;
+    let src = girocode_src(&page.body);
+    let dir = &url[..url.rfind('/').unwrap() + 1];
+    let code = open(&app, "GET", &format!("{dir}{src}"), None).await;
+    assert_eq!(code.status, 200);
+    assert_eq!(
+        code.header("cache-control"),
+        Some("private, max-age=31536000, immutable"),
+        "the version the page names never changes"
+    );
+    let unversioned = open(&app, "GET", &format!("{url}/girocode.svg"), None).await;
+    assert_eq!(unversioned.header("cache-control"), Some("no-store"));
+    assert_eq!(unversioned.body, code.body);
+    let r = app
+        .post(
+            "/api/invoice-payments",
+            &format!(
+                "<invoice-payment><invoice_id>{id}</invoice_id><amount>100</amount>\
+                 </invoice-payment>"
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let page = open(&app, "GET", &url, None).await;
+    let paid_in_part = girocode_src(&page.body);
+    assert_ne!(paid_in_part, src, "a new amount is a new version");
+    let stale = open(&app, "GET", &format!("{dir}{src}"), None).await;
+    assert_eq!(stale.header("cache-control"), Some("no-store"));
+    assert_ne!(stale.body, code.body, "the current code, not the old one");
+    let current = open(&app, "GET", &format!("{dir}{paid_in_part}"), None).await;
+    assert_eq!(stale.body, current.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,7 +14,7 @@ use super::documents::comments::Comment;
 use super::documents::{DocKind, Document, Lifecycle, Shown, Status, commands, storage};
 use super::links::{self, Link, Target};
 use super::schema::Record;
-use super::{Ctx, Error, einvoice, placeholders, printing, records, settings};
+use super::{Ctx, Error, einvoice, girocode, placeholders, printing, records, settings};
 use crate::caps::{PdfDocument, Random, Read, Write};
 use crate::limits;
 
@@ -105,6 +105,9 @@ pub struct DocumentPage {
     /// issued.
     pub einvoice: Option<faktura_einvoice::Profile>,
     pub payment: Option<Payment>,
+    /// The version of the GiroCode that pays what is open, when the page shows one
+    /// (`girocode::Transfer::version`; the code itself is [`girocode`]).
+    pub girocode: Option<String>,
     pub offer: Option<OfferState>,
     /// What the client wrote here before: when (the account's day and time), and the text.
     pub comments: Vec<(String, String)>,
@@ -166,6 +169,16 @@ pub fn document_of(
     ctx: &Ctx,
     link: &Link,
 ) -> Result<Result<Document, Closed>, Error> {
+    Ok(opened(txn, ctx, link)?.map(|(doc, _)| doc))
+}
+
+/// The document a link opens, with its account's settings, when it opens one and still
+/// works.
+fn opened(
+    txn: &dyn Read,
+    ctx: &Ctx,
+    link: &Link,
+) -> Result<Result<(Document, Record), Closed>, Error> {
     let Target::Document(kind, id) = link.target else {
         return Ok(Err(Closed::NotFound));
     };
@@ -182,7 +195,24 @@ pub fn document_of(
             locale: locale_of(&client, &settings),
         }));
     }
-    Ok(Ok(doc))
+    Ok(Ok((doc, settings)))
+}
+
+/// The credit transfer a document's page shows as a GiroCode: what is open of an open
+/// document that carries a code. `None` for every other document.
+fn transfer_shown(doc: &Document, settings: &Record) -> Option<girocode::Transfer> {
+    (doc.status == Status::Open && doc.dunning.is_none())
+        .then(|| girocode::transfer(doc, settings, doc.open_amount()))
+        .flatten()
+}
+
+/// The GiroCode of the page `link` opens, as the page shows it (`DocumentPage::girocode`).
+pub fn girocode(
+    txn: &dyn Read,
+    ctx: &Ctx,
+    link: &Link,
+) -> Result<Result<Option<girocode::Transfer>, Closed>, Error> {
+    Ok(opened(txn, ctx, link)?.map(|(doc, settings)| transfer_shown(&doc, &settings)))
 }
 
 /// What `link` shows at `ctx.now`. Reads only.
@@ -190,15 +220,14 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
     if let Target::Client { id, expires } = link.target {
         return client_page(txn, ctx, link.account, id, expires);
     }
-    let doc = match document_of(txn, ctx, link)? {
-        Ok(doc) => doc,
+    let (doc, settings) = match opened(txn, ctx, link)? {
+        Ok(opened) => opened,
         Err(closed) => return Ok(Err(closed)),
     };
     let account = link.account;
-    let settings = settings::load_stored(txn, account)?;
     let client = records::load(txn, &CLIENTS, account, doc.client_id)?;
     let items = storage::items(txn, account, doc.kind, doc.id)?;
-    let printed = printing::document(&doc, &items, &client, &settings, &[], false);
+    let printed = printing::page(&doc, &items, &client, &settings);
     let today = ctx.today();
     let shown = doc.shown(today);
     let einvoice = if doc.kind.spec().einvoices {
@@ -283,6 +312,10 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
         locale: locale_of(&client, &settings),
         seller: Seller::of(&settings),
         einvoice,
+        girocode: payment
+            .as_ref()
+            .and(transfer_shown(&doc, &settings))
+            .map(|t| t.version()),
         payment,
         offer,
         comments,

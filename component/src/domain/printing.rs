@@ -185,6 +185,28 @@ pub fn document(
     template_text: &[String],
     print: bool,
 ) -> PdfDocument {
+    let mut pdf = layout(doc, items, client, settings, template_text, print);
+    if doc.dunning.is_none() {
+        pdf.matrix = girocode(doc, settings, settings.text("locale"));
+    }
+    pdf
+}
+
+/// The document as a page shows it beside its PDF: what the PDF shows without the
+/// GiroCode, which a page links to as an image of its own (`portal`), so that a view does
+/// not draw a code its browser already holds.
+pub fn page(doc: &Document, items: &[Item], client: &Record, settings: &Record) -> PdfDocument {
+    layout(doc, items, client, settings, &[], false)
+}
+
+fn layout(
+    doc: &Document,
+    items: &[Item],
+    client: &Record,
+    settings: &Record,
+    template_text: &[String],
+    print: bool,
+) -> PdfDocument {
     let locale = settings.text("locale");
     let values = values(doc, client, settings);
     let resolve = |t: &str| placeholders::resolve(t, &values);
@@ -254,7 +276,7 @@ pub fn document(
         archival: false,
         attachments: Vec::new(),
         factur_x: None,
-        matrix: girocode(doc, settings, locale),
+        matrix: None,
     }
 }
 

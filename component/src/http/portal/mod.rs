@@ -40,6 +40,9 @@ const SECURITY_HEADERS: [(&str, &str); 4] = [
 
 const HTML: &str = "text/html; charset=utf-8";
 
+/// The file name of a document's GiroCode beside its page.
+const GIROCODE: &str = "girocode.svg";
+
 /// Whether `path` is the portal's: `/portal` and below.
 pub(super) fn owns(path: &str) -> bool {
     path.strip_prefix("/portal")
@@ -64,7 +67,7 @@ pub(super) fn serve(caps: &Caps, req: &Request) -> Response {
             _ => not_allowed(&["GET", "HEAD"]),
         },
         [token] => linked(caps, req, token, None),
-        [token, file @ ("pdf" | "e-invoice")] => linked(caps, req, token, Some(file)),
+        [token, file @ ("pdf" | "e-invoice" | GIROCODE)] => linked(caps, req, token, Some(file)),
         _ => not_found(),
     };
     for (name, value) in SECURITY_HEADERS {
@@ -217,6 +220,7 @@ fn linked_or_error(
     };
     Ok(match (file.copied(), &req.method) {
         (Some("pdf"), _) => pdf(caps, &ctx, &link)?,
+        (Some(GIROCODE), _) => girocode(caps, &ctx, req, &link)?,
         (Some(_), _) => einvoice(caps, &ctx, &link)?,
         (None, Method::Post) => post(caps, &ctx, req, &link, token)?,
         (None, _) => view(caps, &ctx, req, &link, token)?,
@@ -253,17 +257,43 @@ fn view(
             let done = form_urlencoded::parse(req.query.as_bytes())
                 .find(|(k, _)| k == "done")
                 .and_then(|(_, v)| Done::parse(&v));
-            let lang = Lang::of(&p.locale);
-            let svg = p
-                .printed
-                .matrix
-                .as_ref()
-                .map(|m| page::girocode_svg(&m.modules, lang.pick("GiroCode", "GiroCode")));
-            page::document(p, token, &form_token, done, svg.as_deref())
+            page::document(p, token, &form_token, done)
         }
         Opened::Client(p) => page::client(p),
     };
     Ok(html(200, body))
+}
+
+/// The GiroCode of a document's page as an SVG image. The page asks for it with the code's
+/// version (`?v=`): an answer to that version never changes, so a browser keeps it and
+/// draws the page again without asking; any other request gets the current code, kept by
+/// no cache. 404 when the page shows no code (paid, not in EUR, no IBAN).
+fn girocode(caps: &Caps, ctx: &Ctx, req: &Request, link: &Link) -> Result<Response, Response> {
+    let transfer = {
+        let txn = caps.store.begin_read()?;
+        portal::girocode(txn.as_ref(), ctx, link)?
+    };
+    let transfer = match transfer {
+        Ok(Some(transfer)) => transfer,
+        Ok(None) => return Ok(not_found()),
+        Err(closed) => return Ok(closed_page(closed)),
+    };
+    let asked = form_urlencoded::parse(req.query.as_bytes())
+        .find(|(k, _)| k == "v")
+        .map(|(_, v)| v.into_owned());
+    let cache = if asked.as_deref() == Some(transfer.version().as_str()) {
+        "private, max-age=31536000, immutable"
+    } else {
+        "no-store"
+    };
+    Ok(Response {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "image/svg+xml".into()),
+            ("cache-control".into(), cache.into()),
+        ],
+        payload: Payload::Bytes(page::girocode_svg(&transfer.matrix()).into_bytes()),
+    })
 }
 
 /// The page of a link that opens nothing (404), or no longer does (410).

@@ -162,7 +162,6 @@ pub(super) fn document(
     token: &str,
     form_token: &str,
     done: Option<Done>,
-    girocode_svg: Option<&str>,
 ) -> String {
     let lang = Lang::of(&page.locale);
     let doc = &page.doc;
@@ -222,7 +221,7 @@ pub(super) fn document(
     }
     m.push_str("</dl>\n</section>\n");
     if let Some(p) = &page.payment {
-        payment_card(&mut m, lang, page, p, girocode_svg);
+        payment_card(&mut m, lang, page, p, token);
     }
     m.push_str("</div>\n");
     if !page.intro.trim().is_empty() {
@@ -278,7 +277,7 @@ fn payment_card(
     lang: Lang,
     page: &DocumentPage,
     p: &crate::domain::portal::Payment,
-    girocode_svg: Option<&str>,
+    token: &str,
 ) {
     let _ = write!(
         m,
@@ -312,10 +311,15 @@ fn payment_card(
         return;
     }
     m.push_str("<div class=\"transfer\">\n");
-    if let Some(svg) = girocode_svg {
+    if let Some(version) = &page.girocode {
+        // An image of its own: drawing a code costs more than the rest of the page, and a
+        // browser keeps it for as long as the code stays the same (`portal::girocode`).
         let _ = writeln!(
             m,
-            "<figure class=\"girocode\">{svg}<figcaption>{}</figcaption></figure>",
+            "<figure class=\"girocode\"><img src=\"{}/girocode.svg?v={}\" alt=\"GiroCode\" \
+             width=\"168\" height=\"168\"><figcaption>{}</figcaption></figure>",
+            Esc(token),
+            Esc(version),
             Esc(lang.pick(
                 "Scan with your banking app to pay",
                 "Mit der Banking-App scannen und bezahlen"
@@ -667,9 +671,9 @@ pub(super) fn problem(
     frame(lang, heading, seller, &m)
 }
 
-/// The GiroCode as SVG: a path of the dark modules on white, with a quiet zone of four
-/// modules, scaled by the stylesheet.
-pub(super) fn girocode_svg(modules: &[Vec<bool>], label: &str) -> String {
+/// The GiroCode as an SVG image: a path of the dark modules on white, with a quiet zone of
+/// four modules, scaled by the page.
+pub(super) fn girocode_svg(modules: &[Vec<bool>]) -> String {
     let n = modules.len();
     let side = n + 8;
     let mut path = String::with_capacity(n * n * 4);
@@ -696,10 +700,9 @@ pub(super) fn girocode_svg(modules: &[Vec<bool>], label: &str) -> String {
     }
     format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {side} {side}\" \
-         shape-rendering=\"crispEdges\" role=\"img\" aria-label=\"{}\">\
+         shape-rendering=\"crispEdges\">\
          <rect width=\"{side}\" height=\"{side}\" fill=\"#fff\"/>\
-         <path fill=\"#000\" d=\"{path}\"/></svg>",
-        Esc(label)
+         <path fill=\"#000\" d=\"{path}\"/></svg>"
     )
 }
 
