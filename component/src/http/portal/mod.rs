@@ -177,11 +177,16 @@ fn linked_or_error(
         Method::Post => file.is_none(),
         Method::Put | Method::Delete | Method::Other(_) => false,
     };
-    let link = {
+    // The link and its account's clock in one read: the clock is read before the rate
+    // limit is asked, which costs a refused request nothing it would not have cost anyway.
+    let found = {
         let txn = caps.store.begin_read()?;
-        links::find(txn.as_ref(), token)?
+        match links::find(txn.as_ref(), token)? {
+            Some(link) => Some((clock::load(txn.as_ref(), link.account)?, link)),
+            None => None,
+        }
     };
-    let Some(link) = link else {
+    let Some((clock, link)) = found else {
         return Ok(not_found());
     };
     if !verb_allowed {
@@ -214,10 +219,7 @@ fn linked_or_error(
         store: &scoped,
         ..*caps
     };
-    let ctx = {
-        let txn = caps.store.begin_read()?;
-        clock::load(txn.as_ref(), link.account)?.ctx(link.account, 0, false, caps.clock.now_unix())
-    };
+    let ctx = clock.ctx(link.account, 0, false, caps.clock.now_unix());
     Ok(match (file.copied(), &req.method) {
         (Some("pdf"), _) => pdf(caps, &ctx, &link)?,
         (Some(GIROCODE), _) => girocode(caps, &ctx, req, &link)?,
