@@ -59,6 +59,7 @@ impl Shared {
             pdf: PdfCtx::new(metrics.pdf.clone()),
             outbound: OutboundCtx {
                 allow_private: options.webhook_allow_private,
+                idle: Arc::default(),
             },
             metrics,
             env: options.component_env(),
@@ -117,7 +118,7 @@ impl State {
                 .instances(16)
                 .trap_on_grow_failure(true)
                 .build(),
-            hooks: Hooks(shared.outbound),
+            hooks: Hooks(shared.outbound.clone()),
             shared,
             seen: Arc::default(),
         }
