@@ -227,7 +227,8 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
     let account = link.account;
     let client = records::load(txn, &CLIENTS, account, doc.client_id)?;
     let items = storage::items(txn, account, doc.kind, doc.id)?;
-    let printed = printing::page(&doc, &items, &client, &settings);
+    let values = printing::values(&doc, &client, &settings);
+    let printed = printing::page(&doc, &items, &client, &settings, &values);
     let today = ctx.today();
     let shown = doc.shown(today);
     let einvoice = if doc.kind.spec().einvoices {
@@ -303,7 +304,6 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
         .filter(|c| c.actionkey == "PORTAL_COMMENT")
         .map(|c| (moment(ctx, c.created, locale), c.comment))
         .collect();
-    let values = printing::values(&doc, &client, &settings);
     Ok(Ok(Opened::Document(Box::new(DocumentPage {
         intro: placeholders::resolve(&doc.intro, &values),
         note: placeholders::resolve(&doc.note, &values),

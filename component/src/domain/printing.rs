@@ -185,7 +185,8 @@ pub fn document(
     template_text: &[String],
     print: bool,
 ) -> PdfDocument {
-    let mut pdf = layout(doc, items, client, settings, template_text, print);
+    let values = values(doc, client, settings);
+    let mut pdf = layout(doc, items, client, settings, &values, template_text, print);
     if doc.dunning.is_none() {
         pdf.matrix = girocode(doc, settings, settings.text("locale"));
     }
@@ -194,9 +195,15 @@ pub fn document(
 
 /// The document as a page shows it beside its PDF: what the PDF shows without the
 /// GiroCode, which a page links to as an image of its own (`portal`), so that a view does
-/// not draw a code its browser already holds.
-pub fn page(doc: &Document, items: &[Item], client: &Record, settings: &Record) -> PdfDocument {
-    layout(doc, items, client, settings, &[], false)
+/// not draw a code its browser already holds. `values` are the document's [`values`].
+pub fn page(
+    doc: &Document,
+    items: &[Item],
+    client: &Record,
+    settings: &Record,
+    values: &[(String, String)],
+) -> PdfDocument {
+    layout(doc, items, client, settings, values, &[], false)
 }
 
 fn layout(
@@ -204,11 +211,11 @@ fn layout(
     items: &[Item],
     client: &Record,
     settings: &Record,
+    values: &[(String, String)],
     template_text: &[String],
     print: bool,
 ) -> PdfDocument {
     let locale = settings.text("locale");
-    let values = values(doc, client, settings);
     let resolve = |t: &str| placeholders::resolve(t, &values);
     let sender = sender_line(settings);
     let mut preamble: Vec<String> = template_text

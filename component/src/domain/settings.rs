@@ -446,16 +446,23 @@ fn key(account: u64) -> Vec<u8> {
 
 /// The stored settings over their defaults, without the computed fields.
 pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
-    let mut record = Record::default();
-    for f in FIELDS {
-        record.set(f.name, default_of(f.name));
-    }
+    let mut record = DEFAULTS.clone();
     if let Some(bytes) = txn.get(&key(account))? {
         let stored = records::decode_record(&bytes)?;
         record.values.extend(stored.values);
     }
     Ok(record)
 }
+
+/// The settings of an account that stored none: made once per instance rather than field
+/// by field on every read of settings (most requests read them).
+static DEFAULTS: std::sync::LazyLock<Record> = std::sync::LazyLock::new(|| {
+    let mut record = Record::default();
+    for f in FIELDS {
+        record.set(f.name, default_of(f.name));
+    }
+    record
+});
 
 /// The settings as the API shows them, with the next numbers of each range: the number a
 /// document dated `today` would get, its prefix's date placeholders resolved as the
