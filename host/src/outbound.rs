@@ -47,9 +47,12 @@ pub(crate) struct OutboundCtx {
 /// Where a connection goes: https or not, the host as the URL names it, the port.
 type Destination = (bool, String, u16);
 
-/// Open connections without a request, by destination, each with when it became idle.
+/// An open connection without a request, and since when.
+type Kept = (Instant, SendRequest<WasiBody>);
+
+/// Open connections without a request, by destination.
 #[derive(Default)]
-pub(crate) struct Idle(Mutex<HashMap<Destination, Vec<(Instant, SendRequest<WasiBody>)>>>);
+pub(crate) struct Idle(Mutex<HashMap<Destination, Vec<Kept>>>);
 
 impl Idle {
     /// The most recently idle connection to `to` that is still open.

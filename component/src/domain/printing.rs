@@ -216,7 +216,7 @@ fn layout(
     print: bool,
 ) -> PdfDocument {
     let locale = settings.text("locale");
-    let resolve = |t: &str| placeholders::resolve(t, &values);
+    let resolve = |t: &str| placeholders::resolve(t, values);
     let sender = sender_line(settings);
     let mut preamble: Vec<String> = template_text
         .iter()
