@@ -199,9 +199,10 @@ fn opened(
 }
 
 /// The credit transfer a document's page shows as a GiroCode: what is open of an open
-/// document that carries a code. `None` for every other document.
+/// document that carries a code (`girocode::transfer` says which kinds do). `None` for
+/// every other document.
 fn transfer_shown(doc: &Document, settings: &Record) -> Option<girocode::Transfer> {
-    (doc.status == Status::Open && doc.dunning.is_none())
+    (doc.status == Status::Open)
         .then(|| girocode::transfer(doc, settings, doc.open_amount()))
         .flatten()
 }
@@ -312,10 +313,7 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
         locale: locale_of(&client, &settings),
         seller: Seller::of(&settings),
         einvoice,
-        girocode: payment
-            .as_ref()
-            .and(transfer_shown(&doc, &settings))
-            .map(|t| t.version()),
+        girocode: transfer_shown(&doc, &settings).map(|t| t.version()),
         payment,
         offer,
         comments,

@@ -187,9 +187,7 @@ pub fn document(
 ) -> PdfDocument {
     let values = values(doc, client, settings);
     let mut pdf = layout(doc, items, client, settings, &values, template_text, print);
-    if doc.dunning.is_none() {
-        pdf.matrix = girocode(doc, settings, settings.text("locale"));
-    }
+    pdf.matrix = girocode(doc, settings, settings.text("locale"));
     pdf
 }
 
