@@ -13,18 +13,19 @@
 //! same destination (`Idle`), as a browser's would: a receiver that takes many deliveries
 //! pays for one connection, not one per delivery. A kept connection was checked when it
 //! was made; one the receiver closed meanwhile is noticed before the request goes out (it
-//! goes over a new connection then), and one kept longer than `IDLE_TIME_MAX` is closed.
+//! goes over a new connection then), and one idle for `IDLE_TIME_MAX` is closed.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, LazyLock, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http_body_util::BodyExt as _;
 use hyper::Uri;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
 /// The longest a request may take until its answer's head has arrived.
@@ -68,25 +69,45 @@ impl Idle {
         found
     }
 
-    /// Keeps `sender` for the next request to `to`, dropping (closing) those kept too long.
+    /// Keeps `sender` for the next request to `to`.
     fn put(&self, to: Destination, sender: SendRequest<WasiBody>) {
         let mut idle = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let kept = idle.entry(to).or_default();
-        kept.retain(|(since, sender)| since.elapsed() < IDLE_TIME_MAX && !sender.is_closed());
         if kept.len() < IDLE_PER_DESTINATION_MAX {
             kept.push((Instant::now(), sender));
         }
     }
 
+    /// Drops (closes) the connections to `to` kept `IDLE_TIME_MAX` or closed meanwhile.
+    fn expire(&self, to: &Destination) {
+        let mut idle = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(kept) = idle.get_mut(to) {
+            kept.retain(|(since, sender)| since.elapsed() < IDLE_TIME_MAX && !sender.is_closed());
+            if kept.is_empty() {
+                idle.remove(to);
+            }
+        }
+    }
+
     /// Keeps `sender` once the answer it carries was read to its end and the connection
-    /// may take another request; a connection the answer closed, or whose answer was not
-    /// read within `IDLE_TIME_MAX`, is dropped.
+    /// may take another request, and closes it when it was kept `IDLE_TIME_MAX` without
+    /// one; a connection the answer closed, or whose answer was not read within
+    /// `IDLE_TIME_MAX`, is dropped.
     fn keep_when_ready(self: Arc<Self>, to: Destination, mut sender: SendRequest<WasiBody>) {
         tokio::spawn(async move {
             if let Ok(Ok(())) = tokio::time::timeout(IDLE_TIME_MAX, sender.ready()).await {
-                self.put(to, sender);
+                self.put(to.clone(), sender);
+                tokio::time::sleep(IDLE_TIME_MAX).await;
+                self.expire(&to);
             }
         });
+    }
+
+    /// Connections kept to `to`.
+    #[cfg(test)]
+    fn count(&self, to: &Destination) -> usize {
+        let idle = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        idle.get(to).map_or(0, Vec::len)
     }
 }
 
@@ -355,5 +376,31 @@ mod tests {
                 "keep-alive {keep_alive}"
             );
         }
+    }
+
+    /// A kept connection is closed once it was idle `IDLE_TIME_MAX`, also when no request
+    /// to its receiver comes again.
+    #[tokio::test]
+    async fn a_kept_connection_is_closed_after_its_idle_time() {
+        let ctx = OutboundCtx {
+            allow_private: true,
+            ..OutboundCtx::default()
+        };
+        let (port, _) = receiver(true).await;
+        post(&ctx, port).await;
+        let to: Destination = (false, "127.0.0.1".into(), port);
+        for _ in 0..100 {
+            if ctx.idle.count(&to) == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(ctx.idle.count(&to), 1, "kept after the answer");
+        tokio::time::pause();
+        tokio::time::advance(IDLE_TIME_MAX + Duration::from_secs(1)).await;
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(ctx.idle.count(&to), 0, "closed after its idle time");
     }
 }
