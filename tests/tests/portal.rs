@@ -120,13 +120,19 @@ async fn open(app: &App, method: &str, url: &str, form: Option<&str>) -> Reply {
     .await
 }
 
+/// The quoted value that follows the first `before` (which ends with its opening quote) in
+/// a page.
+fn quoted_after(page: &str, before: &str) -> String {
+    let at = page
+        .find(before)
+        .unwrap_or_else(|| panic!("no {before} in {page}"));
+    let rest = &page[at + before.len()..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
 /// The value of the hidden `form_token` of a page.
 fn form_token(page: &str) -> String {
-    let at = page
-        .find("name=\"form_token\" value=\"")
-        .unwrap_or_else(|| panic!("no form token in {page}"));
-    let rest = &page[at + "name=\"form_token\" value=\"".len()..];
-    rest[..rest.find('"').unwrap()].to_owned()
+    quoted_after(page, "name=\"form_token\" value=\"")
 }
 
 #[track_caller]
@@ -722,11 +728,7 @@ async fn an_invoice_pdf_carries_the_girocode_when_girocode_is_1() {
 
 /// The address of the GiroCode a page shows, as the page names it (relative to the page).
 fn girocode_src(page: &str) -> String {
-    let at = page
-        .find("<img src=\"")
-        .unwrap_or_else(|| panic!("no image in {page}"));
-    let rest = &page[at + "<img src=\"".len()..];
-    rest[..rest.find('"').unwrap()].to_owned()
+    quoted_after(page, "<img src=\"")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
