@@ -102,7 +102,15 @@ struct FontFile {
     descender: f32,
     cap_height: f32,
     bbox: Rect,
+    /// Glyph id and advance (1/1000 em) of every character below [`GLYPHS_LOOKED_UP`]:
+    /// text is laid out twice per document and measured while it is wrapped, and a
+    /// lookup in the font's character map was a tenth of a PDF's rendering.
+    glyphs: Box<[(u16, f32)]>,
 }
+
+/// Characters whose glyphs a [`FontFile`] keeps at hand: Latin, Greek, Cyrillic and the
+/// punctuation and currency signs up to U+20CF (the euro sign among them).
+const GLYPHS_LOOKED_UP: u32 = 0x20D0;
 
 impl FontFile {
     fn load(data: &'static [u8], postscript_name: &'static str) -> FontFile {
@@ -110,7 +118,11 @@ impl FontFile {
         let bbox = face.global_bounding_box();
         let upem = face.units_per_em() as f32;
         let scale = |v: i16| v as f32 * 1000.0 / upem;
+        let glyphs = (0..GLYPHS_LOOKED_UP)
+            .map(|c| glyph_of(&face, char::from_u32(c).unwrap_or('\0'), upem))
+            .collect();
         FontFile {
+            glyphs,
             data,
             postscript_name,
             units_per_em: upem,
@@ -129,6 +141,14 @@ impl FontFile {
     fn face(&self) -> ttf_parser::Face<'static> {
         ttf_parser::Face::parse(self.data, 0).expect("the bundled font parses")
     }
+}
+
+/// The glyph id of `c` in `face` (0, the missing glyph, if it has none) and its advance in
+/// 1/1000 em.
+fn glyph_of(face: &ttf_parser::Face<'_>, c: char, units_per_em: f32) -> (u16, f32) {
+    let gid = face.glyph_index(c).unwrap_or(ttf_parser::GlyphId(0));
+    let advance = face.glyph_hor_advance(gid).unwrap_or(0);
+    (gid.0, advance as f32 * 1000.0 / units_per_em)
 }
 
 static REGULAR: LazyLock<FontFile> =
@@ -167,9 +187,16 @@ impl FontUse {
         self.remapper.remapped_gids().collect()
     }
 
+    /// Glyph id and advance of `c`.
+    fn glyph(&self, c: char) -> (u16, f32) {
+        match self.file.glyphs.get(c as usize) {
+            Some(&known) => known,
+            None => glyph_of(&self.face, c, self.file.units_per_em),
+        }
+    }
+
     fn advance(&self, c: char) -> f32 {
-        let gid = self.face.glyph_index(c).unwrap_or(ttf_parser::GlyphId(0));
-        self.face.glyph_hor_advance(gid).unwrap_or(0) as f32 * 1000.0 / self.file.units_per_em
+        self.glyph(c).1
     }
 
     fn width(&self, text: &str, size: f32) -> f32 {
@@ -180,9 +207,8 @@ impl FontUse {
     fn encode(&mut self, text: &str) -> Vec<u8> {
         let mut out = Vec::with_capacity(text.len() * 2);
         for c in text.chars().filter(|c| !c.is_control()) {
-            let old = self.face.glyph_index(c).map_or(0, |g| g.0);
+            let (old, advance) = self.glyph(c);
             let new = self.remapper.remap(old);
-            let advance = self.advance(c);
             self.glyphs.entry(new).or_insert((c, advance));
             out.extend_from_slice(&new.to_be_bytes());
         }

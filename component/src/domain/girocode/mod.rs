@@ -4,12 +4,13 @@
 //! carries one; how it is drawn is the reader's affair (the portal's SVG, the PDF's
 //! squares).
 
-use qrcodegen::{QrCode, QrCodeEcc, QrSegment, Version};
 use rust_decimal::Decimal;
 
 use super::documents::Document;
 use super::money::round_commercial_2;
 use super::schema::Record;
+
+mod qr;
 
 /// Longest beneficiary name the EPC code takes, in characters.
 const NAME_CHARS_MAX: usize = 70;
@@ -99,26 +100,8 @@ impl Transfer {
     /// The QR code of `payload`, error correction M as the EPC asks: rows of modules, true
     /// where dark, without the quiet zone around it.
     pub fn matrix(&self) -> Vec<Vec<bool>> {
-        // Nayuki's reference encoder, the mask by the standard's penalty rules: a third of
-        // the `qrcode` crate's time in the guest (290 against 950 µs for a GiroCode; the
-        // eight masks' scoring is most of either). Level M exactly, as EPC069-12 asks (no
-        // boost to a higher level that would fit).
-        let segments = QrSegment::make_segments(&self.payload());
-        // The payload is at most about 330 bytes, which a code of level M always holds.
-        let Ok(code) = QrCode::encode_segments_advanced(
-            &segments,
-            QrCodeEcc::Medium,
-            Version::MIN,
-            Version::MAX,
-            None,
-            false,
-        ) else {
-            return Vec::new();
-        };
-        let size = code.size();
-        (0..size)
-            .map(|y| (0..size).map(|x| code.get_module(x, y)).collect())
-            .collect()
+        // Level M exactly, as EPC069-12 asks (no boost to a higher level that would fit).
+        qr::matrix(&self.payload())
     }
 }
 
