@@ -1,6 +1,6 @@
 //! What time makes due, done by one code path: `run_due` makes the runs of an account's
-//! recurring invoices that are due at the account's moment, each in a write transaction
-//! of its own (claimed there, so a retry or a second host makes none twice), and hands
+//! recurring invoices that are due at the account's moment, a few per write transaction
+//! (each claimed there, so a retry or a second host makes none twice), and hands
 //! what they recorded to mail after the commit; tells the account's webhooks of the
 //! documents that fell due (OPEN to OVERDUE) since its last pass, removes deliveries past
 //! their keeping, and sends the deliveries that are due (retries follow the account's
@@ -64,15 +64,19 @@ pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
         DUE_BATCH,
     )?;
     let mut made = 0;
-    for id in due {
-        for _ in 0..runs::CATCH_UP_MAX {
-            let Some(run) = in_write(caps, |txn| {
-                Ok(runs::run(&ctx, txn, caps.pdf, caps.random, id)?)
-            })?
-            else {
-                break;
-            };
-            made += 1;
+    let mut cursor = Cursor::default();
+    while cursor.at < due.len() {
+        let batch = |txn: &mut dyn crate::caps::Write, limit: usize| {
+            cursor.runs(&ctx, txn, caps, &due, limit)
+        };
+        let (list, next) = match in_write(caps, |txn| Ok(batch(txn, RUN_BATCH)?)) {
+            Ok(done) => done,
+            // The batch's first run alone: its error, if it has one, is the pass's.
+            Err(_) => in_write(caps, |txn| Ok(batch(txn, 1)?))?,
+        };
+        cursor = next;
+        made += list.len() as u32;
+        for run in &list {
             if let Some((dispatch_id, d)) = &run.dispatch {
                 dispatch::hand_over(caps, *dispatch_id, d, true)?;
             }
@@ -93,6 +97,49 @@ pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
         in_write(caps, |txn| Ok(deliveries::expire(&ctx, txn)?))?;
     }
     Ok(made + dunning_pass(caps, &ctx)?)
+}
+
+/// Runs one write transaction makes, at most: they share its commit (the store's sync to
+/// disk), which made a run alone wait on the disk about a fifth of its time.
+const RUN_BATCH: usize = 8;
+
+/// Where a pass is among its due recurrings: the next one, and the runs of it made so far.
+#[derive(Debug, Default, Clone, Copy)]
+struct Cursor {
+    at: usize,
+    runs_of_at: usize,
+}
+
+impl Cursor {
+    /// Up to `limit` runs of `due` from this place on, in `txn` (at most
+    /// `runs::CATCH_UP_MAX` of each recurring per pass): what they made, and the place
+    /// after them. The place moves only when the transaction commits, so that a retry
+    /// starts where the failed try did.
+    fn runs(
+        self,
+        ctx: &crate::domain::Ctx,
+        txn: &mut dyn crate::caps::Write,
+        caps: &Caps,
+        due: &[u64],
+        limit: usize,
+    ) -> Result<(Vec<runs::Made>, Cursor), crate::domain::Error> {
+        let mut next = self;
+        let mut made = Vec::new();
+        while next.at < due.len() && made.len() < limit {
+            if next.runs_of_at < runs::CATCH_UP_MAX
+                && let Some(run) = runs::run(ctx, txn, caps.pdf, caps.random, due[next.at])?
+            {
+                made.push(run);
+                next.runs_of_at += 1;
+            } else {
+                next = Cursor {
+                    at: next.at + 1,
+                    runs_of_at: 0,
+                };
+            }
+        }
+        Ok((made, next))
+    }
 }
 
 /// Invoices one write transaction of a dunning run handles, at most.
@@ -285,5 +332,138 @@ pub(super) fn schema() -> super::described::Schema {
         fields: FIELDS,
         filters: Vec::new(),
         owner: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::collections::BTreeSet;
+    use std::rc::Rc;
+
+    use super::super::Method;
+    use super::super::golden::World;
+    use crate::caps::{Entry, Read, Store, StoreError, Write, forward_read, mem::MemStore};
+
+    /// Invoices each committed write made, and whether to refuse the first write that
+    /// makes more than one.
+    #[derive(Default)]
+    struct Log {
+        made: Vec<usize>,
+        refuse_a_batch: bool,
+    }
+
+    /// The world's store, its writes logged.
+    struct Logged {
+        inner: MemStore,
+        log: Rc<RefCell<Log>>,
+    }
+
+    struct LoggedWrite {
+        txn: Box<dyn Write>,
+        log: Rc<RefCell<Log>>,
+        invoices: BTreeSet<Vec<u8>>,
+    }
+
+    forward_read!(LoggedWrite, |w| w.txn);
+
+    impl Write for LoggedWrite {
+        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+            let prefix = crate::store::keys::collection(1, "invoices");
+            if key.len() == prefix.len() + 8 && key.starts_with(&prefix) {
+                self.invoices.insert(key.to_vec());
+            }
+            self.txn.put(key, value)
+        }
+        fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+            self.txn.delete(key)
+        }
+        fn commit(self: Box<Self>) -> Result<(), StoreError> {
+            let made = self.invoices.len();
+            let mut log = self.log.borrow_mut();
+            if made > 1 && std::mem::take(&mut log.refuse_a_batch) {
+                return Err(StoreError::Backend("refused for the test".into()));
+            }
+            self.txn.commit()?;
+            if made > 0 {
+                log.made.push(made);
+            }
+            Ok(())
+        }
+        fn as_read(&self) -> &dyn Read {
+            self
+        }
+    }
+
+    impl Store for Logged {
+        fn begin_read(&self) -> Result<Box<dyn Read>, StoreError> {
+            self.inner.begin_read()
+        }
+        fn begin_write(&self) -> Result<Box<dyn Write>, StoreError> {
+            Ok(Box::new(LoggedWrite {
+                txn: self.inner.begin_write()?,
+                log: self.log.clone(),
+                invoices: BTreeSet::new(),
+            }))
+        }
+    }
+
+    /// A world with `n` monthly recurrings due, and its store logged.
+    fn due(n: usize) -> (World, Logged) {
+        let w = World::new();
+        w.ok(
+            Method::Post,
+            "/api/clients",
+            "<client><name>Kunde</name></client>",
+        );
+        for i in 0..n {
+            w.ok(
+                Method::Post,
+                "/api/recurrings",
+                &format!(
+                    "<recurring><client_id>1</client_id><name>Miete {i}</name>\
+                     <recurring-items><recurring-item><title>Miete</title>\
+                     <quantity>1</quantity><unit_price>500</unit_price></recurring-item>\
+                     </recurring-items></recurring>"
+                ),
+            );
+        }
+        // The first runs are due tomorrow at 2 h.
+        w.clock().0.set(w.clock().0.get() + 2 * 86_400);
+        let store = Logged {
+            inner: w.store.clone(),
+            log: Rc::default(),
+        };
+        (w, store)
+    }
+
+    /// Invoices in the world.
+    fn invoices(w: &World) -> usize {
+        let txn = w.store.begin_read().unwrap();
+        crate::store::scan_all(txn.as_ref(), &crate::store::keys::collection(1, "invoices"))
+            .unwrap()
+            .len()
+    }
+
+    #[test]
+    fn due_runs_share_write_transactions_of_a_few_runs() {
+        let (w, store) = due(20);
+        assert_eq!(super::make_due(&w.caps_on(&store), 1).unwrap(), 20);
+        assert_eq!(store.log.borrow().made, [8, 8, 4]);
+        assert_eq!(invoices(&w), 20);
+        // A second pass finds nothing due.
+        assert_eq!(super::make_due(&w.caps_on(&store), 1).unwrap(), 0);
+        assert_eq!(invoices(&w), 20);
+    }
+
+    #[test]
+    fn a_batch_that_fails_is_made_again_one_run_at_a_time() {
+        let (w, store) = due(10);
+        store.log.borrow_mut().refuse_a_batch = true;
+        assert_eq!(super::make_due(&w.caps_on(&store), 1).unwrap(), 10);
+        assert!(!store.log.borrow().refuse_a_batch, "a batch was refused");
+        // The refused batch's first run alone, then batches again from the second.
+        assert_eq!(store.log.borrow().made, [1, 8, 1]);
+        assert_eq!(invoices(&w), 10);
     }
 }
