@@ -11,7 +11,9 @@ use super::events::{self, Verb};
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_mandatory, check_not_cleared};
 use super::{Ctx, Error};
 use crate::caps::{Read, Write};
-use crate::store::forms::{Dec16, DecTuple, DecimalForm, StoredRecord, StoredScalar};
+use crate::store::forms::{
+    Dec16, DecTuple, DecimalForm, StoredRecord, StoredRecordPairs, StoredScalar,
+};
 use crate::store::{self, keys};
 
 /// A list filter: query parameter name to the field it matches (exactly or by a part, in
@@ -823,9 +825,15 @@ pub fn encode_record(record: &Record) -> Vec<u8> {
 
 /// A record from its stored bytes.
 pub fn decode_record(bytes: &[u8]) -> Result<Record, Error> {
-    fn from<D: DecimalForm>(s: StoredRecord<D>) -> Record {
-        let values = s
-            .values
+    Ok(Record {
+        values: decode_pairs(bytes)?.into_iter().collect(),
+    })
+}
+
+/// A record's stored values in their stored order, by name.
+pub fn decode_pairs(bytes: &[u8]) -> Result<Vec<(String, Scalar)>, Error> {
+    fn from<D: DecimalForm>(s: StoredRecordPairs<D>) -> Vec<(String, Scalar)> {
+        s.values
             .into_iter()
             .map(|(name, v)| {
                 let scalar = match v {
@@ -838,8 +846,7 @@ pub fn decode_record(bytes: &[u8]) -> Result<Record, Error> {
                 };
                 (name, scalar)
             })
-            .collect();
-        Record { values }
+            .collect()
     }
     Ok(store::decode(bytes, from::<DecTuple>, from::<Dec16>)?)
 }

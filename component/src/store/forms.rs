@@ -437,9 +437,40 @@ pub struct StoredRecord<D> {
     pub values: BTreeMap<String, StoredScalar<D>>,
 }
 
+/// A [`StoredRecord`] as its reader takes it: postcard writes a map as its length and its
+/// pairs, as it writes a sequence of pairs, so the pairs decode as they were written (by
+/// name, a map's order) without a map built on the way
+/// (`tests::a_stored_record_reads_as_its_pairs_in_order`).
+#[derive(Debug, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>"))]
+pub struct StoredRecordPairs<D> {
+    pub values: Vec<(String, StoredScalar<D>)>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_record_reads_as_its_pairs_in_order() {
+        let record = StoredRecord::<Dec16> {
+            values: [
+                ("zip", StoredScalar::Text("10115".into())),
+                ("a", StoredScalar::Int(-3)),
+                (
+                    "rate",
+                    StoredScalar::Dec(Dec16(rust_decimal::Decimal::new(1925, 2))),
+                ),
+                ("on", StoredScalar::Bool(true)),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        };
+        let bytes = postcard::to_allocvec(&record).unwrap();
+        let pairs: StoredRecordPairs<Dec16> = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(pairs.values, record.values.into_iter().collect::<Vec<_>>());
+    }
 
     /// File bytes written as a byte string read as the sequence of `u8` earlier versions
     /// wrote, and back: postcard encodes both as a length and the bytes.
