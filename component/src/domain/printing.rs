@@ -47,29 +47,35 @@ fn decimal_comma(locale: &str) -> bool {
 
 /// An amount with two decimals, thousands grouped, and the currency code.
 pub fn format_money(amount: Decimal, currency: &str, locale: &str) -> String {
-    let rounded = round_commercial_2(amount);
-    let text = format!("{:.2}", rounded.abs());
-    let (int, frac) = text.split_once('.').unwrap_or((&text, "00"));
+    let mut cents = round_commercial_2(amount);
+    // Exactly two places, as an integer of cents: cheaper than formatting the decimal.
+    cents.rescale(2);
+    let cents = cents.mantissa();
     let (group, point) = if decimal_comma(locale) {
         ('.', ',')
     } else {
         (',', '.')
     };
-    let mut grouped = String::new();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(group);
-        }
-        grouped.push(c);
+    let int = (cents.unsigned_abs() / 100).to_string();
+    let mut out = String::with_capacity(int.len() * 4 / 3 + 5 + currency.len());
+    if cents < 0 {
+        out.push('-');
     }
-    let sign = if rounded.is_sign_negative() && !rounded.is_zero() {
-        "-"
-    } else {
-        ""
-    };
-    format!("{sign}{grouped}{point}{frac} {currency}")
-        .trim_end()
-        .to_owned()
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i).is_multiple_of(3) {
+            out.push(group);
+        }
+        out.push(c);
+    }
+    out.push(point);
+    let frac = cents.unsigned_abs() % 100;
+    out.push(char::from(b'0' + (frac / 10) as u8));
+    out.push(char::from(b'0' + (frac % 10) as u8));
+    if !currency.is_empty() {
+        out.push(' ');
+        out.push_str(currency);
+    }
+    out
 }
 
 /// A quantity or rate without trailing zeros, in the locale's decimal mark.
@@ -610,5 +616,15 @@ mod tests {
         assert_eq!(format_money(d("1234.005"), "USD", "en_US"), "1,234.01 USD");
         assert_eq!(format_money(d("-40"), "EUR", "de_DE"), "-40,00 EUR");
         assert_eq!(format_money(d("0.5"), "CHF", "en"), "0.50 CHF");
+        assert_eq!(format_money(d("-0.004"), "EUR", "de_DE"), "0,00 EUR");
+        assert_eq!(
+            format_money(d("-1234.565"), "EUR", "de_DE"),
+            "-1.234,57 EUR"
+        );
+        assert_eq!(format_money(d("999.999"), "", "en"), "1,000.00");
+        assert_eq!(
+            format_money(d("123456789012.3"), "EUR", "en"),
+            "123,456,789,012.30 EUR"
+        );
     }
 }
