@@ -368,77 +368,128 @@ pub const RANGES: [&str; 7] = [
     "article",
 ];
 
-/// The value of each setting nobody has changed.
-fn default_of(name: &str) -> Option<Scalar> {
-    let text = |s: &str| Some(Scalar::Text(s.to_owned()));
-    match name {
-        "currency_code" => text("EUR"),
-        "locale" => text("de_DE"),
-        "time_zone" => text(super::clock::ZONE_DEFAULT),
-        "net_gross" => text("NET"),
-        "invoice_number_pre" => text("INV-"),
-        "credit_note_number_pre" => text("CN-"),
-        "offer_number_pre" => text("OFR-"),
-        "article_number_pre" => text("ART-"),
-        "confirmation_number_pre" => text("OC-"),
-        "delivery_note_number_pre" => text("DN-"),
-        "invoice_number_length"
-        | "credit_note_number_length"
-        | "offer_number_length"
-        | "confirmation_number_length"
-        | "delivery_note_number_length"
-        | "article_number_length" => Some(Scalar::Int(5)),
-        "offer_validity_days" => Some(Scalar::Int(30)),
-        "delivery_note_prices" => Some(Scalar::Bool(false)),
-        "offer_email_subject" => text("Offer [Offer.offer_number]"),
-        "offer_email_body" => text(
-            "Dear [Client.name],\n\nplease find attached our offer [Offer.offer_number] of \
-             [Offer.date], valid until [Offer.validity_date].\n\nKind regards\n[Company.name]",
-        ),
-        "confirmation_email_subject" => {
-            text("Order confirmation [Confirmation.confirmation_number]")
+/// A setting's value nobody has changed.
+#[derive(Debug, Clone, Copy)]
+enum Preset {
+    Text(&'static str),
+    Int(i64),
+    Bool(bool),
+    DecZero,
+}
+
+impl Preset {
+    fn scalar(self) -> Scalar {
+        match self {
+            Preset::Text(t) => Scalar::Text(t.to_owned()),
+            Preset::Int(i) => Scalar::Int(i),
+            Preset::Bool(b) => Scalar::Bool(b),
+            Preset::DecZero => Scalar::Dec(Decimal::ZERO),
         }
-        "confirmation_email_body" => text(
+    }
+}
+
+/// The value of each setting nobody has changed, by name in byte order (settings are read
+/// by most requests, and their presets merge with the stored values in one pass:
+/// `tests::the_presets_are_fields_in_order`). Settings not named have no value.
+static PRESETS: &[(&str, Preset)] = &[
+    ("article_number_length", Preset::Int(5)),
+    ("article_number_pre", Preset::Text("ART-")),
+    ("client_number_length", Preset::Int(0)),
+    (
+        "confirmation_email_body",
+        Preset::Text(
             "Dear [Client.name],\n\nthank you for your order: please find attached our order \
              confirmation [Confirmation.confirmation_number] of [Confirmation.date].\n\nKind \
              regards\n[Company.name]",
         ),
-        "delivery_note_email_subject" => text("Delivery note [DeliveryNote.delivery_note_number]"),
-        "delivery_note_email_body" => text(
+    ),
+    (
+        "confirmation_email_subject",
+        Preset::Text("Order confirmation [Confirmation.confirmation_number]"),
+    ),
+    ("confirmation_number_length", Preset::Int(5)),
+    ("confirmation_number_pre", Preset::Text("OC-")),
+    (
+        "credit_note_email_body",
+        Preset::Text(
+            "Dear [Client.name],\n\nplease find attached credit note \
+             [CreditNote.credit_note_number] of [CreditNote.date].\n\nKind regards\n[Company.name]",
+        ),
+    ),
+    (
+        "credit_note_email_subject",
+        Preset::Text("Credit note [CreditNote.credit_note_number]"),
+    ),
+    ("credit_note_number_length", Preset::Int(5)),
+    ("credit_note_number_pre", Preset::Text("CN-")),
+    ("currency_code", Preset::Text("EUR")),
+    (
+        "delivery_note_email_body",
+        Preset::Text(
             "Dear [Client.name],\n\nplease find attached delivery note \
              [DeliveryNote.delivery_note_number] of [DeliveryNote.date].\n\nKind \
              regards\n[Company.name]",
         ),
-        "client_number_length" => Some(Scalar::Int(0)),
-        "invoice_email_subject" => text("Invoice [Invoice.invoice_number]"),
-        "invoice_email_body" => text(
+    ),
+    (
+        "delivery_note_email_subject",
+        Preset::Text("Delivery note [DeliveryNote.delivery_note_number]"),
+    ),
+    ("delivery_note_number_length", Preset::Int(5)),
+    ("delivery_note_number_pre", Preset::Text("DN-")),
+    ("delivery_note_prices", Preset::Bool(false)),
+    ("discount_days", Preset::Int(0)),
+    ("discount_rate", Preset::DecZero),
+    ("due_days", Preset::Int(14)),
+    ("dunning_action", Preset::Text("CREATE")),
+    ("dunning_flat_charge", Preset::Bool(false)),
+    ("dunning_repeat_days", Preset::Int(0)),
+    ("dunning_run", Preset::Bool(false)),
+    ("einvoice_pdf", Preset::Bool(false)),
+    ("girocode", Preset::Bool(true)),
+    (
+        "invoice_email_body",
+        Preset::Text(
             "Dear [Client.name],\n\nplease find attached invoice [Invoice.invoice_number] \
              of [Invoice.date].\n\nKind regards\n[Company.name]",
         ),
-        "credit_note_email_subject" => text("Credit note [CreditNote.credit_note_number]"),
-        "credit_note_email_body" => text(
-            "Dear [Client.name],\n\nplease find attached credit note \
-             [CreditNote.credit_note_number] of [CreditNote.date].\n\nKind regards\n[Company.name]",
+    ),
+    (
+        "invoice_email_subject",
+        Preset::Text("Invoice [Invoice.invoice_number]"),
+    ),
+    ("invoice_number_length", Preset::Int(5)),
+    ("invoice_number_pre", Preset::Text("INV-")),
+    ("locale", Preset::Text("de_DE")),
+    ("net_gross", Preset::Text("NET")),
+    (
+        "offer_email_body",
+        Preset::Text(
+            "Dear [Client.name],\n\nplease find attached our offer [Offer.offer_number] of \
+             [Offer.date], valid until [Offer.validity_date].\n\nKind regards\n[Company.name]",
         ),
-        "due_days" => Some(Scalar::Int(14)),
-        "reminder_due_days" => Some(Scalar::Int(10)),
-        "reminder_email_subject" => text("[Reminder.subject]"),
-        "reminder_email_body" => text(
+    ),
+    (
+        "offer_email_subject",
+        Preset::Text("Offer [Offer.offer_number]"),
+    ),
+    ("offer_number_length", Preset::Int(5)),
+    ("offer_number_pre", Preset::Text("OFR-")),
+    ("offer_validity_days", Preset::Int(30)),
+    ("portal_link_days", Preset::Int(90)),
+    ("print_version", Preset::Bool(false)),
+    ("reminder_due_days", Preset::Int(10)),
+    (
+        "reminder_email_body",
+        Preset::Text(
             "Dear [Client.name],\n\nour invoice [Invoice.invoice_number] of [Invoice.date] is \
              still open. Please find attached our reminder: [Reminder.total_gross] are due by \
              [Reminder.due_date].\n\nKind regards\n[Company.name]",
         ),
-        "dunning_run" | "dunning_flat_charge" => Some(Scalar::Bool(false)),
-        "dunning_action" => text("CREATE"),
-        "dunning_repeat_days" => Some(Scalar::Int(0)),
-        "discount_rate" => Some(Scalar::Dec(Decimal::ZERO)),
-        "discount_days" => Some(Scalar::Int(0)),
-        "print_version" | "einvoice_pdf" => Some(Scalar::Bool(false)),
-        "girocode" => Some(Scalar::Bool(true)),
-        "portal_link_days" => Some(Scalar::Int(90)),
-        _ => None,
-    }
-}
+    ),
+    ("reminder_email_subject", Preset::Text("[Reminder.subject]")),
+    ("time_zone", Preset::Text(super::clock::ZONE_DEFAULT)),
+];
 
 fn key(account: u64) -> Vec<u8> {
     store::keys::singleton(account, "settings")
@@ -446,41 +497,42 @@ fn key(account: u64) -> Vec<u8> {
 
 /// The stored settings over their defaults, without the computed fields.
 pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
-    let Some(bytes) = txn.get(&key(account))? else {
-        return Ok(DEFAULTS.clone());
+    let stored = match txn.get(&key(account))? {
+        Some(bytes) => records::decode_pairs(&bytes)?,
+        None => Vec::new(),
     };
-    let stored = records::decode_pairs(&bytes)?;
     if !stored.is_sorted_by(|a, b| a.0 < b.0) {
-        let mut record = DEFAULTS.clone();
+        let mut record = defaults();
         record.values.extend(stored);
         return Ok(record);
     }
-    // Both by name: merged in one pass, a stored value over its default, and the map
-    // built from sorted pairs (most requests read settings; inserting each stored value
-    // into a copy of the defaults was most of their cost).
-    let mut merged = Vec::with_capacity(DEFAULTS.values.len() + stored.len());
-    let mut defaults = DEFAULTS.values.iter().peekable();
+    // Both by name: merged in one pass, a stored value over its preset, and the map built
+    // from sorted pairs (inserting each stored value into a map of the defaults was most
+    // of the cost of reading settings).
+    let mut merged = Vec::with_capacity(PRESETS.len() + stored.len());
+    let mut presets = PRESETS.iter().peekable();
     for (name, value) in stored {
-        while let Some((d, v)) = defaults.next_if(|(d, _)| **d < name) {
-            merged.push((d.clone(), v.clone()));
+        while let Some((preset, v)) = presets.next_if(|(p, _)| *p < name.as_str()) {
+            merged.push(((*preset).to_owned(), v.scalar()));
         }
-        defaults.next_if(|(d, _)| **d == name);
+        presets.next_if(|(p, _)| *p == name.as_str());
         merged.push((name, value));
     }
-    merged.extend(defaults.map(|(d, v)| (d.clone(), v.clone())));
+    merged.extend(presets.map(|(p, v)| ((*p).to_owned(), v.scalar())));
     Ok(Record {
         values: merged.into_iter().collect(),
     })
 }
 
-/// The settings of an account that stored none: made once per instance rather than field
-/// by field on every read of settings (most requests read them).
-static DEFAULTS: std::sync::LazyLock<Record> = std::sync::LazyLock::new(|| Record {
-    values: FIELDS
-        .iter()
-        .filter_map(|f| default_of(f.name).map(|v| (f.name.to_owned(), v)))
-        .collect(),
-});
+/// The settings of an account that stored none.
+fn defaults() -> Record {
+    Record {
+        values: PRESETS
+            .iter()
+            .map(|(name, v)| ((*name).to_owned(), v.scalar()))
+            .collect(),
+    }
+}
 
 /// The settings as the API shows them, with the next numbers of each range: the number a
 /// document dated `today` would get, its prefix's date placeholders resolved as the
@@ -650,10 +702,24 @@ mod tests {
         txn.commit().unwrap();
         let read = store.begin_read().unwrap();
         let loaded = load_stored(read.as_ref(), 7).unwrap();
-        let mut expected = DEFAULTS.clone();
+        let mut expected = defaults();
         expected.values.extend(stored.values.clone());
         assert_eq!(loaded, expected);
         assert_eq!(loaded.text("currency_code"), "CHF");
-        assert_eq!(load_stored(read.as_ref(), 8).unwrap(), *DEFAULTS);
+        assert_eq!(load_stored(read.as_ref(), 8).unwrap(), defaults());
+    }
+
+    #[test]
+    fn the_presets_are_fields_in_order() {
+        assert!(PRESETS.is_sorted_by(|a, b| a.0 < b.0), "by name, each once");
+        for (name, _) in PRESETS {
+            assert!(
+                FIELDS.iter().any(|f| f.name == *name),
+                "{name} is a setting"
+            );
+        }
+        assert_eq!(defaults().text("time_zone"), "Europe/Berlin");
+        assert_eq!(defaults().int("due_days"), Some(14));
+        assert_eq!(defaults().get("company_name"), None);
     }
 }
