@@ -9,7 +9,7 @@ use super::codes::is_email;
 use super::dispatch::{Dispatch, Parcel};
 use super::documents::{DocKind, Document, Status, refusal, storage};
 use super::einvoice::{self, Issued};
-use super::{Ctx, Error, contacts, filenames, pdfs, placeholders, printing, settings};
+use super::{Ctx, Error, contacts, filenames, pdfs, printing, settings};
 use crate::caps::{Attachment, Message, Read};
 use crate::limits;
 
@@ -148,8 +148,8 @@ pub fn send(
     let defaults = settings::load_stored(txn, ctx.account_id)?;
     let client =
         super::records::load(txn, &super::clients::CLIENTS, ctx.account_id, doc.client_id)?;
-    let values = printing::values(&doc, &client, &defaults);
-    let resolve = |t: &str| placeholders::resolve(t, &values);
+    let values = printing::values_of(&doc, &client, &defaults);
+    let resolve = |t: &str| values.resolve(t);
     let from = match req.from {
         Some(f) => f.trim().to_owned(),
         None => match defaults.text("default_email_sender").trim() {

@@ -14,7 +14,7 @@ use super::documents::comments::Comment;
 use super::documents::{DocKind, Document, Lifecycle, Shown, Status, commands, storage};
 use super::links::{self, Link, Target};
 use super::schema::Record;
-use super::{Ctx, Error, einvoice, girocode, placeholders, printing, records, settings};
+use super::{Ctx, Error, einvoice, girocode, printing, records, settings};
 use crate::caps::{PdfDocument, Random, Read, Write};
 use crate::limits;
 
@@ -228,7 +228,7 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
     let account = link.account;
     let client = records::load(txn, &CLIENTS, account, doc.client_id)?;
     let items = storage::items(txn, account, doc.kind, doc.id)?;
-    let values = printing::values(&doc, &client, &settings);
+    let values = printing::values_of(&doc, &client, &settings);
     let printed = printing::page(&doc, &items, &client, &settings, &values);
     let today = ctx.today();
     let shown = doc.shown(today);
@@ -305,9 +305,11 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
         .filter(|c| c.actionkey == "PORTAL_COMMENT")
         .map(|c| (moment(ctx, c.created, locale), c.comment))
         .collect();
+    let (intro, note) = (values.resolve(&doc.intro), values.resolve(&doc.note));
+    drop(values);
     Ok(Ok(Opened::Document(Box::new(DocumentPage {
-        intro: placeholders::resolve(&doc.intro, &values),
-        note: placeholders::resolve(&doc.note, &values),
+        intro,
+        note,
         printed,
         shown,
         locale: locale_of(&client, &settings),

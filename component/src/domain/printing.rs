@@ -9,7 +9,7 @@ use super::documents::reminder::Dunning;
 use super::documents::{DocKind, Document};
 use super::girocode;
 use super::money::{self, round_commercial_2};
-use super::placeholders;
+use super::placeholders::{self, Values};
 use super::schema::Record;
 use crate::caps::{Matrix, PdfDocument, Table};
 
@@ -95,6 +95,11 @@ pub fn format_date(date: Date, locale: &str) -> String {
     } else {
         iso
     }
+}
+
+/// The document's [`values`], made when a text first names one of them.
+pub fn values_of<'a>(doc: &'a Document, client: &'a Record, settings: &'a Record) -> Values<'a> {
+    Values::new(move || values(doc, client, settings))
 }
 
 /// The values placeholders resolve to for a document (`[Invoice.…]`, `[Offer.…]`, ...).
@@ -188,24 +193,24 @@ pub fn document(
     items: &[Item],
     client: &Record,
     settings: &Record,
+    values: &Values<'_>,
     template_text: &[String],
     print: bool,
 ) -> PdfDocument {
-    let values = values(doc, client, settings);
-    let mut pdf = layout(doc, items, client, settings, &values, template_text, print);
+    let mut pdf = layout(doc, items, client, settings, values, template_text, print);
     pdf.matrix = girocode(doc, settings, settings.text("locale"));
     pdf
 }
 
 /// The document as a page shows it beside its PDF: what the PDF shows without the
 /// GiroCode, which a page links to as an image of its own (`portal`), so that a view does
-/// not draw a code its browser already holds. `values` are the document's [`values`].
+/// not draw a code its browser already holds. `values` are the document's [`values_of`].
 pub fn page(
     doc: &Document,
     items: &[Item],
     client: &Record,
     settings: &Record,
-    values: &[(String, String)],
+    values: &Values<'_>,
 ) -> PdfDocument {
     layout(doc, items, client, settings, values, &[], false)
 }
@@ -215,12 +220,12 @@ fn layout(
     items: &[Item],
     client: &Record,
     settings: &Record,
-    values: &[(String, String)],
+    values: &Values<'_>,
     template_text: &[String],
     print: bool,
 ) -> PdfDocument {
     let locale = settings.text("locale");
-    let resolve = |t: &str| placeholders::resolve(t, values);
+    let resolve = |t: &str| values.resolve(t);
     let sender = sender_line(settings);
     let mut preamble: Vec<String> = template_text
         .iter()

@@ -16,7 +16,7 @@ use super::super::schema::{self, Changes, Record, Scalar};
 use super::super::settings::{self, parse_payment_types};
 use super::super::{
     Ctx, Error, articles, clock, contacts, country_taxes, filenames, links, numbering, pdfs,
-    placeholders, printing, records, schedule, taxes, templates,
+    printing, records, schedule, taxes, templates,
 };
 use super::claims;
 use super::comments::Comment;
@@ -1332,18 +1332,25 @@ pub fn complete(
         Some(t) => templates::text_of(txn.as_read(), account, t)?,
         None => Vec::new(),
     };
-    let values = printing::values(&doc, &client, &defaults);
+    let values = printing::values_of(&doc, &client, &defaults);
     let filename = match defaults.text(&kind.setting("filename")).trim() {
         "" => format!("{}_{id}", kind.spec().file_stem),
-        pattern => placeholders::resolve(pattern, &values),
+        pattern => values.resolve(pattern),
     };
     let filename = format!("{}.pdf", filenames::sanitize(&filename));
     for (variant, print) in [
         (pdfs::Variant::Original, false),
         (pdfs::Variant::Print, true),
     ] {
-        let mut layout =
-            printing::document(&doc, &items, &client, &defaults, &template_text, print);
+        let mut layout = printing::document(
+            &doc,
+            &items,
+            &client,
+            &defaults,
+            &values,
+            &template_text,
+            print,
+        );
         if defaults.bool("einvoice_pdf")
             && let Some(xml) = &factur_x
         {
@@ -1371,6 +1378,7 @@ pub fn complete(
             bytes,
         )?;
     }
+    drop(values);
     Ok(doc)
 }
 
