@@ -66,15 +66,28 @@ pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
     let mut made = 0;
     let mut cursor = Cursor::default();
     while cursor.at < due.len() {
-        let batch = |txn: &mut dyn crate::caps::Write, limit: usize| {
-            cursor.runs(&ctx, txn, caps, &due, limit)
-        };
-        let (list, next) = match in_write(caps, |txn| Ok(batch(txn, RUN_BATCH)?)) {
-            Ok(done) => done,
-            // The batch's first run alone: its error, if it has one, is the pass's.
-            Err(_) => in_write(caps, |txn| Ok(batch(txn, 1)?))?,
-        };
-        cursor = next;
+        let mut list = Vec::new();
+        let from = cursor;
+        match in_write(caps, |txn| Ok(from.runs(&ctx, txn, caps, &due, RUN_BATCH)?)) {
+            Ok((runs, next)) => {
+                list = runs;
+                cursor = next;
+            }
+            // The batch's runs again, one at a time: a run that fails alone ends the pass
+            // with its error, as a run alone always did, and those before it are kept.
+            Err(_) => {
+                for _ in 0..RUN_BATCH {
+                    if cursor.at == due.len() {
+                        break;
+                    }
+                    let from = cursor;
+                    let (runs, next) =
+                        in_write(caps, |txn| Ok(from.runs(&ctx, txn, caps, &due, 1)?))?;
+                    list.extend(runs);
+                    cursor = next;
+                }
+            }
+        }
         made += list.len() as u32;
         for run in &list {
             if let Some((dispatch_id, d)) = &run.dispatch {
@@ -462,8 +475,8 @@ mod tests {
         store.log.borrow_mut().refuse_a_batch = true;
         assert_eq!(super::make_due(&w.caps_on(&store), 1).unwrap(), 10);
         assert!(!store.log.borrow().refuse_a_batch, "a batch was refused");
-        // The refused batch's first run alone, then batches again from the second.
-        assert_eq!(store.log.borrow().made, [1, 8, 1]);
+        // The refused batch's eight runs one at a time, then the two left as a batch.
+        assert_eq!(store.log.borrow().made, [1, 1, 1, 1, 1, 1, 1, 1, 2]);
         assert_eq!(invoices(&w), 10);
     }
 }
