@@ -186,20 +186,22 @@ pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String
     values
 }
 
-/// The document as the PDF shows it. `template_text` is the template's paragraphs,
+/// The document as its two PDFs show it, the original and the print version, each with
+/// the one GiroCode (encoded once). `template_text` is the template's paragraphs,
 /// placeholders unresolved.
-pub fn document(
+pub fn documents(
     doc: &Document,
     items: &[Item],
     client: &Record,
     settings: &Record,
     values: &Values<'_>,
     template_text: &[String],
-    print: bool,
-) -> PdfDocument {
-    let mut pdf = layout(doc, items, client, settings, values, template_text, print);
-    pdf.matrix = girocode(doc, settings, settings.text("locale"));
-    pdf
+) -> [PdfDocument; 2] {
+    let matrix = girocode(doc, settings, settings.text("locale"));
+    [false, true].map(|print| PdfDocument {
+        matrix: matrix.clone(),
+        ..layout(doc, items, client, settings, values, template_text, print)
+    })
 }
 
 /// The document as a page shows it beside its PDF: what the PDF shows without the
@@ -610,6 +612,25 @@ fn closing(doc: &Document, locale: &str, resolve: &dyn Fn(&str) -> String) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::schema::Scalar;
+
+    #[test]
+    fn both_pdfs_of_a_document_carry_its_one_girocode() {
+        let mut doc = crate::domain::documents::model_sample(DocKind::Invoice, 2);
+        doc.currency_code = "EUR".into();
+        let mut settings = Record::default();
+        settings.set("girocode", Some(Scalar::Bool(true)));
+        let iban = Scalar::Text("DE02120300000000202051".into());
+        settings.set("company_bank_iban", Some(iban));
+        let client = Record::default();
+        let values = values_of(&doc, &client, &settings);
+        let [original, print] = documents(&doc, &[], &client, &settings, &values, &[]);
+        let code = original
+            .matrix
+            .expect("an open invoice in EUR carries a code");
+        assert!(!code.modules.is_empty());
+        assert_eq!(print.matrix, Some(code));
+    }
 
     #[test]
     fn money_is_formatted_for_the_locale() {

@@ -1338,19 +1338,11 @@ pub fn complete(
         pattern => values.resolve(pattern),
     };
     let filename = format!("{}.pdf", filenames::sanitize(&filename));
-    for (variant, print) in [
-        (pdfs::Variant::Original, false),
-        (pdfs::Variant::Print, true),
-    ] {
-        let mut layout = printing::document(
-            &doc,
-            &items,
-            &client,
-            &defaults,
-            &values,
-            &template_text,
-            print,
-        );
+    let layouts = printing::documents(&doc, &items, &client, &defaults, &values, &template_text);
+    for (variant, mut layout) in [pdfs::Variant::Original, pdfs::Variant::Print]
+        .into_iter()
+        .zip(layouts)
+    {
         if defaults.bool("einvoice_pdf")
             && let Some(xml) = &factur_x
         {
