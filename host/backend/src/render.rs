@@ -1045,6 +1045,36 @@ mod tests {
         fails(&|a| a.attachments[1].filename.clear(), "no filename");
     }
 
+    /// The glyphs kept at hand are the font's: below the table's end, at it and beyond.
+    #[test]
+    fn kept_glyphs_are_the_fonts_own() {
+        for file in [&*REGULAR, &*BOLD] {
+            let face = file.face();
+            let font = FontUse::new(file, &[], &[]);
+            for c in [
+                'A',
+                'ä',
+                'ß',
+                'Ω',
+                'Ж',
+                '–',
+                '€',
+                '\u{20CF}',
+                '\u{20D0}',
+                '請',
+                '\u{1F600}',
+            ] {
+                assert_eq!(
+                    font.glyph(c),
+                    glyph_of(&face, c, file.units_per_em),
+                    "{c:?}"
+                );
+            }
+            assert_ne!(font.glyph('€').0, 0, "the font has a euro sign");
+            assert_eq!(font.glyph('€'), file.glyphs['€' as usize]);
+        }
+    }
+
     #[test]
     fn pdfa_shows_no_notdef_glyph() {
         let mut d = doc(1);
