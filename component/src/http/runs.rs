@@ -43,20 +43,22 @@ pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
         store: &scoped,
         ..*caps
     };
-    let clock = clock::load(caps.store.begin_read()?.as_ref(), account)?;
-    // The service makes the runs: user 0 writes their comments.
-    let ctx = clock.ctx(account, 0, true, caps.clock.now_unix());
-    if clock.stale(ctx.now) {
-        in_write(caps, |txn| {
-            Ok(clock::save(
-                txn,
-                account,
-                &clock.zone,
-                clock.offset,
-                ctx.now,
-            )?)
+    let system_now = caps.clock.now_unix();
+    let mut clock = clock::load(caps.store.begin_read()?.as_ref(), account)?;
+    if clock.stale(clock.now(system_now)) {
+        // Read again in the write that keeps it: a test clock moved since the read above
+        // (a new account's clock is stale at once) must not be put back.
+        clock = in_write(caps, |txn| {
+            let clock = clock::load(txn.as_read(), account)?;
+            let now = clock.now(system_now);
+            if clock.stale(now) {
+                clock::save(txn, account, &clock.zone, clock.offset, now)?;
+            }
+            Ok(clock)
         })?;
     }
+    // The service makes the runs: user 0 writes their comments.
+    let ctx = clock.ctx(account, 0, true, system_now);
     let due = documents::storage::due(
         caps.store.begin_read()?.as_ref(),
         account,
@@ -478,5 +480,44 @@ mod tests {
         // The refused batch's eight runs one at a time, then the two left as a batch.
         assert_eq!(store.log.borrow().made, [1, 1, 1, 1, 1, 1, 1, 1, 2]);
         assert_eq!(invoices(&w), 10);
+    }
+
+    /// A store on which the account's test clock moves just before the first write
+    /// begins, as a `PUT /api/test-clock` may between a pass's read and its write.
+    struct MovedBeforeTheFirstWrite {
+        inner: MemStore,
+        offset: i64,
+        moved: std::cell::Cell<bool>,
+    }
+
+    impl Store for MovedBeforeTheFirstWrite {
+        fn begin_read(&self) -> Result<Box<dyn Read>, StoreError> {
+            self.inner.begin_read()
+        }
+        fn begin_write(&self) -> Result<Box<dyn Write>, StoreError> {
+            if !self.moved.replace(true) {
+                let mut txn = self.inner.begin_write()?;
+                let zone = crate::domain::clock::ZONE_DEFAULT;
+                crate::domain::clock::save(txn.as_mut(), 1, zone, self.offset, 0).unwrap();
+                txn.commit()?;
+            }
+            self.inner.begin_write()
+        }
+    }
+
+    #[test]
+    fn a_pass_keeps_a_test_clock_moved_while_it_ran() {
+        let w = World::new();
+        let store = MovedBeforeTheFirstWrite {
+            inner: w.store.clone(),
+            offset: 86_400 * 365,
+            moved: std::cell::Cell::new(false),
+        };
+        // A new account's clock is kept by its first pass, which reads it first.
+        super::make_due(&w.caps_on(&store), 1).unwrap();
+        assert!(store.moved.get(), "the pass wrote");
+        let txn = w.store.begin_read().unwrap();
+        let clock = crate::domain::clock::load(txn.as_ref(), 1).unwrap();
+        assert_eq!(clock.offset, 86_400 * 365, "the moved clock stays");
     }
 }
