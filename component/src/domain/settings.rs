@@ -497,12 +497,15 @@ fn key(account: u64) -> Vec<u8> {
 
 /// The stored settings over their defaults, without the computed fields.
 pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
-    let mut stored = match txn.get(&key(account))? {
+    let stored = match txn.get(&key(account))? {
         Some(bytes) => records::decode_pairs(&bytes)?,
         None => Vec::new(),
     };
-    // Stored from a map, so by name already: the sort only checks it.
-    stored.sort_by(|a, b| a.0.cmp(&b.0));
+    if !stored.is_sorted_by(|a, b| a.0 < b.0) {
+        let mut record = defaults();
+        record.values.extend(stored);
+        return Ok(record);
+    }
     // Both by name: merged in one pass, a stored value over its preset, and the map built
     // from sorted pairs (inserting each stored value into a map of the defaults was most
     // of the cost of reading settings).
@@ -519,6 +522,16 @@ pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
     Ok(Record {
         values: merged.into_iter().collect(),
     })
+}
+
+/// The settings of an account that stored none.
+fn defaults() -> Record {
+    Record {
+        values: PRESETS
+            .iter()
+            .map(|(name, v)| ((*name).to_owned(), v.scalar()))
+            .collect(),
+    }
 }
 
 /// The settings as the API shows them, with the next numbers of each range: the number a
@@ -673,16 +686,6 @@ pub fn parse_payment_types(list: &str) -> Result<Vec<&'static str>, String> {
 mod tests {
     use super::*;
     use crate::caps::{Store as _, mem::MemStore};
-
-    /// The settings of an account that stored none, as the presets give them.
-    fn defaults() -> Record {
-        Record {
-            values: PRESETS
-                .iter()
-                .map(|(name, v)| ((*name).to_owned(), v.scalar()))
-                .collect(),
-        }
-    }
 
     /// Stored values over the defaults, as a copy of the defaults with the stored values
     /// put into it gives them: every stored name wins, every other field keeps its default.
