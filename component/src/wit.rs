@@ -542,52 +542,61 @@ fn migrated<T>(run: impl FnOnce() -> Result<T, domain::Error>) -> Result<T, Stri
     run().map_err(message)
 }
 
+/// Runs `f` in one write transaction of a store at the current data version, committed
+/// only if it succeeds; a transaction another writer got in the way of (a serialization
+/// failure of a networked store: the upkeep of another host, a request) runs again, as
+/// `http::in_write` does for requests, up to `limits::WRITE_TRIES` times.
+fn admin_write<T>(
+    mut f: impl FnMut(&mut dyn caps::Write) -> Result<T, domain::Error>,
+) -> Result<T, String> {
+    migrated(|| {
+        let store = WitStore;
+        let caps = caps(&store);
+        let mut tries = 1;
+        loop {
+            let once = caps::Store::begin_write(&store)
+                .map_err(domain::Error::from)
+                .and_then(|mut txn| {
+                    let out = f(txn.as_mut())?;
+                    txn.commit()?;
+                    Ok(out)
+                });
+            match once {
+                Err(domain::Error::Store(StoreError::Conflict))
+                    if tries < crate::limits::WRITE_TRIES =>
+                {
+                    http::pause_before_retry(&caps, tries);
+                    tries += 1;
+                }
+                done => return done,
+            }
+        }
+    })
+}
+
 pub(crate) fn bootstrap(api_key: Option<String>) -> Result<Option<AccountKey>, String> {
-    let run = || -> Result<Option<AccountKey>, domain::Error> {
-        let mut txn = caps::Store::begin_write(&WitStore)?;
-        let key = opening::bootstrap(txn.as_mut(), now(), &WitRandom, api_key.as_deref())?;
-        txn.commit()?;
+    admin_write(|txn| {
+        let key = opening::bootstrap(txn, now(), &WitRandom, api_key.as_deref())?;
         Ok(key.map(issued))
-    };
-    migrated(run)
+    })
 }
 
 pub(crate) fn create_account(name: &str, admin_email: &str) -> Result<AccountKey, String> {
-    let run = || -> Result<AccountKey, domain::Error> {
-        let mut txn = caps::Store::begin_write(&WitStore)?;
-        let key = opening::open_account(txn.as_mut(), name, admin_email, now(), &WitRandom, None)?;
-        txn.commit()?;
+    admin_write(|txn| {
+        let key = opening::open_account(txn, name, admin_email, now(), &WitRandom, None)?;
         Ok(issued(key))
-    };
-    migrated(run)
+    })
 }
 
 pub(crate) fn create_user(account_id: u64, email: &str) -> Result<AccountKey, String> {
-    let run = || -> Result<AccountKey, domain::Error> {
-        let mut txn = caps::Store::begin_write(&WitStore)?;
-        let key = accounts::create_user(
-            txn.as_mut(),
-            account_id,
-            email,
-            false,
-            now(),
-            &WitRandom,
-            None,
-        )?;
-        txn.commit()?;
+    admin_write(|txn| {
+        let key = accounts::create_user(txn, account_id, email, false, now(), &WitRandom, None)?;
         Ok(issued(key))
-    };
-    migrated(run)
+    })
 }
 
 pub(crate) fn revoke_user(user_id: u64) -> Result<(), String> {
-    let run = || -> Result<(), domain::Error> {
-        let mut txn = caps::Store::begin_write(&WitStore)?;
-        accounts::revoke_user(txn.as_mut(), user_id)?;
-        txn.commit()?;
-        Ok(())
-    };
-    migrated(run)
+    admin_write(|txn| accounts::revoke_user(txn, user_id))
 }
 
 /// Outgoing HTTP through `wasi:http/outgoing-handler`: every request started at once,
