@@ -145,8 +145,9 @@ test: test-deps test-component standalone standalone-test
 # target/bench/compare.md. BENCH_STORE=postgres adds W1, W2 and W3 on a PostgreSQL server
 # the harness starts (one host and two, beside redb, with the CPU time of database and
 # hosts per request). A section measures the standalone component under `wasmtime serve`
-# (W1, W4, W2 beside A); BENCH_ONLY=standalone seeds and runs only that section. These are
-# passed on as given, empty when not: the harness reads an empty one as unset.
+# (W1, W4, W2 beside A); BENCH_ONLY=standalone (or webhooks: W11) seeds and runs only
+# that section. These are passed on as given, empty when not: the harness reads an empty
+# one as unset.
 bench: build standalone bench-deps
 	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-bench-hello
 	$(CARGO) build --release -p faktura-bench

@@ -451,6 +451,28 @@ fn w10(
     Ok(())
 }
 
+/// W11 alone (`BENCH_ONLY=webhooks`).
+pub(crate) fn webhooks(
+    cfg: &Config,
+    faktura: &Binary,
+    rt: &tokio::runtime::Runtime,
+    seeded_data: &Path,
+    seeded: &Seeded,
+) -> anyhow::Result<Section> {
+    let mut section = Section {
+        rows: Vec::new(),
+        failures: Vec::new(),
+    };
+    let setup = Setup {
+        cfg,
+        faktura,
+        rt,
+        seeded_data,
+    };
+    w11(&setup, seeded, &mut section)?;
+    Ok(section)
+}
+
 /// W11: W2 with and without a webhook for every event.
 fn w11(setup: &Setup<'_>, seeded: &Seeded, section: &mut Section) -> anyhow::Result<()> {
     let cfg = setup.cfg;

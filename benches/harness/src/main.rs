@@ -27,7 +27,7 @@
 //!
 //! A section measures the standalone component (`make standalone`) under `wasmtime serve`:
 //! W1, W4 and W2 beside A, on a copy of the seeded data directory (the `standalone`
-//! module). `BENCH_ONLY=standalone` seeds and runs that section alone;
+//! module). `BENCH_ONLY=standalone` (or `webhooks`: W11) seeds and runs that section alone;
 //! `BENCH_STANDALONE=/path/to/faktura-standalone.wasm` measures another build of it.
 //!
 //! `BENCH_COMPARE=/path/to/previous/faktura` measures this build against a previous one
@@ -85,10 +85,18 @@ struct Config {
     hello: PathBuf,
     /// The standalone component (`make standalone`).
     standalone: PathBuf,
-    /// `BENCH_ONLY=standalone`: seed, then only the standalone section.
-    only_standalone: bool,
+    /// `BENCH_ONLY=standalone` or `webhooks`: seed, then only that section.
+    only: Only,
     wasmtime: PathBuf,
     compare: Option<Compare>,
+}
+
+/// What a run measures: everything, or after the seed one section alone.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Only {
+    All,
+    Standalone,
+    Webhooks,
 }
 
 impl Config {
@@ -142,10 +150,11 @@ impl Config {
                 || root.join("target/faktura-standalone.wasm"),
                 PathBuf::from,
             ),
-            only_standalone: match var("BENCH_ONLY").as_deref() {
-                None => false,
-                Some("standalone") => true,
-                Some(other) => bail!("BENCH_ONLY={other}: only standalone is known"),
+            only: match var("BENCH_ONLY").as_deref() {
+                None => Only::All,
+                Some("standalone") => Only::Standalone,
+                Some("webhooks") => Only::Webhooks,
+                Some(other) => bail!("BENCH_ONLY={other}: standalone or webhooks"),
             },
             wasmtime: std::env::var_os("FAKTURA_WASMTIME")
                 .map(PathBuf::from)
@@ -260,7 +269,19 @@ fn main() -> anyhow::Result<()> {
     );
 
     let seeded = workloads::seed(&cfg, &rt, addr)?;
-    if cfg.only_standalone {
+    if cfg.only == Only::Webhooks {
+        host.stop()?;
+        let section = business::webhooks(&cfg, &faktura, &rt, &data, &seeded)?;
+        let report = render(&cfg, &section.rows, "", &section.failures);
+        println!("{report}");
+        std::fs::write(cfg.out.join("webhooks.md"), &report)?;
+        eprintln!("written to {}", cfg.out.join("webhooks.md").display());
+        if !section.failures.is_empty() {
+            bail!("{}", section.failures.join("; "));
+        }
+        return Ok(());
+    }
+    if cfg.only == Only::Standalone {
         host.stop()?;
         let section = standalone::run(&cfg, &data, &seeded, &rt)?;
         let report = format!(
