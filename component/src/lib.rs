@@ -66,6 +66,10 @@ mod bindings {
             crate::wit::upkeep()
         }
 
+        fn deliver(accounts: Vec<u64>) -> Result<u32, String> {
+            crate::wit::deliver(accounts)
+        }
+
         fn check() -> Result<admin::CheckReport, String> {
             crate::wit::check()
         }

@@ -86,8 +86,8 @@ pub const WEBHOOK_ANSWER_BYTES_MAX: usize = 64 * 1024;
 pub const WEBHOOK_ANSWER_LOGGED_BYTES_MAX: usize = 1024;
 /// Deliveries sent in one go (all at once, so that a slow receiver holds up none of the
 /// others), and of those at most this many to one webhook.
-pub const DELIVERY_BATCH: u32 = 64;
-pub const DELIVERY_BATCH_PER_WEBHOOK: usize = 16;
+pub const DELIVERY_BATCH: u32 = 128;
+pub const DELIVERY_BATCH_PER_WEBHOOK: usize = 32;
 /// How long one upkeep pass goes on sending deliveries go after go while some are due.
 pub const DELIVERY_PASS_SECONDS: i64 = 10;
 /// Pending deliveries looked at for one go.

@@ -294,7 +294,12 @@ pub(crate) fn handle(request: IncomingRequest, out: ResponseOutparam) {
     // One per request: its reads share a snapshot until it writes.
     let store = caps::SharedSnapshot::new(WitStore);
     let caps = caps(&store);
-    let response = http::handle(&caps, &req);
+    let mut response = http::handle(&caps, &req);
+    if http::webhooks::host_delivers(&caps) {
+        http::webhooks::tell_host(&req, &mut response);
+        write_response(response, out);
+        return;
+    }
     let (status, account) = (response.status, response.account);
     write_response(response, out);
     // The answer has left; the events its write recorded go out now.
@@ -506,11 +511,16 @@ pub(crate) fn upkeep() -> Result<UpkeepReport, String> {
     }
     // Every account's due deliveries in one go: a slow receiver costs the pass one
     // timeout, not one per account; goes after goes while some are due (a backlog left by
-    // an outage), for at most `limits::DELIVERY_PASS_SECONDS`.
-    let deliveries = http::webhooks::deliver_backlog(&caps, &accounts).unwrap_or_else(|e| {
-        eprintln!("faktura: upkeep's webhook deliveries: {e:?}");
+    // an outage), for at most `limits::DELIVERY_PASS_SECONDS`. A host that sends them
+    // itself calls `deliver` after the pass instead.
+    let deliveries = if http::webhooks::host_delivers(&caps) {
         0
-    });
+    } else {
+        http::webhooks::deliver_backlog(&caps, &accounts).unwrap_or_else(|e| {
+            eprintln!("faktura: upkeep's webhook deliveries: {e:?}");
+            0
+        })
+    };
     let handed = http::dispatch::hand_over_due(&caps).map_err(|e| format!("{e:?}"))?;
     let answers_expired = http::expire_answers(&caps).map_err(|e| format!("{e:?}"))?;
     Ok(UpkeepReport {
@@ -519,6 +529,19 @@ pub(crate) fn upkeep() -> Result<UpkeepReport, String> {
         runs,
         deliveries,
     })
+}
+
+/// One go of webhook deliveries for `accounts`, every account when it is empty
+/// (`http::webhooks::deliver`): the attempts made.
+pub(crate) fn deliver(accounts: Vec<u64>) -> Result<u32, String> {
+    let store = WitStore;
+    let caps = caps(&store);
+    let accounts = if accounts.is_empty() {
+        http::runs::accounts(&caps).map_err(|e| format!("{e:?}"))?
+    } else {
+        accounts
+    };
+    http::webhooks::deliver(&caps, &accounts).map_err(|e| format!("{e:?}"))
 }
 
 /// Checks the whole store from one snapshot (`domain::consistency`).

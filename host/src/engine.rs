@@ -437,6 +437,13 @@ impl Runtime {
             .await
     }
 
+    /// One go of webhook deliveries for `accounts`, every account when it is empty (the
+    /// component's `deliver`): the attempts made.
+    pub(crate) async fn deliver(&self, accounts: &[u64]) -> anyhow::Result<u32> {
+        self.admin(async |store, admin| admin.call_deliver(store, accounts).await)
+            .await
+    }
+
     /// Runs `upkeep` every `every` while the returned task runs, so that a message
     /// recorded by a host that stopped before its hand-over is sent by any host of the
     /// store.
@@ -447,7 +454,10 @@ impl Runtime {
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticks.tick().await;
-                match runtime.upkeep().await {
+                let report = runtime.upkeep().await;
+                // Retries come due with time, and a pass may have made events.
+                runtime.shared.deliveries.ask_all();
+                match report {
                     Ok(r)
                         if r.handed > 0
                             || r.answers_expired > 0

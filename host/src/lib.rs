@@ -6,6 +6,7 @@
 pub mod admin;
 pub use store::backend::StartUpTurn;
 mod bindings;
+mod deliveries;
 mod engine;
 mod guest_log;
 #[cfg(test)]
@@ -215,7 +216,8 @@ impl Options {
 
     /// The environment of the component: the switches of its business rules.
     pub(crate) fn component_env(&self) -> Vec<(String, String)> {
-        let mut env = Vec::new();
+        // The host sends webhook deliveries itself (`deliveries`).
+        let mut env = vec![("FAKTURA_HOST_DELIVERS".to_owned(), "1".to_owned())];
         if self.test_clock {
             env.push(("FAKTURA_TEST_CLOCK".to_owned(), "1".to_owned()));
         }

@@ -26,6 +26,7 @@ use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
+use crate::deliveries::DELIVER;
 use crate::engine::{DeadlineExceeded, Runtime, new_store};
 use crate::metrics::OUTCOME;
 use crate::store::DbError;
@@ -298,6 +299,7 @@ impl Runtime {
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
         let format = Format::wanted(&req);
+        let answering = self.shared.deliveries.answering();
         let mut response = match self.call(req, format).await {
             Ok(r) => r,
             Err(e) => {
@@ -305,8 +307,16 @@ impl Runtime {
                 internal_error(format)
             }
         };
+        drop(answering);
         // Said for the metrics alone: it never leaves the host.
         let outcome = response.headers_mut().remove(OUTCOME);
+        // Said to the host alone: the webhook deliveries of an account are to be sent.
+        if let Some(account) = response.headers_mut().remove(DELIVER) {
+            match account.to_str().ok().and_then(|a| a.parse().ok()) {
+                Some(account) => self.shared.deliveries.ask(account),
+                None => tracing::warn!("the component named no account in {DELIVER}"),
+            }
+        }
         let status = response.status().as_u16();
         let took = started.elapsed();
         self.shared
@@ -418,6 +428,7 @@ async fn serve_with(
     let graceful = GracefulShutdown::new();
     let delivery = runtime.start_mail_delivery();
     let upkeep = runtime.start_upkeep(runtime.limits.upkeep_every);
+    let webhooks = runtime.start_deliveries();
     let metrics = metrics.map(|m| tokio::spawn(crate::operations::serve(runtime.clone(), m)));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -450,6 +461,7 @@ async fn serve_with(
     tracing::info!("shutting down: draining requests in flight");
     delivery.abort();
     upkeep.abort();
+    webhooks.abort();
     if let Some(metrics) = metrics {
         metrics.abort();
     }

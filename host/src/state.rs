@@ -17,6 +17,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::Options;
+use crate::deliveries::Deliveries;
 use crate::mail::{MailConfig, MailCtx};
 use crate::metrics::{Metrics, StoreMetrics};
 use crate::outbound::{Hooks, OutboundCtx};
@@ -34,6 +35,8 @@ pub(crate) struct Shared {
     /// Where outgoing HTTP (webhook deliveries) may go.
     pub(crate) outbound: OutboundCtx,
     pub(crate) metrics: Metrics,
+    /// The webhook deliveries asked for (`deliveries`).
+    pub(crate) deliveries: Deliveries,
     /// What the component is told of the service through its environment (`wasi:cli`):
     /// the switches of the business rules it has no other way to read (test clocks).
     pub(crate) env: Vec<(String, String)>,
@@ -62,6 +65,7 @@ impl Shared {
                 idle: Arc::default(),
             },
             metrics,
+            deliveries: Deliveries::default(),
             env: options.component_env(),
         })
     }

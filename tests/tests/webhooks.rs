@@ -430,6 +430,44 @@ async fn recurring_and_dunning_runs_and_time_tell_their_events() {
     );
 }
 
+/// The host sends a write's events itself, at once, not on its next upkeep (an hour away
+/// here): the answer asks for them in a header that never leaves the host.
+#[tokio::test]
+async fn a_writes_events_go_out_at_once_and_the_hosts_header_stays_inside() {
+    let app = App::spawn_configured(
+        std::sync::Arc::new(tempfile::tempdir().unwrap()),
+        faktura_tests::test_component(),
+        |o| {
+            o.webhook_allow_private = true;
+            o.limits.upkeep_every = Duration::from_secs(3600);
+        },
+    )
+    .await;
+    let receiver = WebhookReceiver::start().await;
+    webhook(
+        &app,
+        &receiver,
+        &receiver.url("/ok"),
+        "client.create",
+        "JSON",
+    )
+    .await;
+    for name in ["Sofort AG", "Gleich GmbH"] {
+        let r = app
+            .post(
+                "/api/clients",
+                &format!("<client><name>{name}</name></client>"),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        assert_eq!(r.header("x-faktura-deliver"), None, "{:?}", r.headers);
+    }
+    let got = receiver
+        .wait_until(10, "both client.create events", |got| got.len() == 2)
+        .await;
+    assert!(got.iter().all(|d| event(d) == "client.create"), "{got:?}");
+}
+
 #[tokio::test]
 async fn gone_disables_the_webhook_and_a_redirect_is_a_failure() {
     let app = app().await;

@@ -331,16 +331,45 @@ pub(super) fn redeliver(c: &Call<'_>) -> Result<Response, ApiError> {
 
 // ---- sending -----------------------------------------------------------------------------
 
+/// Set to `1` in the component's environment by a host that sends deliveries itself: it
+/// calls the `deliver` export from a task of its own when an answer asks for it (`DELIVER`)
+/// and after each upkeep, so that a write's instance sends nothing and the host can let
+/// deliveries take turns with requests. Without it (`wasmtime serve`, Spin) the instance
+/// that answered a write sends its events (`after`) and the upkeep sends the rest.
+const HOST_DELIVERS: &str = "FAKTURA_HOST_DELIVERS";
+
+/// The header in which the answer to a write asks a host that sends deliveries itself for
+/// those of its account (the account's id). The faktura host takes it off before the
+/// answer leaves, as it does `OUTCOME`.
+pub(crate) const DELIVER: &str = "x-faktura-deliver";
+
+/// Whether the host sends deliveries itself (`HOST_DELIVERS`).
+pub fn host_delivers(caps: &Caps) -> bool {
+    caps.env.var(HOST_DELIVERS).is_some_and(|v| v == "1")
+}
+
+/// The account whose events the answer to `req` may have recorded: that of a write that
+/// succeeded.
+fn written(req: &Request, answer: &Encoded) -> Option<u64> {
+    let write = matches!(req.method, Method::Post | Method::Put | Method::Delete);
+    answer.account.filter(|_| write && answer.status < 400)
+}
+
+/// Asks a host that sends deliveries itself to send those the write answered by `answer`
+/// may have recorded (`DELIVER`).
+pub fn tell_host(req: &Request, answer: &mut Encoded) {
+    if let Some(account) = written(req, answer) {
+        answer.headers.push((DELIVER.into(), account.to_string()));
+    }
+}
+
 /// What a write request leaves to do once it is answered: the deliveries of the events it
 /// recorded go out now rather than at the next upkeep. Costs an account without pending
 /// deliveries one scan of an empty prefix.
 pub fn after(caps: &Caps, req: &Request, answer: &Encoded) {
-    let Some(account) = answer.account else {
+    let Some(account) = written(req, answer) else {
         return;
     };
-    if !matches!(req.method, Method::Post | Method::Put | Method::Delete) || answer.status >= 400 {
-        return;
-    }
     if let Err(e) = deliver(caps, &[account]) {
         eprintln!("faktura: delivering webhook events of account {account}: {e:?}");
     }
