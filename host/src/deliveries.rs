@@ -11,17 +11,16 @@
 //! sent something the task waits `PAUSE_PER_GO` times as long as the go took before the
 //! next, so that a stream of writes with webhooks keeps most of the machine for the
 //! writes, and the events it leaves behind go out as soon as the stream thins. A go is
-//! never skipped: events keep flowing under any load, only slower.
+//! never skipped: events keep flowing under any load, only slower. The task itself is
+//! `Runtime::start_deliveries` (`engine`), which calls the component.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hyper::header::HeaderName;
 use tokio::sync::Notify;
-
-use crate::engine::Runtime;
 
 /// The header of an answer naming the account whose deliveries are to be sent; taken off
 /// before the answer leaves.
@@ -35,7 +34,7 @@ const PAUSE_PER_GO: u32 = 6;
 #[derive(Default)]
 pub(crate) struct Deliveries {
     asked: Mutex<Asked>,
-    wake: Notify,
+    pub(crate) wake: Notify,
     in_flight: AtomicUsize,
 }
 
@@ -79,7 +78,7 @@ impl Deliveries {
     }
 
     /// What is asked, taken: `Some(empty)` for every account.
-    fn take(&self) -> Option<Vec<u64>> {
+    pub(crate) fn take(&self) -> Option<Vec<u64>> {
         let mut asked = self.asked_mut();
         if std::mem::take(&mut asked.every_account) {
             asked.accounts.clear();
@@ -91,7 +90,7 @@ impl Deliveries {
 
     /// Puts `accounts` back (every account when empty): their go sent something, so more
     /// may be due.
-    fn again(&self, accounts: Vec<u64>) {
+    pub(crate) fn again(&self, accounts: Vec<u64>) {
         let mut asked = self.asked_mut();
         if accounts.is_empty() {
             asked.every_account = true;
@@ -101,40 +100,12 @@ impl Deliveries {
     }
 
     /// How long to wait after a go that took `took`.
-    fn pause_after(&self, took: Duration) -> Duration {
+    pub(crate) fn pause_after(&self, took: Duration) -> Duration {
         if self.in_flight.load(Ordering::Relaxed) > 0 {
             took * PAUSE_PER_GO
         } else {
             Duration::ZERO
         }
-    }
-}
-
-impl Runtime {
-    /// Sends webhook deliveries when asked (`Deliveries`) while the returned task runs.
-    pub fn start_deliveries(&self) -> tokio::task::JoinHandle<()> {
-        let runtime = self.clone();
-        tokio::spawn(async move {
-            let asked = &runtime.shared.deliveries;
-            loop {
-                let Some(accounts) = asked.take() else {
-                    asked.wake.notified().await;
-                    continue;
-                };
-                let started = Instant::now();
-                match runtime.deliver(&accounts).await {
-                    Ok(0) => {}
-                    Ok(_) => {
-                        asked.again(accounts);
-                        let pause = asked.pause_after(started.elapsed());
-                        if !pause.is_zero() {
-                            tokio::time::sleep(pause).await;
-                        }
-                    }
-                    Err(e) => tracing::warn!("webhook deliveries: {e:#}"),
-                }
-            }
-        })
     }
 }
 

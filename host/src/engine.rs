@@ -444,6 +444,33 @@ impl Runtime {
             .await
     }
 
+    /// Sends webhook deliveries when asked (`deliveries::Deliveries`) while the returned
+    /// task runs.
+    pub fn start_deliveries(&self) -> tokio::task::JoinHandle<()> {
+        let runtime = self.clone();
+        tokio::spawn(async move {
+            let asked = &runtime.shared.deliveries;
+            loop {
+                let Some(accounts) = asked.take() else {
+                    asked.wake.notified().await;
+                    continue;
+                };
+                let started = std::time::Instant::now();
+                match runtime.deliver(&accounts).await {
+                    Ok(0) => {}
+                    Ok(_) => {
+                        asked.again(accounts);
+                        let pause = asked.pause_after(started.elapsed());
+                        if !pause.is_zero() {
+                            tokio::time::sleep(pause).await;
+                        }
+                    }
+                    Err(e) => tracing::warn!("webhook deliveries: {e:#}"),
+                }
+            }
+        })
+    }
+
     /// Runs `upkeep` every `every` while the returned task runs, so that a message
     /// recorded by a host that stopped before its hand-over is sent by any host of the
     /// store.
