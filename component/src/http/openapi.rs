@@ -937,6 +937,10 @@ mod tests {
                 if op.summary.trim().is_empty() {
                     undescribed.push(format!("{} {path}: no summary", verb.name()));
                 }
+                // A line break lost from a string continuation leaves its indentation.
+                if op.summary.contains("  ") {
+                    undescribed.push(format!("{} {path}: spaces in a row", verb.name()));
+                }
                 let method = verb.name().to_ascii_lowercase();
                 assert!(
                     doc["paths"][&path][&method].is_object(),
@@ -952,7 +956,7 @@ mod tests {
         for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
             for (field, s) in schema["properties"].as_object().into_iter().flatten() {
                 let d = s["description"].as_str().unwrap_or("");
-                if d.trim().is_empty() || d.starts_with(" (") {
+                if d.trim().is_empty() || d.starts_with(" (") || d.contains("  ") {
                     undescribed.push(format!("field {name}.{field}"));
                 }
             }

@@ -806,7 +806,7 @@ static TABLE: &[&[Route]] = &[
             about: About::Ops(&[(
                 Verb::Put,
                 Op {
-                    summary: "Send the webhook a webhook.test event carrying the webhook, now;                               answers its delivery after the attempt",
+                    summary: "Send the webhook a webhook.test event carrying the webhook, now; answers its delivery after the attempt",
                     params: &[],
                     input: Input::Nothing,
                     output: Output::Record(200, webhooks::delivery_schema),
@@ -819,7 +819,7 @@ static TABLE: &[&[Route]] = &[
             about: About::Ops(&[(
                 Verb::Put,
                 Op {
-                    summary: "Give the webhook a new signing secret, shown in this answer only;                               the old one signs beside it for 24 hours",
+                    summary: "Give the webhook a new signing secret, shown in this answer only; the old one signs beside it for 24 hours",
                     params: &[],
                     input: Input::Nothing,
                     output: Output::Record(200, webhooks::schema),
@@ -832,7 +832,7 @@ static TABLE: &[&[Route]] = &[
             about: About::Ops(&[(
                 Verb::Get,
                 Op {
-                    summary: "The delivery log: every event sent to a webhook in the last 30                               days, with its attempts",
+                    summary: "The delivery log: every event sent to a webhook in the last 30 days, with its attempts",
                     params: webhooks::DELIVERY_PARAMS,
                     input: Input::Nothing,
                     output: Output::List(webhooks::delivery_schema),
@@ -858,7 +858,7 @@ static TABLE: &[&[Route]] = &[
             about: About::Ops(&[(
                 Verb::Put,
                 Op {
-                    summary: "Send a delivery again now, with the same webhook-id, whatever                               became of it; answers it after the attempt",
+                    summary: "Send a delivery again now, with the same webhook-id, whatever became of it; answers it after the attempt",
                     params: &[],
                     input: Input::Nothing,
                     output: Output::Record(200, webhooks::delivery_schema),
