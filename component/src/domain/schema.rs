@@ -308,130 +308,135 @@ impl Field {
             return Ok(None);
         }
         let value = match self.kind {
-            Kind::Text => {
-                if text.chars().count() > limits::TEXT_CHARS_MAX {
-                    return Err(format!(
-                        "{name} is longer than {} characters",
-                        limits::TEXT_CHARS_MAX
-                    ));
-                }
-                if text.is_empty() {
-                    return Ok(None);
-                }
-                Scalar::Text(text.to_owned())
-            }
-            Kind::Integer => {
-                Scalar::Int(parse_integer(trimmed).ok_or_else(|| {
-                    format!("{name} must be an integer, got {}", shorten(trimmed))
-                })?)
-            }
-            Kind::Decimal => Scalar::Dec(parse_decimal(trimmed).ok_or_else(|| {
-                format!("{name} must be a decimal number, got {}", shorten(trimmed))
-            })?),
-            Kind::Date => Scalar::Date(Date::parse(trimmed).ok_or_else(|| {
-                format!(
-                    "{name} must be a date as YYYY-MM-DD, got {}",
-                    shorten(trimmed)
-                )
-            })?),
-            Kind::DateTime => return Err(format!("{name} is read-only")),
-            Kind::Bool => Scalar::Bool(
-                parse_bool(trimmed)
-                    .ok_or_else(|| format!("{name} must be 1 or 0, got {}", shorten(trimmed)))?,
+            Kind::Text => match parse_text(name, text)? {
+                Some(value) => value,
+                None => return Ok(None),
+            },
+            Kind::Integer => Scalar::Int(
+                parse_integer(trimmed).ok_or_else(|| refused(name, "an integer", trimmed))?,
             ),
-            Kind::Enum(words) => {
-                let word = words
-                    .iter()
-                    .find(|w| w.eq_ignore_ascii_case(trimmed))
-                    .ok_or_else(|| {
-                        format!(
-                            "{name} must be one of {}, got {}",
-                            words.join(", "),
-                            shorten(trimmed)
-                        )
-                    })?;
-                Scalar::Text((*word).to_owned())
+            Kind::Decimal => Scalar::Dec(
+                parse_decimal(trimmed).ok_or_else(|| refused(name, "a decimal number", trimmed))?,
+            ),
+            Kind::Date => Scalar::Date(
+                Date::parse(trimmed)
+                    .ok_or_else(|| refused(name, "a date as YYYY-MM-DD", trimmed))?,
+            ),
+            Kind::DateTime => return Err(format!("{name} is read-only")),
+            Kind::Bool => {
+                Scalar::Bool(parse_bool(trimmed).ok_or_else(|| refused(name, "1 or 0", trimmed))?)
             }
-            Kind::Country => {
-                let code = trimmed.to_ascii_uppercase();
-                if !codes::is_country(&code) {
-                    return Err(format!(
-                        "{name} must be an ISO 3166 alpha-2 country code, got {}",
-                        shorten(trimmed)
-                    ));
-                }
-                Scalar::Text(code)
-            }
-            Kind::Currency => {
-                let code = trimmed.to_ascii_uppercase();
-                if !codes::is_currency(&code) {
-                    return Err(format!(
-                        "{name} must be an ISO 4217 currency code, got {}",
-                        shorten(trimmed)
-                    ));
-                }
-                Scalar::Text(code)
-            }
+            Kind::Enum(words) => parse_enum(name, words, trimmed)?,
+            Kind::Country => parse_upper_code(
+                name,
+                trimmed,
+                codes::is_country,
+                "an ISO 3166 alpha-2 country code",
+            )?,
+            Kind::Currency => parse_upper_code(
+                name,
+                trimmed,
+                codes::is_currency,
+                "an ISO 4217 currency code",
+            )?,
             Kind::File => return Err(format!("{name} is a file and is read separately")),
             Kind::Recipients => {
                 return Err(format!(
                     "{name} holds to, cc and bcc elements and is read separately"
                 ));
             }
-            Kind::Email => {
-                if !codes::is_email(trimmed) {
-                    return Err(format!(
-                        "{name} must be an e-mail address, got \"{trimmed}\""
-                    ));
-                }
-                Scalar::Text(trimmed.to_owned())
-            }
-            Kind::Iban => {
-                if !codes::is_iban(trimmed) {
-                    return Err(format!(
-                        "{name} must be an IBAN with valid check digits, got \"{trimmed}\""
-                    ));
-                }
-                Scalar::Text(trimmed.to_owned())
-            }
-            Kind::Bic => {
-                if !codes::is_bic(trimmed) {
-                    return Err(format!(
-                        "{name} must be a BIC of 8 or 11 characters, got \"{trimmed}\""
-                    ));
-                }
-                Scalar::Text(trimmed.to_owned())
-            }
-            Kind::UnitCode => {
-                if !faktura_einvoice::codes::is_unit_code(trimmed) {
-                    return Err(format!(
-                        "{name} must be a UN/ECE Recommendation 20 code like C62 or HUR, got \
-                         \"{trimmed}\""
-                    ));
-                }
-                Scalar::Text(trimmed.to_owned())
-            }
+            Kind::Email => parse_code(name, trimmed, codes::is_email, "an e-mail address")?,
+            Kind::Iban => parse_code(
+                name,
+                trimmed,
+                codes::is_iban,
+                "an IBAN with valid check digits",
+            )?,
+            Kind::Bic => parse_code(name, trimmed, codes::is_bic, "a BIC of 8 or 11 characters")?,
+            Kind::UnitCode => parse_code(
+                name,
+                trimmed,
+                faktura_einvoice::codes::is_unit_code,
+                "a UN/ECE Recommendation 20 code like C62 or HUR",
+            )?,
             Kind::Words(words) => {
                 parse_words(name, words, trimmed)?;
                 Scalar::Text(trimmed.to_owned())
             }
-            Kind::Tag => {
-                if text.contains([',', '\n', '\r'])
-                    || text.chars().count() > limits::TAG_NAME_CHARS_MAX
-                {
-                    return Err(format!(
-                        "{name} must be one line of at most {} characters without commas",
-                        limits::TAG_NAME_CHARS_MAX
-                    ));
-                }
-                Scalar::Text(text.to_owned())
-            }
+            Kind::Tag => parse_tag(name, text)?,
         };
         if self.positive && value.as_dec().is_some_and(|v| v <= Decimal::ZERO) {
             return Err(format!("{name} must be greater than 0, got {trimmed}"));
         }
         Ok(Some(value))
     }
+}
+
+/// Free text as sent, untrimmed; `Ok(None)` when it is empty.
+fn parse_text(name: &str, text: &str) -> Result<Option<Scalar>, String> {
+    if text.chars().count() > limits::TEXT_CHARS_MAX {
+        return Err(format!(
+            "{name} is longer than {} characters",
+            limits::TEXT_CHARS_MAX
+        ));
+    }
+    if text.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Scalar::Text(text.to_owned())))
+}
+
+/// One of `words`, in any case, kept as `words` spells it.
+fn parse_enum(name: &str, words: &[&str], trimmed: &str) -> Result<Scalar, String> {
+    let word = words
+        .iter()
+        .find(|w| w.eq_ignore_ascii_case(trimmed))
+        .ok_or_else(|| refused(name, &format!("one of {}", words.join(", ")), trimmed))?;
+    Ok(Scalar::Text((*word).to_owned()))
+}
+
+/// A country or currency code in any case, kept in capitals if `known` knows it.
+fn parse_upper_code(
+    name: &str,
+    trimmed: &str,
+    known: fn(&str) -> bool,
+    what: &str,
+) -> Result<Scalar, String> {
+    let code = trimmed.to_ascii_uppercase();
+    if !known(&code) {
+        return Err(refused(name, what, trimmed));
+    }
+    Ok(Scalar::Text(code))
+}
+
+/// An address or code kept as sent (trimmed) if `valid` accepts it; the refusal quotes it
+/// whole.
+fn parse_code(
+    name: &str,
+    trimmed: &str,
+    valid: fn(&str) -> bool,
+    what: &str,
+) -> Result<Scalar, String> {
+    if !valid(trimmed) {
+        return Err(format!("{name} must be {what}, got \"{trimmed}\""));
+    }
+    Ok(Scalar::Text(trimmed.to_owned()))
+}
+
+/// A tag name as sent: one line, no commas, not too long.
+fn parse_tag(name: &str, text: &str) -> Result<Scalar, String> {
+    if text.contains([',', '\n', '\r']) || text.chars().count() > limits::TAG_NAME_CHARS_MAX {
+        return Err(format!(
+            "{name} must be one line of at most {} characters without commas",
+            limits::TAG_NAME_CHARS_MAX
+        ));
+    }
+    Ok(Scalar::Text(text.to_owned()))
+}
+
+/// The message refusing a value that is not `what` the field must be; the value shortened.
+fn refused(name: &str, what: &str, trimmed: &str) -> String {
+    format!("{name} must be {what}, got {}", shorten(trimmed))
 }
 
 /// Integers as plain decimal digits with an optional sign; nothing that overflows i64.
