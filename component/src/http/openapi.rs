@@ -212,51 +212,7 @@ fn records_op(
         count_only: false,
     };
     Some(match (verb, member) {
-        (Verb::Get | Verb::Head, false) => {
-            let mut list_params: Vec<_> = params.iter().map(owned).collect();
-            let owner = s.owner.map(|(field, _)| field);
-            if let Some((field, several)) = s.owner {
-                list_params.push(if several {
-                    (
-                        field,
-                        Shape::RequiredIds,
-                        "The records of these (comma-separated); must be given.".to_owned(),
-                    )
-                } else {
-                    (
-                        field,
-                        Shape::RequiredId,
-                        "The records of this one; must be given.".to_owned(),
-                    )
-                });
-            }
-            for (param, name) in s.filters.iter().filter(|(p, _)| Some(*p) != owner) {
-                let field = s.fields.iter().find(|f| f.name == *name);
-                let doc = format!(
-                    "Only records whose {name} is this (several comma-separated: any of \
-                     them). {name}: {}",
-                    field.map_or("", |f| f.doc)
-                );
-                let shape = match field.map(|f| f.kind) {
-                    Some(Kind::Integer) => Shape::Ids,
-                    _ => Shape::Text,
-                };
-                list_params.push((param, shape, doc));
-            }
-            list_params.extend(PAGING.iter().map(owned));
-            list_params.push(order_by(s.fields));
-            Described {
-                summary: if verb == Verb::Head {
-                    format!("Count the {}", s.plural)
-                } else {
-                    format!("List the {}", s.plural)
-                },
-                params: list_params,
-                input: Input::Nothing,
-                output: Output::List(schema),
-                count_only: verb == Verb::Head,
-            }
-        }
+        (Verb::Get | Verb::Head, false) => list_op(verb, &s, schema, params),
         (Verb::Post, false) => described(
             format!("Create a {}", s.singular),
             Input::Record(schema, false),
@@ -279,6 +235,63 @@ fn records_op(
         ),
         _ => return None,
     })
+}
+
+/// The list of a record resource (GET), or its count (HEAD): the resource's own
+/// parameters, its owner, its filters, paging and order.
+fn list_op(verb: Verb, s: &Schema, schema: fn() -> Schema, params: &'static [Param]) -> Described {
+    let mut list_params: Vec<_> = params.iter().map(owned).collect();
+    let owner = s.owner.map(|(field, _)| field);
+    if let Some((field, several)) = s.owner {
+        list_params.push(if several {
+            (
+                field,
+                Shape::RequiredIds,
+                "The records of these (comma-separated); must be given.".to_owned(),
+            )
+        } else {
+            (
+                field,
+                Shape::RequiredId,
+                "The records of this one; must be given.".to_owned(),
+            )
+        });
+    }
+    for (param, name) in s.filters.iter().filter(|(p, _)| Some(*p) != owner) {
+        list_params.push(filter_param(s, param, name));
+    }
+    list_params.extend(PAGING.iter().map(owned));
+    list_params.push(order_by(s.fields));
+    Described {
+        summary: if verb == Verb::Head {
+            format!("Count the {}", s.plural)
+        } else {
+            format!("List the {}", s.plural)
+        },
+        params: list_params,
+        input: Input::Nothing,
+        output: Output::List(schema),
+        count_only: verb == Verb::Head,
+    }
+}
+
+/// A list filter: the parameter `param`, matching the field `name`.
+fn filter_param(
+    s: &Schema,
+    param: &'static str,
+    name: &'static str,
+) -> (&'static str, Shape, String) {
+    let field = s.fields.iter().find(|f| f.name == name);
+    let doc = format!(
+        "Only records whose {name} is this (several comma-separated: any of \
+         them). {name}: {}",
+        field.map_or("", |f| f.doc)
+    );
+    let shape = match field.map(|f| f.kind) {
+        Some(Kind::Integer) => Shape::Ids,
+        _ => Shape::Text,
+    };
+    (param, shape, doc)
 }
 
 /// `order_by` over the fields a list can be ordered by, as `Query::order` reads it.
@@ -308,7 +321,32 @@ fn owned(p: &Param) -> (&'static str, Shape, String) {
     (p.name, p.shape.clone(), p.doc.to_owned())
 }
 
+/// An operation as the document writes it: its id, summary, parameters, body and answers.
 fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String, Value>) -> Value {
+    let mut out = Map::new();
+    out.insert(
+        "operationId".into(),
+        Value::String(operation_id(route, verb)),
+    );
+    out.insert("summary".into(), Value::String(op.summary.clone()));
+    out.insert("tags".into(), json!([route.path[0]]));
+    out.insert(
+        "parameters".into(),
+        Value::Array(parameters(route, verb, op)),
+    );
+    if let Some(body) = request_body(op, schemas) {
+        out.insert("requestBody".into(), body);
+    }
+    out.insert(
+        "responses".into(),
+        Value::Object(responses(route, verb, op, schemas)),
+    );
+    Value::Object(out)
+}
+
+/// The parameters of an operation: the id in the path, its query parameters, `format`
+/// unless it has its own, and `Idempotency-Key` on a write.
+fn parameters(route: &Route, verb: Verb, op: &Described) -> Vec<Value> {
     let mut parameters = Vec::new();
     if route.id_of().is_some() {
         parameters.push(json!({
@@ -320,19 +358,7 @@ fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String
         }));
     }
     for (name, shape, doc) in &op.params {
-        let mut parameter = json!({
-            "name": name,
-            "in": "query",
-            "required": matches!(shape, Shape::RequiredIds | Shape::RequiredId),
-            "description": doc,
-            "schema": shape_schema(shape),
-        });
-        if matches!(shape, Shape::Numbered(_)) {
-            // An object whose members are the parameters themselves.
-            parameter["style"] = "form".into();
-            parameter["explode"] = true.into();
-        }
-        parameters.push(parameter);
+        parameters.push(query_parameter(name, shape, doc));
     }
     let own_format = op.params.iter().any(|(name, _, _)| *name == "format");
     parameters.extend((!own_format).then(|| {
@@ -355,40 +381,59 @@ fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String
             "schema": {"type": "string", "pattern": "^[!-~]{0,255}$"},
         }));
     }
-    let mut out = Map::new();
-    out.insert(
-        "operationId".into(),
-        Value::String(operation_id(route, verb)),
-    );
-    out.insert("summary".into(), Value::String(op.summary.clone()));
-    out.insert("tags".into(), json!([route.path[0]]));
-    out.insert("parameters".into(), Value::Array(parameters));
-    let body = match op.input {
-        Input::Nothing => None,
-        Input::Record(schema, optional) => Some((schema, "input", !optional)),
-        Input::Change(schema) => Some((schema, "changes", true)),
-    };
-    if let Some((schema, variant, required)) = body {
-        let s = schema();
-        let name = register(&s, schemas);
-        let xml = format!("#/components/schemas/{name}-{variant}");
-        let json = format!("#/components/schemas/{name}-{variant}-json");
-        out.insert(
-            "requestBody".into(),
-            json!({
-                "required": required,
-                "content": {
-                    "application/xml": {"schema": {"$ref": xml}},
-                    "application/json": {"schema": {
-                        "type": "object",
-                        "properties": {s.singular: {"$ref": json}},
-                        "required": [s.singular],
-                        "additionalProperties": false,
-                    }},
-                },
-            }),
-        );
+    parameters
+}
+
+/// A query parameter of an operation.
+fn query_parameter(name: &str, shape: &Shape, doc: &str) -> Value {
+    let mut parameter = json!({
+        "name": name,
+        "in": "query",
+        "required": matches!(shape, Shape::RequiredIds | Shape::RequiredId),
+        "description": doc,
+        "schema": shape_schema(shape),
+    });
+    if matches!(shape, Shape::Numbered(_)) {
+        // An object whose members are the parameters themselves.
+        parameter["style"] = "form".into();
+        parameter["explode"] = true.into();
     }
+    parameter
+}
+
+/// The body an operation takes, in XML or JSON, if it takes one; adds its schemas.
+fn request_body(op: &Described, schemas: &mut Map<String, Value>) -> Option<Value> {
+    let (schema, variant, required) = match op.input {
+        Input::Nothing => return None,
+        Input::Record(schema, optional) => (schema, "input", !optional),
+        Input::Change(schema) => (schema, "changes", true),
+    };
+    let s = schema();
+    let name = register(&s, schemas);
+    let xml = format!("#/components/schemas/{name}-{variant}");
+    let json = format!("#/components/schemas/{name}-{variant}-json");
+    Some(json!({
+        "required": required,
+        "content": {
+            "application/xml": {"schema": {"$ref": xml}},
+            "application/json": {"schema": {
+                "type": "object",
+                "properties": {s.singular: {"$ref": json}},
+                "required": [s.singular],
+                "additionalProperties": false,
+            }},
+        },
+    }))
+}
+
+/// The answers of an operation: its success, then the errors every operation may answer
+/// (and 422 on a write).
+fn responses(
+    route: &Route,
+    verb: Verb,
+    op: &Described,
+    schemas: &mut Map<String, Value>,
+) -> Map<String, Value> {
     let mut responses = Map::new();
     let (status, success) = success(route, verb, op, schemas);
     responses.insert(status.to_string(), success);
@@ -401,8 +446,7 @@ fn operation(route: &Route, verb: Verb, op: &Described, schemas: &mut Map<String
     if matches!(verb, Verb::Post | Verb::Put | Verb::Delete) {
         responses.insert("422".into(), json!({"$ref": "#/components/responses/422"}));
     }
-    out.insert("responses".into(), Value::Object(responses));
-    Value::Object(out)
+    responses
 }
 
 fn operation_id(route: &Route, verb: Verb) -> String {
@@ -440,105 +484,13 @@ fn success(
         );
     }
     if verb == Verb::Head {
-        if matches!(op.output, Output::List(_)) || route.id_of().is_none() {
-            headers.insert(
-                "X-Total-Count".into(),
-                json!({"$ref": "#/components/headers/X-Total-Count"}),
-            );
-        }
-        let description = if op.count_only {
-            "The count in `X-Total-Count`; no body."
-        } else {
-            "The headers of the GET; no body."
-        };
-        return (200, json!({"description": description, "headers": headers}));
+        return head_success(route, op, headers);
     }
     match op.output {
         Output::Record(_, schema) | Output::File(schema, _) => {
-            let status = match op.output {
-                Output::Record(status, _) => status,
-                _ => 200,
-            };
-            let s = schema();
-            let name = register(&s, schemas);
-            let mut content = json!({
-                "application/xml": {"schema": {"$ref": format!("#/components/schemas/{name}")}},
-                "application/json": {"schema": {
-                    "type": "object",
-                    "properties": {s.singular: {"$ref": format!("#/components/schemas/{name}")}},
-                    "required": [s.singular],
-                }},
-            });
-            if let Output::File(_, media) = op.output {
-                content[media] = json!({"schema": {"type": "string", "contentMediaType": media}});
-            }
-            (
-                status,
-                json!({"description": format!("The {}.", s.singular), "headers": headers, "content": content}),
-            )
+            record_success(op.output, schema, headers, schemas)
         }
-        Output::List(schema) => {
-            let s = schema();
-            let name = register(&s, schemas);
-            headers.insert(
-                "X-Total-Count".into(),
-                json!({"$ref": "#/components/headers/X-Total-Count"}),
-            );
-            let one = json!({"$ref": format!("#/components/schemas/{name}")});
-            let xml_list = json!({
-                "type": "object",
-                "xml": {"name": s.plural},
-                "properties": {
-                    "type": {"type": "string", "xml": {"attribute": true}},
-                    "page": {"type": "string", "xml": {"attribute": true}},
-                    "per_page": {"type": "string", "xml": {"attribute": true}},
-                    "total": {"type": "string", "xml": {"attribute": true}},
-                    s.singular: {"type": "array", "items": one.clone()},
-                },
-            });
-            let json_list = json!({
-                "type": "object",
-                "properties": {s.plural: {
-                    "type": "object",
-                    "properties": {
-                        s.singular: {"oneOf": [one.clone(), {"type": "array", "items": one}]},
-                        "@page": {"type": "string"},
-                        "@per_page": {"type": "string"},
-                        "@total": {"type": "string"},
-                    },
-                }},
-                "required": [s.plural],
-            });
-            let grouped = op.params.iter().any(|(name, _, _)| *name == "group_by");
-            let (xml_list, json_list) = if grouped {
-                let (xml_groups, json_groups) = groups_schemas(s.singular);
-                (
-                    json!({"anyOf": [xml_list, xml_groups]}),
-                    json!({"anyOf": [json_list, json_groups]}),
-                )
-            } else {
-                (xml_list, json_list)
-            };
-            let description = if grouped {
-                format!(
-                    "A page of the {} (with `group_by`: their sums by group, per currency).",
-                    s.plural
-                )
-            } else {
-                format!("A page of the {}.", s.plural)
-            };
-            (
-                200,
-                json!({
-                    "description": description,
-                    "headers": headers,
-                    "content": {
-                        "application/xml": {"schema": xml_list},
-                        "application/json": {"schema": json_list},
-                    },
-                }),
-            )
-        }
+        Output::List(schema) => list_success(op, schema, headers, schemas),
         Output::Empty => (
             200,
             json!({
@@ -550,22 +502,149 @@ fn success(
                 },
             }),
         ),
-        Output::Bytes(media) => {
-            let mut content = Map::new();
-            for m in media {
-                let schema = if m.starts_with("application/xml") {
-                    json!({"type": "string"})
-                } else {
-                    json!({"type": "string", "contentMediaType": m})
-                };
-                content.insert((*m).into(), json!({ "schema": schema }));
-            }
-            (
-                200,
-                json!({"description": "The file.", "headers": headers, "content": content}),
-            )
-        }
+        Output::Bytes(media) => bytes_success(media, headers),
     }
+}
+
+/// The success of a HEAD: headers only, with the count when it is a list's.
+fn head_success(route: &Route, op: &Described, mut headers: Map<String, Value>) -> (u16, Value) {
+    if matches!(op.output, Output::List(_)) || route.id_of().is_none() {
+        headers.insert(
+            "X-Total-Count".into(),
+            json!({"$ref": "#/components/headers/X-Total-Count"}),
+        );
+    }
+    let description = if op.count_only {
+        "The count in `X-Total-Count`; no body."
+    } else {
+        "The headers of the GET; no body."
+    };
+    (200, json!({"description": description, "headers": headers}))
+}
+
+/// The success of an operation answering one record (or, for a file, the file itself in
+/// its own media type); adds the record's schemas.
+fn record_success(
+    output: Output,
+    schema: fn() -> Schema,
+    headers: Map<String, Value>,
+    schemas: &mut Map<String, Value>,
+) -> (u16, Value) {
+    let status = match output {
+        Output::Record(status, _) => status,
+        _ => 200,
+    };
+    let s = schema();
+    let name = register(&s, schemas);
+    let mut content = json!({
+        "application/xml": {"schema": {"$ref": format!("#/components/schemas/{name}")}},
+        "application/json": {"schema": {
+            "type": "object",
+            "properties": {s.singular: {"$ref": format!("#/components/schemas/{name}")}},
+            "required": [s.singular],
+        }},
+    });
+    if let Output::File(_, media) = output {
+        content[media] = json!({"schema": {"type": "string", "contentMediaType": media}});
+    }
+    (
+        status,
+        json!({"description": format!("The {}.", s.singular), "headers": headers, "content": content}),
+    )
+}
+
+/// The success of a list: a page of its records with the count, or with `group_by` their
+/// sums by group; adds the record's schemas.
+fn list_success(
+    op: &Described,
+    schema: fn() -> Schema,
+    mut headers: Map<String, Value>,
+    schemas: &mut Map<String, Value>,
+) -> (u16, Value) {
+    let s = schema();
+    let name = register(&s, schemas);
+    headers.insert(
+        "X-Total-Count".into(),
+        json!({"$ref": "#/components/headers/X-Total-Count"}),
+    );
+    let (xml_list, json_list) = list_schemas(&s, &name);
+    let grouped = op.params.iter().any(|(name, _, _)| *name == "group_by");
+    let (xml_list, json_list) = if grouped {
+        let (xml_groups, json_groups) = groups_schemas(s.singular);
+        (
+            json!({"anyOf": [xml_list, xml_groups]}),
+            json!({"anyOf": [json_list, json_groups]}),
+        )
+    } else {
+        (xml_list, json_list)
+    };
+    let description = if grouped {
+        format!(
+            "A page of the {} (with `group_by`: their sums by group, per currency).",
+            s.plural
+        )
+    } else {
+        format!("A page of the {}.", s.plural)
+    };
+    (
+        200,
+        json!({
+            "description": description,
+            "headers": headers,
+            "content": {
+                "application/xml": {"schema": xml_list},
+                "application/json": {"schema": json_list},
+            },
+        }),
+    )
+}
+
+/// A page of a list in XML and in JSON, its records those of the schema `name`: in JSON
+/// one record is an object, several an array.
+fn list_schemas(s: &Schema, name: &str) -> (Value, Value) {
+    let one = json!({"$ref": format!("#/components/schemas/{name}")});
+    let xml_list = json!({
+        "type": "object",
+        "xml": {"name": s.plural},
+        "properties": {
+            "type": {"type": "string", "xml": {"attribute": true}},
+            "page": {"type": "string", "xml": {"attribute": true}},
+            "per_page": {"type": "string", "xml": {"attribute": true}},
+            "total": {"type": "string", "xml": {"attribute": true}},
+            s.singular: {"type": "array", "items": one.clone()},
+        },
+    });
+    let json_list = json!({
+        "type": "object",
+        "properties": {s.plural: {
+            "type": "object",
+            "properties": {
+                s.singular: {"oneOf": [one.clone(), {"type": "array", "items": one}]},
+                "@page": {"type": "string"},
+                "@per_page": {"type": "string"},
+                "@total": {"type": "string"},
+            },
+        }},
+        "required": [s.plural],
+    });
+    (xml_list, json_list)
+}
+
+/// The success of an operation answering a file, in each of its media types.
+fn bytes_success(media: &[&str], headers: Map<String, Value>) -> (u16, Value) {
+    let mut content = Map::new();
+    for m in media {
+        let schema = if m.starts_with("application/xml") {
+            json!({"type": "string"})
+        } else {
+            json!({"type": "string", "contentMediaType": m})
+        };
+        content.insert((*m).into(), json!({ "schema": schema }));
+    }
+    (
+        200,
+        json!({"description": "The file.", "headers": headers, "content": content}),
+    )
 }
 
 /// The answer of a list with `group_by`: `{singular}-groups` (one currency) or
