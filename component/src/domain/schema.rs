@@ -439,7 +439,6 @@ fn refused(name: &str, what: &str, trimmed: &str) -> String {
     format!("{name} must be {what}, got {}", shorten(trimmed))
 }
 
-/// Integers as plain decimal digits with an optional sign; nothing that overflows i64.
 /// The words of a comma-separated list (empty entries skipped), each as `words` spells it.
 pub fn parse_words(
     name: &str,
@@ -464,6 +463,7 @@ pub fn parse_words(
         .collect()
 }
 
+/// Integers as plain decimal digits with an optional sign; nothing that overflows i64.
 pub fn parse_integer(s: &str) -> Option<i64> {
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
     if !(1..=18).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
