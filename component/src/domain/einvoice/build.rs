@@ -13,7 +13,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use super::super::date::Date;
 use super::super::documents::items::Item;
 use super::super::documents::{DocKind, Document};
-use super::super::money::{self, Line as MoneyLine, PriceBasis, Reduction};
+use super::super::money::{self, Line as MoneyLine, LineTotals, PriceBasis, Reduction};
 use super::super::schema::Record;
 
 /// What an e-invoice is made of.
@@ -205,21 +205,99 @@ struct Group {
     lines: Vec<usize>,
 }
 
+/// The document's figures, worked out once for its lines, allowances and VAT breakdown.
+struct Figures {
+    basis: PriceBasis,
+    /// Each item's category.
+    categories: Vec<Category>,
+    groups: Vec<Group>,
+    /// The document's calculation.
+    totals: money::Totals,
+    /// Each line's net amount.
+    line_net: Vec<Decimal>,
+    /// Each group's sum of line net amounts.
+    group_line_sum: Vec<Decimal>,
+}
+
+/// An item's VAT rate: 0 on a tax-free document.
+fn item_rate(tax_free: bool, item: &Item) -> Decimal {
+    if tax_free {
+        Decimal::ZERO
+    } else {
+        item.tax_rate
+    }
+}
+
 /// The model of a completed document.
 pub fn build(s: &Sources<'_>) -> Invoice {
     let doc = s.doc;
     let german = s.settings.text("locale").starts_with("de");
-    let basis = doc.basis();
-    let tax_free = doc.tax_free;
-    let settings_reason = text(s.settings, "tax_exemption_reason");
-    let rate_of = |i: &Item| if tax_free { Decimal::ZERO } else { i.tax_rate };
+    let figures = figures(s, german);
+    let lines = invoice_lines(s.items, &figures, doc.tax_free, german);
+    let (allowances, charges, vat) = allowances_and_vat(doc, &figures, german);
+    let totals = invoice_totals(doc, &figures.line_net, &allowances, &charges, &vat);
+    let delivery_date = delivery_date(doc);
+    let buyer_reference = first_non_empty(&[
+        doc.buyer_reference.trim().to_owned(),
+        text(s.client, "buyer_reference"),
+    ]);
+    let (seller, buyer, deliver_to) = parties(s, &figures.categories);
+    Invoice {
+        number: doc.formatted_number.clone(),
+        issue_date: doc.date.to_time(),
+        type_code: type_code(doc.kind),
+        currency: doc.currency_code.clone(),
+        due_date: Some(doc.due_date.to_time()),
+        buyer_reference,
+        order_reference: doc.order_reference.trim().to_owned(),
+        preceding: s
+            .preceding
+            .as_ref()
+            .map(|(number, date)| (number.clone(), Some(date.to_time()))),
+        notes: [doc.intro.trim(), doc.note.trim()]
+            .into_iter()
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        payment_terms: payment_terms(doc, german),
+        delivery_date,
+        deliver_to,
+        seller,
+        buyer,
+        payment: payment(doc, s.client, s.settings),
+        allowances,
+        charges,
+        totals,
+        vat,
+        lines,
+    }
+}
 
-    // Each item's category and reason, then the groups by (category, rate) in order of
-    // first appearance, as the document's taxes are grouped by (name, rate).
+/// The items' categories, the document's calculation by them, and the lines' net
+/// amounts.
+fn figures(s: &Sources<'_>, german: bool) -> Figures {
+    let basis = s.doc.basis();
+    let (groups, categories) = group_items(s, german);
+    let totals = calculate(s.doc, s.items, &categories);
+    let (line_net, group_line_sum) = line_nets(&groups, &totals, basis);
+    Figures {
+        basis,
+        categories,
+        groups,
+        totals,
+        line_net,
+        group_line_sum,
+    }
+}
+
+/// Each item's category and reason, then the groups by (category, rate) in order of
+/// first appearance, as the document's taxes are grouped by (name, rate).
+fn group_items(s: &Sources<'_>, german: bool) -> (Vec<Group>, Vec<Category>) {
+    let settings_reason = text(s.settings, "tax_exemption_reason");
     let mut groups: Vec<Group> = Vec::new();
     let mut categories = Vec::with_capacity(s.items.len());
     for (n, item) in s.items.iter().enumerate() {
-        let rate = rate_of(item);
+        let rate = item_rate(s.doc.tax_free, item);
         let category = derive::category(
             Category::parse(&item.tax_category),
             s.situation,
@@ -248,31 +326,40 @@ pub fn build(s: &Sources<'_>) -> Invoice {
             }),
         }
     }
+    (groups, categories)
+}
 
-    // The document's calculation with the groups named by category: the same figures as
-    // the API's totals whenever each (name, rate) of the document is one (category, rate).
-    let money_lines: Vec<MoneyLine> = s
-        .items
+/// The document's calculation with the groups named by category: the same figures as
+/// the API's totals whenever each (name, rate) of the document is one (category, rate).
+fn calculate(doc: &Document, items: &[Item], categories: &[Category]) -> money::Totals {
+    let money_lines: Vec<MoneyLine> = items
         .iter()
-        .zip(&categories)
+        .zip(categories)
         .map(|(i, c)| MoneyLine {
             quantity: i.quantity,
             unit_price: i.unit_price,
             tax_name: c.code().to_owned(),
-            tax_rate: rate_of(i),
+            tax_rate: item_rate(doc.tax_free, i),
             reduction: Reduction::parse(&i.reduction).ok().flatten(),
         })
         .collect();
     let reduction = Reduction::parse(&doc.reduction).ok().flatten();
     // Rates are already 0 on a tax-free document; the calculation must not merge its
     // categories into one unnamed group.
-    let totals = money::document_totals(&money_lines, basis, reduction, false);
+    money::document_totals(&money_lines, doc.basis(), reduction, false)
+}
 
-    // Line net amounts: the items' nets; on gross prices, each group's unreduced net
-    // (the net of its gross sum) spread over its lines, so that lines add up to it.
+/// Line net amounts: the items' nets; on gross prices, each group's unreduced net
+/// (the net of its gross sum) spread over its lines, so that lines add up to it. Next to
+/// them, each group's sum of line net amounts.
+fn line_nets(
+    groups: &[Group],
+    totals: &money::Totals,
+    basis: PriceBasis,
+) -> (Vec<Decimal>, Vec<Decimal>) {
     let mut line_net: Vec<Decimal> = totals.lines.iter().map(|t| t.net).collect();
     let mut group_line_sum = Vec::with_capacity(groups.len());
-    for g in &groups {
+    for g in groups {
         if basis == PriceBasis::Gross {
             let gross: Decimal = g.lines.iter().map(|&n| totals.lines[n].gross).sum();
             let target =
@@ -286,46 +373,25 @@ pub fn build(s: &Sources<'_>) -> Invoice {
         }
         group_line_sum.push(g.lines.iter().map(|&n| line_net[n]).sum::<Decimal>());
     }
+    (line_net, group_line_sum)
+}
 
-    let mut lines = Vec::with_capacity(s.items.len());
-    for (n, item) in s.items.iter().enumerate() {
-        let t = &totals.lines[n];
-        let (net_price, allowance) = match basis {
-            PriceBasis::Net => {
-                let off = t.net_unreduced - t.net;
-                (
-                    item.unit_price,
-                    (off > Decimal::ZERO).then(|| LineAllowance {
-                        amount: off,
-                        base: None,
-                        percent: None,
-                        reason: if german { "Rabatt" } else { "Discount" }.to_owned(),
-                        reason_code: "95".to_owned(),
-                    }),
-                )
-            }
-            // Gross prices: the net price of the line as it is, its reduction included.
-            PriceBasis::Gross => {
-                let price = if item.quantity.is_zero() {
-                    Decimal::ZERO
-                } else {
-                    (line_net[n] / item.quantity)
-                        .round_dp_with_strategy(4, RoundingStrategy::MidpointAwayFromZero)
-                        .abs()
-                };
-                (price.normalize(), None)
-            }
-        };
+/// The invoice's lines, one for each item.
+fn invoice_lines(items: &[Item], f: &Figures, tax_free: bool, german: bool) -> Vec<Line> {
+    let mut lines = Vec::with_capacity(items.len());
+    for (n, item) in items.iter().enumerate() {
+        let (net_price, allowance) =
+            line_price(item, &f.totals.lines[n], f.line_net[n], f.basis, german);
         lines.push(Line {
             id: (n + 1).to_string(),
             note: String::new(),
             quantity: item.quantity.normalize(),
             unit_code: derive::unit_code(&item.unit_code, &item.unit),
-            net_amount: line_net[n],
+            net_amount: f.line_net[n],
             allowance,
             net_price: net_price.normalize(),
-            category: categories[n],
-            rate: rate_of(item).normalize(),
+            category: f.categories[n],
+            rate: item_rate(tax_free, item).normalize(),
             name: match item.title.trim() {
                 "" => item.description.trim().to_owned(),
                 title => title.to_owned(),
@@ -338,14 +404,63 @@ pub fn build(s: &Sources<'_>) -> Invoice {
             seller_id: item.article_id.map(|a| a.to_string()).unwrap_or_default(),
         });
     }
+    lines
+}
 
-    // The document reduction (and rounding on gross prices) per group: the group's line
-    // sum minus its taxable amount, an allowance when positive, a charge when negative.
+/// A line's net price and, on net prices, the item's reduction as the line's allowance.
+fn line_price(
+    item: &Item,
+    t: &LineTotals,
+    line_net: Decimal,
+    basis: PriceBasis,
+    german: bool,
+) -> (Decimal, Option<LineAllowance>) {
+    match basis {
+        PriceBasis::Net => {
+            let off = t.net_unreduced - t.net;
+            (
+                item.unit_price,
+                (off > Decimal::ZERO).then(|| LineAllowance {
+                    amount: off,
+                    base: None,
+                    percent: None,
+                    reason: if german { "Rabatt" } else { "Discount" }.to_owned(),
+                    reason_code: "95".to_owned(),
+                }),
+            )
+        }
+        // Gross prices: the net price of the line as it is, its reduction included.
+        PriceBasis::Gross => {
+            let price = if item.quantity.is_zero() {
+                Decimal::ZERO
+            } else {
+                (line_net / item.quantity)
+                    .round_dp_with_strategy(4, RoundingStrategy::MidpointAwayFromZero)
+                    .abs()
+            };
+            (price.normalize(), None)
+        }
+    }
+}
+
+/// The document reduction (and rounding on gross prices) per group: the group's line
+/// sum minus its taxable amount, an allowance when positive, a charge when negative.
+/// Next to them, the VAT breakdown.
+fn allowances_and_vat(
+    doc: &Document,
+    f: &Figures,
+    german: bool,
+) -> (
+    Vec<AllowanceCharge>,
+    Vec<AllowanceCharge>,
+    Vec<VatBreakdown>,
+) {
     let mut allowances = Vec::new();
     let mut charges = Vec::new();
-    let mut vat = Vec::with_capacity(groups.len());
-    for (g, line_sum) in groups.iter().zip(&group_line_sum) {
-        let tax = totals
+    let mut vat = Vec::with_capacity(f.groups.len());
+    for (g, line_sum) in f.groups.iter().zip(&f.group_line_sum) {
+        let tax = f
+            .totals
             .taxes
             .iter()
             .find(|t| t.name == g.category.code() && t.rate == g.rate)
@@ -382,7 +497,18 @@ pub fn build(s: &Sources<'_>) -> Invoice {
             exemption_code: g.category.exemption_code().unwrap_or("").to_owned(),
         });
     }
+    (allowances, charges, vat)
+}
 
+/// The invoice's totals: the lines, less the allowances, plus the charges and the VAT,
+/// less what was paid in advance.
+fn invoice_totals(
+    doc: &Document,
+    line_net: &[Decimal],
+    allowances: &[AllowanceCharge],
+    charges: &[AllowanceCharge],
+    vat: &[VatBreakdown],
+) -> Totals {
     let line_total: Decimal = line_net.iter().sum();
     let allowance_total: Decimal = allowances.iter().map(|a| a.amount).sum();
     let charge_total: Decimal = charges.iter().map(|c| c.amount).sum();
@@ -390,7 +516,7 @@ pub fn build(s: &Sources<'_>) -> Invoice {
     let without_vat = line_total - allowance_total + charge_total;
     let with_vat = without_vat + vat_total;
     let paid = doc.paid_amount.min(with_vat);
-    let totals = Totals {
+    Totals {
         line_net: line_total,
         allowances: allowance_total,
         charges: charge_total,
@@ -400,20 +526,22 @@ pub fn build(s: &Sources<'_>) -> Invoice {
         paid,
         rounding: Decimal::ZERO,
         payable: with_vat - paid,
-    };
+    }
+}
 
-    // BT-72: the supply date given as a date; without one, the invoice date (German
-    // invoices must state when the supply was; "supply date = invoice date" is the rule
-    // when nothing else is said). A supply period given as text has no BT-72.
-    let delivery_date = match (doc.supply_date_type.as_str(), doc.supply_date.trim()) {
+/// BT-72: the supply date given as a date; without one, the invoice date (German
+/// invoices must state when the supply was; "supply date = invoice date" is the rule
+/// when nothing else is said). A supply period given as text has no BT-72.
+fn delivery_date(doc: &Document) -> Option<time::Date> {
+    match (doc.supply_date_type.as_str(), doc.supply_date.trim()) {
         ("SUPPLY_DATE" | "DELIVERY_DATE", date) => Date::parse(date).map(Date::to_time),
         (_, "") => Some(doc.date.to_time()),
         _ => None,
-    };
-    let buyer_reference = first_non_empty(&[
-        doc.buyer_reference.trim().to_owned(),
-        text(s.client, "buyer_reference"),
-    ]);
+    }
+}
+
+/// The seller, the buyer and, for an intra-community supply, where the goods went.
+fn parties(s: &Sources<'_>, categories: &[Category]) -> (Party, Party, Option<Address>) {
     let mut buyer = buyer(s.client, s.settings, s.contact);
     let mut seller = seller(s.settings);
     // Not subject to VAT (O): neither party is named by a VAT identifier (BR-O-02).
@@ -425,42 +553,19 @@ pub fn build(s: &Sources<'_>) -> Invoice {
     let deliver_to = categories
         .contains(&Category::K)
         .then(|| buyer.address.clone());
-    Invoice {
-        number: doc.formatted_number.clone(),
-        issue_date: doc.date.to_time(),
-        type_code: match doc.kind {
-            DocKind::CreditNote => "381".to_owned(),
-            // Only kinds with e-invoices are issued one (`Spec::einvoices`).
-            DocKind::Invoice
-            | DocKind::Offer
-            | DocKind::Confirmation
-            | DocKind::DeliveryNote
-            | DocKind::Recurring
-            | DocKind::Reminder => "380".to_owned(),
-        },
-        currency: doc.currency_code.clone(),
-        due_date: Some(doc.due_date.to_time()),
-        buyer_reference,
-        order_reference: doc.order_reference.trim().to_owned(),
-        preceding: s
-            .preceding
-            .as_ref()
-            .map(|(number, date)| (number.clone(), Some(date.to_time()))),
-        notes: [doc.intro.trim(), doc.note.trim()]
-            .into_iter()
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned)
-            .collect(),
-        payment_terms: payment_terms(doc, german),
-        delivery_date,
-        deliver_to,
-        seller,
-        buyer,
-        payment: payment(doc, s.client, s.settings),
-        allowances,
-        charges,
-        totals,
-        vat,
-        lines,
+    (seller, buyer, deliver_to)
+}
+
+/// The invoice type code: 381 for a credit note, 380 for the rest.
+fn type_code(kind: DocKind) -> String {
+    match kind {
+        DocKind::CreditNote => "381".to_owned(),
+        // Only kinds with e-invoices are issued one (`Spec::einvoices`).
+        DocKind::Invoice
+        | DocKind::Offer
+        | DocKind::Confirmation
+        | DocKind::DeliveryNote
+        | DocKind::Recurring
+        | DocKind::Reminder => "380".to_owned(),
     }
 }
