@@ -80,13 +80,51 @@ fn document(
     findings: &[(String, String, String)],
     locale: &str,
 ) -> PdfDocument {
-    let money = |d: Decimal| format_money(d, &inv.currency, locale);
-    let date = |d: time::Date| format_date(Date::from_time(d), locale);
     let kind = if record.text("type") == "CREDIT_NOTE" {
         "Credit note"
     } else {
         "Invoice"
     };
+    let meta = meta(inv, record, kind, locale);
+    let preamble = preamble(&inv.seller);
+    let rows = rows(inv, locale);
+    let totals = totals(inv, locale);
+    let closing = closing(inv, findings);
+    let source = match record.text("filename") {
+        "" => String::new(),
+        name => format!(" {name}"),
+    };
+    PdfDocument {
+        title: format!("{kind} {} from {}", inv.number, inv.seller.name.trim()),
+        sender: vec![
+            std::iter::once(inv.seller.name.trim().to_owned())
+                .chain(address_lines(&inv.seller.address))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        ],
+        recipient: party_lines(&inv.buyer),
+        meta,
+        preamble,
+        items: Table {
+            header: ["Item", "Quantity", "Unit", "Net price", "VAT", "Net amount"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+            right_aligned: vec![1, 3, 4, 5],
+        },
+        totals,
+        closing,
+        footer: format!(
+            "Received e-invoice{source} ({}), shown by Faktura",
+            record.text("format")
+        ),
+        ..PdfDocument::default()
+    }
+}
+
+/// The invoice's number and date, then its other dates and references that are given.
+fn meta(inv: &Invoice, record: &Record, kind: &str, locale: &str) -> Vec<(String, String)> {
+    let date = |d: time::Date| format_date(Date::from_time(d), locale);
     let mut meta = vec![
         (format!("{kind} number"), inv.number.clone()),
         ("Date".to_owned(), date(inv.issue_date)),
@@ -113,16 +151,20 @@ fn document(
     }
     push("Type code", inv.type_code.clone());
     push("Specification", record.text("profile").to_owned());
+    meta
+}
 
-    // The seller's name and address are the sender line; its identifiers and contact here.
+/// The seller's identifiers and contact, above the lines; its name and address are the
+/// sender line.
+fn preamble(seller: &Party) -> Vec<String> {
     let mut preamble = Vec::new();
-    let ids = party_lines(&inv.seller)
-        .split_off(1 + address_lines(&inv.seller.address).len())
+    let ids = party_lines(seller)
+        .split_off(1 + address_lines(&seller.address).len())
         .join(" · ");
     if !ids.is_empty() {
         preamble.push(format!("Seller: {ids}"));
     }
-    let contact = &inv.seller.contact;
+    let contact = &seller.contact;
     let contact = [&contact.name, &contact.phone, &contact.email]
         .iter()
         .map(|s| s.trim())
@@ -132,9 +174,13 @@ fn document(
     if !contact.is_empty() {
         preamble.push(format!("Seller's contact: {contact}"));
     }
+    preamble
+}
 
-    let rows = inv
-        .lines
+/// The invoice's lines, a row each.
+fn rows(inv: &Invoice, locale: &str) -> Vec<Vec<String>> {
+    let money = |d: Decimal| format_money(d, &inv.currency, locale);
+    inv.lines
         .iter()
         .map(|l| {
             // The first column is the one that wraps: the line's id, name and description.
@@ -156,8 +202,12 @@ fn document(
                 money(l.net_amount),
             ]
         })
-        .collect();
+        .collect()
+}
 
+/// The totals, from the sum of lines to the amount due, with a line for each VAT group.
+fn totals(inv: &Invoice, locale: &str) -> Vec<(String, String)> {
+    let money = |d: Decimal| format_money(d, &inv.currency, locale);
     let t = &inv.totals;
     let mut totals = vec![("Sum of lines".to_owned(), money(t.line_net))];
     if !t.allowances.is_zero() {
@@ -187,8 +237,42 @@ fn document(
         totals.push(("Rounding".into(), money(t.rounding)));
     }
     totals.push(("Amount due".into(), money(t.payable)));
+    totals
+}
 
+/// The payment data, the invoice's notes, and what the service's checks found.
+fn closing(inv: &Invoice, findings: &[(String, String, String)]) -> Vec<String> {
     let mut closing = Vec::new();
+    let payment = payment(inv);
+    if !payment.is_empty() {
+        closing.push(format!("Payment: {}", payment.join(" · ")));
+    }
+    closing.extend(
+        inv.notes
+            .iter()
+            .map(|n| n.trim())
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned),
+    );
+    if findings.is_empty() {
+        closing.push("The service's checks found no problem in this e-invoice.".to_owned());
+    } else {
+        closing.push(format!(
+            "The service's checks found {} problem(s):",
+            findings.len()
+        ));
+        closing.extend(
+            findings
+                .iter()
+                .map(|(rule, severity, message)| format!("{rule} ({severity}): {message}")),
+        );
+    }
+    closing
+}
+
+/// The payment means, the account to pay to or debit, the reference and the terms,
+/// those that are given.
+fn payment(inv: &Invoice) -> Vec<String> {
     let p = &inv.payment;
     let mut payment = Vec::new();
     if !p.means_code.trim().is_empty() || !p.means_text.trim().is_empty() {
@@ -226,57 +310,5 @@ fn document(
     if !inv.payment_terms.trim().is_empty() {
         payment.push(inv.payment_terms.trim().to_owned());
     }
-    if !payment.is_empty() {
-        closing.push(format!("Payment: {}", payment.join(" · ")));
-    }
-    closing.extend(
-        inv.notes
-            .iter()
-            .map(|n| n.trim())
-            .filter(|n| !n.is_empty())
-            .map(str::to_owned),
-    );
-    if findings.is_empty() {
-        closing.push("The service's checks found no problem in this e-invoice.".to_owned());
-    } else {
-        closing.push(format!(
-            "The service's checks found {} problem(s):",
-            findings.len()
-        ));
-        closing.extend(
-            findings
-                .iter()
-                .map(|(rule, severity, message)| format!("{rule} ({severity}): {message}")),
-        );
-    }
-    let source = match record.text("filename") {
-        "" => String::new(),
-        name => format!(" {name}"),
-    };
-    PdfDocument {
-        title: format!("{kind} {} from {}", inv.number, inv.seller.name.trim()),
-        sender: vec![
-            std::iter::once(inv.seller.name.trim().to_owned())
-                .chain(address_lines(&inv.seller.address))
-                .collect::<Vec<_>>()
-                .join(" · "),
-        ],
-        recipient: party_lines(&inv.buyer),
-        meta,
-        preamble,
-        items: Table {
-            header: ["Item", "Quantity", "Unit", "Net price", "VAT", "Net amount"]
-                .map(String::from)
-                .to_vec(),
-            rows,
-            right_aligned: vec![1, 3, 4, 5],
-        },
-        totals,
-        closing,
-        footer: format!(
-            "Received e-invoice{source} ({}), shown by Faktura",
-            record.text("format")
-        ),
-        ..PdfDocument::default()
-    }
+    payment
 }
