@@ -9,6 +9,8 @@ use super::codes::is_email;
 use super::dispatch::{Dispatch, Parcel};
 use super::documents::{DocKind, Document, Status, refusal, storage};
 use super::einvoice::{self, Issued};
+use super::placeholders::Values;
+use super::schema::Record;
 use super::{Ctx, Error, contacts, filenames, pdfs, printing, settings};
 use crate::caps::{Attachment, Message, Read};
 use crate::limits;
@@ -125,35 +127,75 @@ pub fn send(
     let (doc, pdf) = sendable(ctx, txn, kind, id)?;
     let mut req = req;
     if req.to.is_empty() && req.cc.is_empty() && req.bcc.is_empty() {
-        // No recipient named: the document's contact, if it has an e-mail address.
-        let to = match doc.contact_id {
-            Some(contact) => contacts::of(txn, ctx.account_id, doc.client_id, contact)?
-                .ok()
-                .map(|c| c.text("email").trim().to_owned())
-                .filter(|e| !e.is_empty()),
-            None => None,
-        };
-        match to {
-            Some(to) => req.to.push(to),
-            None => {
-                return Err(Error::invalid(
-                    "recipients must name at least one to, cc or bcc address (the document has \
-                     no contact with an e-mail address to send to)",
-                ));
-            }
-        }
+        req.to.push(contact_address(ctx, txn, &doc)?);
     }
-    // Subject and body: the request's, else the e-mail template's, else the settings'.
     let template = super::email_templates::pick(txn, ctx.account_id, req.email_template_id)?;
     let defaults = settings::load_stored(txn, ctx.account_id)?;
     let client =
         super::records::load(txn, &super::clients::CLIENTS, ctx.account_id, doc.client_id)?;
     let values = printing::values_of(&doc, &client, &defaults);
-    let resolve = |t: &str| values.resolve(t);
-    let from = match req.from {
+    let from = sender(ctx, txn, req.from.as_deref(), &defaults)?;
+    let (subject, body) = subject_and_body(kind, &req, template.as_ref(), &defaults, &values);
+    let stem = attachment_stem(kind, id, req.filename.as_deref());
+    let mut attachments = vec![Attachment {
+        filename: format!("{}.pdf", filenames::sanitize(&stem)),
+        mimetype: "application/pdf".into(),
+        content: pdf.content,
+    }];
+    if let Some(profile) = einvoice_profile(kind, req.einvoice.as_deref(), &client)? {
+        attachments.push(Attachment {
+            filename: format!("{}.xml", filenames::sanitize(&stem)),
+            mimetype: "application/xml".into(),
+            content: einvoice_xml(ctx, txn, kind, id, profile)?,
+        });
+    }
+    attachments.extend(req.attachments.into_iter().map(|a| Attachment {
+        filename: filenames::sanitize(&a.filename),
+        ..a
+    }));
+    let bcc = with_settings_bcc(req.bcc, &defaults);
+    let note = mail_note(&req.to, &req.cc);
+    let message = Message {
+        from,
+        to: req.to,
+        cc: req.cc,
+        bcc,
+        subject,
+        body,
+        attachments,
+    };
+    Ok(dispatch_of(ctx, &doc, Parcel::Mail(message), "MAIL", note))
+}
+
+/// No recipient named: the document's contact gets the e-mail, if it has an e-mail
+/// address.
+fn contact_address(ctx: &Ctx, txn: &dyn Read, doc: &Document) -> Result<String, Error> {
+    let to = match doc.contact_id {
+        Some(contact) => contacts::of(txn, ctx.account_id, doc.client_id, contact)?
+            .ok()
+            .map(|c| c.text("email").trim().to_owned())
+            .filter(|e| !e.is_empty()),
+        None => None,
+    };
+    to.ok_or_else(|| {
+        Error::invalid(
+            "recipients must name at least one to, cc or bcc address (the document has no \
+             contact with an e-mail address to send to)",
+        )
+    })
+}
+
+/// The sender: the request's, else the settings' `default_email_sender`, else the user's
+/// own address. The service's own runs (recurring, dunning) send in the company's name.
+fn sender(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    asked: Option<&str>,
+    defaults: &Record,
+) -> Result<String, Error> {
+    Ok(match asked {
         Some(f) => f.trim().to_owned(),
         None => match defaults.text("default_email_sender").trim() {
-            // The service's own runs (recurring, dunning) send in the company's name.
             "" if ctx.user_id == 0 => match defaults.text("company_email").trim() {
                 "" => {
                     return Err(Error::invalid(
@@ -167,34 +209,56 @@ pub fn send(
             "" => accounts::load_user(txn, ctx.user_id)?.email,
             sender => sender.to_owned(),
         },
-    };
+    })
+}
+
+/// Subject and body: the request's, else the e-mail template's, else the settings',
+/// with their placeholders resolved. The subject stays on one line.
+fn subject_and_body(
+    kind: DocKind,
+    req: &EmailRequest,
+    template: Option<&Record>,
+    defaults: &Record,
+    values: &Values,
+) -> (String, String) {
+    let resolve = |t: &str| values.resolve(t);
     let subject_setting = defaults.text(&kind.setting("email_subject"));
     let body_setting = defaults.text(&kind.setting("email_body"));
     let subject = resolve(
         req.subject
             .as_deref()
-            .or(template.as_ref().map(|t| t.text("subject")))
+            .or(template.map(|t| t.text("subject")))
             .unwrap_or(subject_setting),
     )
     .replace(['\r', '\n'], " ");
     let body = resolve(
         req.body
             .as_deref()
-            .or(template.as_ref().map(|t| t.text("body")))
+            .or(template.map(|t| t.text("body")))
             .unwrap_or(body_setting),
     );
-    let filename = match req.filename.as_deref().map(str::trim) {
+    (subject, body)
+}
+
+/// The name of the attached files without their extension: the request's, else the
+/// kind's file name and the document's id.
+fn attachment_stem(kind: DocKind, id: u64, asked: Option<&str>) -> String {
+    match asked.map(str::trim) {
         Some(f) if !f.is_empty() => f.trim_end_matches(".pdf").to_owned(),
         // The contract names a credit note's attachment invoice_<id> by default.
         _ if kind == DocKind::CreditNote => format!("invoice_{id}"),
         _ => format!("{}_{id}", kind.spec().file_stem),
-    };
-    let mut attachments = vec![Attachment {
-        filename: format!("{}.pdf", filenames::sanitize(&filename)),
-        mimetype: "application/pdf".into(),
-        content: pdf.content,
-    }];
-    let profile = match req.einvoice.as_deref().map(str::trim) {
+    }
+}
+
+/// The e-invoice profile whose XML goes with the PDF: the request's, else the client's.
+/// Asking one of a kind without e-invoices is refused.
+fn einvoice_profile(
+    kind: DocKind,
+    asked: Option<&str>,
+    client: &Record,
+) -> Result<Option<Profile>, Error> {
+    Ok(match asked.map(str::trim) {
         // Only kinds with e-invoices have one to attach by the client's profile.
         None if !kind.spec().einvoices => None,
         None => Profile::parse(client.text("einvoice_profile")),
@@ -210,35 +274,35 @@ pub fn send(
             )));
         }
         Some(p) => Profile::parse(p),
-    };
-    if let Some(profile) = profile {
-        match einvoice::load(txn, ctx.account_id, kind, id, profile)? {
-            Some(Issued::Xml { xml, .. }) => attachments.push(Attachment {
-                filename: format!("{}.xml", filenames::sanitize(&filename)),
-                mimetype: "application/xml".into(),
-                content: xml,
-            }),
-            Some(Issued::Refused(violations)) => {
-                return Err(Error::Invalid(
-                    violations
-                        .iter()
-                        .map(|v| format!("einvoice {}: {}", profile.name(), v.describe()))
-                        .collect(),
-                ));
-            }
-            None => {
-                return Err(Error::invalid(format!(
-                    "einvoice: {} {id} has no e-invoice",
-                    kind.label()
-                )));
-            }
-        }
+    })
+}
+
+/// The document's e-invoice XML in `profile`; refused when its data fails the profile's
+/// rules or it has none.
+fn einvoice_xml(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    kind: DocKind,
+    id: u64,
+    profile: Profile,
+) -> Result<Vec<u8>, Error> {
+    match einvoice::load(txn, ctx.account_id, kind, id, profile)? {
+        Some(Issued::Xml { xml, .. }) => Ok(xml),
+        Some(Issued::Refused(violations)) => Err(Error::Invalid(
+            violations
+                .iter()
+                .map(|v| format!("einvoice {}: {}", profile.name(), v.describe()))
+                .collect(),
+        )),
+        None => Err(Error::invalid(format!(
+            "einvoice: {} {id} has no e-invoice",
+            kind.label()
+        ))),
     }
-    attachments.extend(req.attachments.into_iter().map(|a| Attachment {
-        filename: filenames::sanitize(&a.filename),
-        ..a
-    }));
-    let mut bcc = req.bcc;
+}
+
+/// The request's bcc addresses, then the settings' `bcc_addresses`.
+fn with_settings_bcc(mut bcc: Vec<String>, defaults: &Record) -> Vec<String> {
     bcc.extend(
         defaults
             .text("bcc_addresses")
@@ -247,28 +311,18 @@ pub fn send(
             .filter(|a| !a.is_empty())
             .map(str::to_owned),
     );
-    let recipients: Vec<String> = req.to.iter().chain(&req.cc).cloned().collect();
-    let message = Message {
-        from,
-        to: req.to,
-        cc: req.cc,
-        bcc,
-        subject,
-        body,
-        attachments,
-    };
+    bcc
+}
+
+/// The MAIL note: whom the e-mail went to, or only "Bcc recipients".
+fn mail_note(to: &[String], cc: &[String]) -> String {
+    let recipients: Vec<String> = to.iter().chain(cc).cloned().collect();
     let shown = if recipients.is_empty() {
         "Bcc recipients".to_owned()
     } else {
         recipients.join(", ")
     };
-    Ok(dispatch_of(
-        ctx,
-        &doc,
-        Parcel::Mail(message),
-        "MAIL",
-        format!("Sent by e-mail to {shown}"),
-    ))
+    format!("Sent by e-mail to {shown}")
 }
 
 fn dispatch_of(

@@ -159,7 +159,54 @@ fn make(
     let account = ctx.account_id;
     let defaults = settings::load_stored(txn.as_read(), account)?;
     let client = records::load(txn.as_read(), &CLIENTS, account, invoice.client_id)?;
-    let text = &plan.text;
+    let basis = Basis {
+        invoice,
+        reminders,
+        text: &plan.text,
+        defaults: &defaults,
+        client: &client,
+        date: match changes.get("date") {
+            Some(Some(Scalar::Date(d))) => *d,
+            _ => ctx.today(),
+        },
+    };
+    let values = fields(&basis, changes);
+    let charges = charges(txn.as_read(), account, &basis)?;
+    let mut lines: Vec<Changes> = new_items.to_vec();
+    lines.extend(charges.lines);
+    let made = commands::create(
+        ctx,
+        txn,
+        DocKind::Reminder,
+        &Changes {
+            values,
+            ..Changes::default()
+        },
+        &lines,
+    )?;
+    // What the request could not say: the level, the claim, which items are damages.
+    let doc = with_dunning(&made, plan, invoice, charges.flat);
+    storage::save(ctx, txn, Some(&made), &doc)?;
+    mark_charges(ctx, txn, doc.id, charges.kinds)?;
+    commands::refresh(ctx, txn, DocKind::Reminder, doc.id)
+}
+
+/// What a reminder is made from: its invoice and the invoice's other reminders, the
+/// level's texts, the settings, the client and the reminder's date.
+struct Basis<'a> {
+    invoice: &'a Document,
+    reminders: &'a [Document],
+    text: &'a Record,
+    defaults: &'a Record,
+    client: &'a Record,
+    date: Date,
+}
+
+/// The reminder's fields: the request's, then the invoice's and the level's for those
+/// the request does not give, then the ones every reminder has: the invoice's currency
+/// and quote, net prices, no reduction and the level's text.
+fn fields(basis: &Basis, changes: &Changes) -> Vec<(&'static str, Option<Scalar>)> {
+    let (invoice, text) = (basis.invoice, basis.text);
     let given = |name: &str| changes.get(name).is_some();
     let mut values: Vec<(&'static str, Option<Scalar>)> = changes
         .values
@@ -183,32 +230,37 @@ fn make(
     default("note", words(text.text("footer")));
     default(
         "due_days",
-        Some(Scalar::Int(defaults.int("reminder_due_days").unwrap_or(10))),
+        Some(Scalar::Int(
+            basis.defaults.int("reminder_due_days").unwrap_or(10),
+        )),
     );
     values.push(("currency_code", words(&invoice.currency_code)));
     values.push(("net_gross", Some(Scalar::Text("NET".into()))));
     values.push(("quote", Some(Scalar::Dec(invoice.quote))));
     values.push(("reduction", None));
     values.push(("reminder_text_id", Some(Scalar::Int(text.id() as i64))));
-    let date = match changes.get("date") {
-        Some(Some(Scalar::Date(d))) => *d,
-        _ => ctx.today(),
-    };
-    let mut lines: Vec<Changes> = new_items.to_vec();
-    let mut charges = Vec::new();
+    values
+}
+
+/// The items a reminder adds after the request's own, and what each one claims.
+struct Charges {
+    lines: Vec<Changes>,
+    kinds: Vec<Charge>,
+    /// Whether the flat charge of § 288 BGB is among them.
+    flat: bool,
+}
+
+/// The reminder's charges: the level's fee, the flat charge (once per invoice, with a
+/// fee, where the settings and the client call for it, in EUR) and the default interest
+/// (where the level calls for it).
+fn charges(txn: &dyn Read, account: u64, basis: &Basis) -> Result<Charges, Error> {
+    let (invoice, text) = (basis.invoice, basis.text);
+    let mut lines = Vec::new();
+    let mut kinds = Vec::new();
     let fee = text
         .get("charge_amount")
         .and_then(Scalar::as_dec)
         .unwrap_or_default();
-    let line = |title: String, description: String, price: Decimal| Changes {
-        values: vec![
-            ("title", Some(Scalar::Text(title))),
-            ("description", Some(Scalar::Text(description))),
-            ("quantity", Some(Scalar::Dec(Decimal::ONE))),
-            ("unit_price", Some(Scalar::Dec(price))),
-        ],
-        ..Changes::default()
-    };
     if fee > Decimal::ZERO {
         let name = match text.text("charge_name").trim() {
             "" => "Dunning fee",
@@ -219,64 +271,81 @@ fn make(
             text.text("charge_description").to_owned(),
             fee,
         ));
-        charges.push(Charge::Fee);
+        kinds.push(Charge::Fee);
     }
     let flat = fee > Decimal::ZERO
-        && defaults.bool("dunning_flat_charge")
-        && !clients::is_consumer(&client)
+        && basis.defaults.bool("dunning_flat_charge")
+        && !clients::is_consumer(basis.client)
         && invoice.currency_code == "EUR"
-        && !claims::flat_charge_taken(reminders, 0);
+        && !claims::flat_charge_taken(basis.reminders, 0);
     if flat {
         lines.push(line(
             "Flat charge for late payment".to_owned(),
             "§ 288 (5) BGB".to_owned(),
             FLAT_CHARGE_EUR,
         ));
-        charges.push(Charge::FlatCharge);
+        kinds.push(Charge::FlatCharge);
     }
     if text.bool("interest") {
-        let rates = base_rates::rates(txn.as_read(), account)?;
+        let rates = base_rates::rates(txn, account)?;
         let (amount, description) = claims::interest_line(
             invoice.open_amount(),
-            clients::is_consumer(&client),
+            clients::is_consumer(basis.client),
             invoice,
-            date,
+            basis.date,
             &rates,
             &invoice.currency_code,
-            defaults.text("locale"),
+            basis.defaults.text("locale"),
         );
         lines.push(line("Default interest".to_owned(), description, amount));
-        charges.push(Charge::Interest);
+        kinds.push(Charge::Interest);
     }
-    let made = commands::create(
-        ctx,
-        txn,
-        DocKind::Reminder,
-        &Changes {
-            values,
-            ..Changes::default()
-        },
-        &lines,
-    )?;
-    // What the request could not say: the level, the claim, which items are damages.
+    Ok(Charges { lines, kinds, flat })
+}
+
+/// An item of one unit at `price`.
+fn line(title: String, description: String, price: Decimal) -> Changes {
+    Changes {
+        values: vec![
+            ("title", Some(Scalar::Text(title))),
+            ("description", Some(Scalar::Text(description))),
+            ("quantity", Some(Scalar::Dec(Decimal::ONE))),
+            ("unit_price", Some(Scalar::Dec(price))),
+        ],
+        ..Changes::default()
+    }
+}
+
+/// The reminder as made, with its level, whether it takes the flat charge, and what it
+/// claims of the invoice.
+fn with_dunning(made: &Document, plan: &Plan, invoice: &Document, flat: bool) -> Document {
     let mut doc = made.clone();
     let d = doc
         .dunning
         .as_deref_mut()
         .expect("a reminder has its dunning data");
     d.level = plan.level;
-    d.level_name = text.text("name").to_owned();
+    d.level_name = plan.text.text("name").to_owned();
     d.flat_charge = flat;
     claims::take_invoice(d, invoice);
-    storage::save(ctx, txn, Some(&made), &doc)?;
-    let items: Vec<Item> = storage::items(txn.as_read(), account, DocKind::Reminder, doc.id)?;
+    doc
+}
+
+/// Marks the reminder's last items, the charges it added, with what each one claims.
+fn mark_charges(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    id: u64,
+    charges: Vec<Charge>,
+) -> Result<(), Error> {
+    let items: Vec<Item> = storage::items(txn.as_read(), ctx.account_id, DocKind::Reminder, id)?;
     let first_made = items.len() - charges.len();
     for (item, charge) in items[first_made..].iter().zip(charges) {
         let mut item = item.clone();
         item.charge = charge;
         storage::put(ctx, txn, DocKind::Reminder, &item)?;
     }
-    commands::refresh(ctx, txn, DocKind::Reminder, doc.id)
+    Ok(())
 }
 
 /// The key of the claim of an invoice's dunning levels: its value is the highest level an
