@@ -47,6 +47,25 @@ async fn webhook(
     r.id()
 }
 
+/// The answer to GET `path` once `settled` holds of it (at most 10 s): an attempt is
+/// settled in the store a moment after the receiver has its request.
+async fn once_settled(
+    app: &App,
+    path: &str,
+    settled: impl Fn(&faktura_tests::Reply) -> bool,
+) -> faktura_tests::Reply {
+    for _ in 0..200 {
+        let r = app.get(path).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        if settled(&r) {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let r = app.get(path).await;
+    panic!("GET {path} did not settle within 10 s: {}", r.body)
+}
+
 fn event(d: &Value) -> &str {
     d["headers"]["x-faktura-event"].as_str().unwrap_or_default()
 }
@@ -227,19 +246,12 @@ async fn every_resource_tells_its_changes_verified_in_both_formats() {
     assert!(body_of(&got, "invoice.delete", "json").contains("\"DRAFT\""));
     // The log lists them, by webhook and event: an attempt is settled once its answer is
     // in, a moment after the receiver has the event.
-    let mut log = None;
-    for _ in 0..200 {
-        let r = app
-            .get("/api/webhook-deliveries?event=invoice.send&status=SUCCEEDED")
-            .await;
-        assert_eq!(r.status, 200, "{}", r.body);
-        if r.fields("event").len() == 2 {
-            log = Some(r);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let log = log.expect("both invoice.send deliveries SUCCEEDED in the log within 10 s");
+    let log = once_settled(
+        &app,
+        "/api/webhook-deliveries?event=invoice.send&status=SUCCEEDED",
+        |r| r.fields("event").len() == 2,
+    )
+    .await;
     assert_eq!(log.fields("event"), ["invoice.send", "invoice.send"]);
 }
 
@@ -289,9 +301,12 @@ async fn retries_move_along_with_the_test_clock_with_one_webhook_id() {
         .parse()
         .unwrap();
     assert!((stamp - got[2]["at"].as_f64().unwrap()).abs() < 60.0);
-    let log = app
-        .get(&format!("/api/webhook-deliveries?webhook_id={hook}"))
-        .await;
+    let log = once_settled(
+        &app,
+        &format!("/api/webhook-deliveries?webhook_id={hook}"),
+        |r| r.field("attempts").as_deref() == Some("3"),
+    )
+    .await;
     log.assert_fields(&[("status", "SUCCEEDED"), ("attempts", "3")]);
     assert_eq!(log.fields("http_status"), ["500", "500", "200"]);
 }
@@ -502,8 +517,10 @@ async fn gone_disables_the_webhook_and_a_redirect_is_a_failure() {
     receiver
         .wait_until(30, "two attempts", |got| got.len() == 2)
         .await;
-    let hook = app.get(&format!("/api/webhooks/{gone}")).await;
-    hook.assert_fields(&[("active", "0")]);
+    let hook = once_settled(&app, &format!("/api/webhooks/{gone}"), |r| {
+        r.field("active").as_deref() == Some("0")
+    })
+    .await;
     assert!(
         hook.field("disabled_reason").unwrap().contains("410"),
         "{}",
@@ -513,9 +530,12 @@ async fn gone_disables_the_webhook_and_a_redirect_is_a_failure() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let got = receiver.deliveries();
     assert!(got.iter().all(|d| d["path"] != "/ok"), "{got:?}");
-    let log = app
-        .get(&format!("/api/webhook-deliveries?webhook_id={moved}"))
-        .await;
+    let log = once_settled(
+        &app,
+        &format!("/api/webhook-deliveries?webhook_id={moved}"),
+        |r| r.field("http_status").is_some(),
+    )
+    .await;
     log.assert_fields(&[("status", "PENDING"), ("http_status", "302")]);
     assert!(
         log.field("error").unwrap().contains("redirect"),
