@@ -8,14 +8,6 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use faktura_host::{Options, Runtime, admin};
 
-/// mimalloc instead of glibc's malloc: a request allocates and frees many small buffers
-/// across tokio's worker threads (hyper's, wasmtime's calls into the component, redb's
-/// pages), where glibc's arenas spent about a tenth of the host's time under load
-/// (`perf` on W2 with the perfmap profile: `_int_malloc`, `_int_free`, `malloc`,
-/// `malloc_consolidate`).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(name = "faktura", version, about = "Self-hosted invoicing service")]
 struct Cli {
