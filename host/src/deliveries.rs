@@ -30,6 +30,11 @@ pub(crate) const DELIVER: HeaderName = HeaderName::from_static("x-faktura-delive
 /// being answered: deliveries then take about a seventh of the time.
 const PAUSE_PER_GO: u32 = 6;
 
+/// The longest such wait: a go that took long because a receiver was slow (it waits up to
+/// the webhook timeout) spent its time waiting, not working, and must not hold up the
+/// deliveries of other webhooks for minutes.
+const PAUSE_MAX: Duration = Duration::from_secs(1);
+
 /// The accounts whose deliveries are asked for, and the requests in flight.
 #[derive(Default)]
 pub(crate) struct Deliveries {
@@ -102,7 +107,7 @@ impl Deliveries {
     /// How long to wait after a go that took `took`.
     pub(crate) fn pause_after(&self, took: Duration) -> Duration {
         if self.in_flight.load(Ordering::Relaxed) > 0 {
-            took * PAUSE_PER_GO
+            (took * PAUSE_PER_GO).min(PAUSE_MAX)
         } else {
             Duration::ZERO
         }
@@ -139,6 +144,8 @@ mod tests {
         assert_eq!(d.pause_after(go), Duration::ZERO);
         let answering = d.answering();
         assert_eq!(d.pause_after(go), go * PAUSE_PER_GO);
+        // A go that waited on a slow receiver does not stop the others for long.
+        assert_eq!(d.pause_after(Duration::from_secs(10)), PAUSE_MAX);
         drop(answering);
         assert_eq!(d.pause_after(go), Duration::ZERO);
     }
