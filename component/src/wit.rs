@@ -295,21 +295,19 @@ pub(crate) fn handle(request: IncomingRequest, out: ResponseOutparam) {
     let store = caps::SharedSnapshot::new(WitStore);
     let caps = caps(&store);
     let mut response = http::handle(&caps, &req);
+    // Only a write that succeeded may have recorded events (a read asks nothing more).
+    let Some(account) = http::webhooks::written(&req, &response) else {
+        write_response(response, out);
+        return;
+    };
     if http::webhooks::host_delivers(&caps) {
-        http::webhooks::tell_host(&req, &mut response);
+        http::webhooks::tell_host(account, &mut response);
         write_response(response, out);
         return;
     }
-    let (status, account) = (response.status, response.account);
     write_response(response, out);
     // The answer has left; the events its write recorded go out now.
-    let answered = http::Encoded {
-        status,
-        headers: Vec::new(),
-        body: Vec::new(),
-        account,
-    };
-    http::webhooks::after(&caps, &req, &answered);
+    http::webhooks::after(&caps, account);
 }
 
 fn read_request(request: &IncomingRequest) -> Request {

@@ -47,7 +47,9 @@ fn send(w: &World, method: Method, path: &str, body: &str) -> (u16, String) {
     let answer = handle(&caps, &req);
     let status = answer.status;
     let text = String::from_utf8(answer.body.clone()).unwrap();
-    super::webhooks::after(&caps, &req, &answer);
+    if let Some(account) = super::webhooks::written(&req, &answer) {
+        super::webhooks::after(&caps, account);
+    }
     (status, text)
 }
 

@@ -350,26 +350,21 @@ pub fn host_delivers(caps: &Caps) -> bool {
 
 /// The account whose events the answer to `req` may have recorded: that of a write that
 /// succeeded.
-fn written(req: &Request, answer: &Encoded) -> Option<u64> {
+pub fn written(req: &Request, answer: &Encoded) -> Option<u64> {
     let write = matches!(req.method, Method::Post | Method::Put | Method::Delete);
     answer.account.filter(|_| write && answer.status < 400)
 }
 
-/// Asks a host that sends deliveries itself to send those the write answered by `answer`
-/// may have recorded (`DELIVER`).
-pub fn tell_host(req: &Request, answer: &mut Encoded) {
-    if let Some(account) = written(req, answer) {
-        answer.headers.push((DELIVER.into(), account.to_string()));
-    }
+/// Asks a host that sends deliveries itself to send those of `account` (`DELIVER`), which
+/// the write answered by `answer` may have recorded.
+pub fn tell_host(account: u64, answer: &mut Encoded) {
+    answer.headers.push((DELIVER.into(), account.to_string()));
 }
 
-/// What a write request leaves to do once it is answered: the deliveries of the events it
-/// recorded go out now rather than at the next upkeep. Costs an account without pending
-/// deliveries one scan of an empty prefix.
-pub fn after(caps: &Caps, req: &Request, answer: &Encoded) {
-    let Some(account) = written(req, answer) else {
-        return;
-    };
+/// What a write request of `account` leaves to do once it is answered (`written`): the
+/// deliveries of the events it recorded go out now rather than at the next upkeep. Costs
+/// an account without pending deliveries one scan of an empty prefix.
+pub fn after(caps: &Caps, account: u64) {
     if let Err(e) = deliver(caps, &[account]) {
         eprintln!("faktura: delivering webhook events of account {account}: {e:?}");
     }
