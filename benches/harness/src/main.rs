@@ -273,13 +273,7 @@ fn main() -> anyhow::Result<()> {
         host.stop()?;
         let section = business::webhooks(&cfg, &faktura, &rt, &data, &seeded)?;
         let report = render(&cfg, &section.rows, "", &section.failures);
-        println!("{report}");
-        std::fs::write(cfg.out.join("webhooks.md"), &report)?;
-        eprintln!("written to {}", cfg.out.join("webhooks.md").display());
-        if !section.failures.is_empty() {
-            bail!("{}", section.failures.join("; "));
-        }
-        return Ok(());
+        return only_section(&cfg, "webhooks.md", &report, &section.failures);
     }
     if cfg.only == Only::Standalone {
         host.stop()?;
@@ -289,13 +283,7 @@ fn main() -> anyhow::Result<()> {
              measurement, {} connections.\n{}",
             cfg.invoices, cfg.seconds, cfg.connections, section.markdown
         );
-        println!("{report}");
-        std::fs::write(cfg.out.join("standalone.md"), &report)?;
-        eprintln!("written to {}", cfg.out.join("standalone.md").display());
-        if !section.failures.is_empty() {
-            bail!("{}", section.failures.join("; "));
-        }
-        return Ok(());
+        return only_section(&cfg, "standalone.md", &report, &section.failures);
     }
     let n = cfg.invoices;
     // W7 reads the e-invoices of completed invoices: the seed must have made them.
@@ -763,6 +751,18 @@ fn cpu_model() -> String {
                 .map(|m| m.trim().to_string())
         })
         .unwrap_or_else(|| "unknown CPU".into())
+}
+
+/// The end of a run of one section (`BENCH_ONLY`): its report printed and written to
+/// `file`, the run failed by its failures.
+fn only_section(cfg: &Config, file: &str, report: &str, failures: &[String]) -> anyhow::Result<()> {
+    println!("{report}");
+    std::fs::write(cfg.out.join(file), report)?;
+    eprintln!("written to {}", cfg.out.join(file).display());
+    if !failures.is_empty() {
+        bail!("{}", failures.join("; "));
+    }
+    Ok(())
 }
 
 /// The report: the main table, then `sections` (the standalone component's, then the
