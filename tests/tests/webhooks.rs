@@ -15,10 +15,18 @@ use crate::support::client;
 
 /// An app whose webhooks may reach the receiver on 127.0.0.1.
 async fn app() -> App {
+    app_with(|_| {}).await
+}
+
+/// `app`, its other options adjusted by `configure`.
+async fn app_with(configure: impl FnOnce(&mut faktura_host::Options)) -> App {
     App::spawn_configured(
         std::sync::Arc::new(tempfile::tempdir().unwrap()),
         faktura_tests::test_component(),
-        |o| o.webhook_allow_private = true,
+        |o| {
+            o.webhook_allow_private = true;
+            configure(o);
+        },
     )
     .await
 }
@@ -459,15 +467,7 @@ async fn recurring_and_dunning_runs_and_time_tell_their_events() {
 /// here): the answer asks for them in a header that never leaves the host.
 #[tokio::test]
 async fn a_writes_events_go_out_at_once_and_the_hosts_header_stays_inside() {
-    let app = App::spawn_configured(
-        std::sync::Arc::new(tempfile::tempdir().unwrap()),
-        faktura_tests::test_component(),
-        |o| {
-            o.webhook_allow_private = true;
-            o.limits.upkeep_every = Duration::from_secs(3600);
-        },
-    )
-    .await;
+    let app = app_with(|o| o.limits.upkeep_every = Duration::from_secs(3600)).await;
     let receiver = WebhookReceiver::start().await;
     webhook(
         &app,
