@@ -116,6 +116,72 @@ impl Kept {
     }
 }
 
+/// Writes a writer holds back to send in one call (the store's `write-many`): a writer's
+/// puts and deletes come in runs between its reads (a document, its items, their index
+/// entries and events), and each call into the store costs more than a small write. They
+/// go out in their order before the writer's next read, before its commit, and when
+/// they pass `limits::HELD_WRITE_BYTES_MAX`; a transaction dropped without commit drops
+/// them. Error for error, a write refused when they go out fails the transaction as it
+/// would have on its own call; and since some held writes after it were then never
+/// made, the transaction is spent: every later call and its commit fail with that error
+/// (`failed`), so that it can never commit without them.
+#[derive(Default)]
+pub struct Held {
+    writes: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    bytes: usize,
+    failed: Option<StoreError>,
+}
+
+impl Held {
+    /// Sends the held writes through `send`, once; after a failure, only that failure.
+    pub fn send(
+        &mut self,
+        send: impl FnOnce(Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.writes.is_empty() {
+            return Ok(());
+        }
+        self.bytes = 0;
+        let result = send(std::mem::take(&mut self.writes));
+        if let Err(e) = &result {
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+
+    /// Holds the write of `value` under `key` (`None`: its delete); true when the held
+    /// writes should go out now.
+    pub fn hold(&mut self, key: &[u8], value: Option<&[u8]>) -> bool {
+        self.bytes += key.len() + value.map_or(0, <[u8]>::len);
+        self.writes.push((key.to_vec(), value.map(<[u8]>::to_vec)));
+        self.bytes > crate::limits::HELD_WRITE_BYTES_MAX
+    }
+
+    /// Whether sending them failed: the transaction is spent.
+    pub fn failed(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    /// The value the last held write of `key` leaves (`Some(None)`: deleted); `None`
+    /// when no held write is of it. A writer's read of a key it just wrote (a document
+    /// its items' events show) is answered here, without sending anything.
+    pub fn last(&self, key: &[u8]) -> Option<Option<&[u8]>> {
+        self.writes
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_deref())
+    }
+
+    /// Whether a held write is of `key`.
+    pub fn holds(&self, key: &[u8]) -> bool {
+        self.writes.iter().any(|(k, _)| k == key)
+    }
+}
+
 pub trait Store {
     fn begin_read(&self) -> Result<Box<dyn Read>, StoreError>;
     fn begin_write(&self) -> Result<Box<dyn Write>, StoreError>;
@@ -709,6 +775,69 @@ pub mod mem {
 mod tests {
     use super::mem::MemStore;
     use super::*;
+
+    type Writes = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+    #[test]
+    fn held_writes_go_out_once_in_their_order() {
+        let mut held = Held::default();
+        assert!(!held.hold(b"a", Some(b"1")));
+        assert!(!held.hold(b"b", None));
+        assert!(!held.hold(b"a", Some(b"2")));
+        assert!(held.holds(b"b") && !held.holds(b"c"));
+        assert_eq!(
+            held.last(b"a"),
+            Some(Some(b"2".as_slice())),
+            "the last write counts"
+        );
+        assert_eq!(held.last(b"b"), Some(None));
+        assert_eq!(held.last(b"c"), None);
+        let mut sent: Vec<Writes> = Vec::new();
+        for _ in 0..2 {
+            held.send(|w| {
+                sent.push(w);
+                Ok(())
+            })
+            .unwrap();
+        }
+        let want: Writes = vec![
+            (b"a".to_vec(), Some(b"1".to_vec())),
+            (b"b".to_vec(), None),
+            (b"a".to_vec(), Some(b"2".to_vec())),
+        ];
+        assert_eq!(
+            sent,
+            vec![want],
+            "one call with all three, and none for nothing held"
+        );
+        assert!(!held.holds(b"b"));
+    }
+
+    #[test]
+    fn held_writes_past_their_bound_ask_to_go_out() {
+        let mut held = Held::default();
+        let half = vec![0u8; crate::limits::HELD_WRITE_BYTES_MAX / 2];
+        assert!(!held.hold(b"a", Some(&half)));
+        assert!(held.hold(b"b", Some(&half)));
+        held.send(|_| Ok(())).unwrap();
+        assert!(
+            !held.hold(b"c", Some(&half)),
+            "sending counts from nothing again"
+        );
+    }
+
+    #[test]
+    fn a_transaction_whose_held_writes_failed_is_spent() {
+        let mut held = Held::default();
+        held.hold(b"a", Some(b"1"));
+        let refused = held.send(|_| Err(StoreError::TooLarge));
+        assert_eq!(refused, Err(StoreError::TooLarge));
+        assert!(held.failed());
+        // Later writes never go out, whatever comes: the commit fails as well.
+        held.hold(b"b", Some(b"2"));
+        let again = held.send(|_| panic!("a spent transaction sends nothing"));
+        assert_eq!(again, Err(StoreError::TooLarge));
+    }
 
     fn put(store: &dyn Store, key: &[u8]) {
         let mut w = store.begin_write().unwrap();

@@ -95,6 +95,10 @@ pub const DELIVERY_SCAN: u32 = 1000;
 /// Deliveries past their keeping removed per account and upkeep.
 pub const DELIVERY_EXPIRE_BATCH: u32 = 500;
 
+/// Most bytes of writes a write transaction holds back to send together
+/// (`caps::Held`, the store's `write-many`); more are sent at once.
+pub const HELD_WRITE_BYTES_MAX: usize = 1024 * 1024;
+
 /// Most times a write transaction runs when other writers keep getting in the way (a
 /// serialization failure of a networked store); then 503.
 pub const WRITE_TRIES: u32 = 16;

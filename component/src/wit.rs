@@ -15,8 +15,30 @@ use crate::limits;
 
 struct WitStore;
 struct WitRead(kv::ReadTxn);
-/// A write transaction, with what it keeps of `get_kept`.
-struct WitWrite(kv::WriteTxn, caps::Kept);
+/// A write transaction, with what it keeps of `get_kept` and the writes it holds back
+/// (`caps::Held`; behind a cell, since they go out before reads, which borrow).
+struct WitWrite(kv::WriteTxn, caps::Kept, std::cell::RefCell<caps::Held>);
+
+impl WitWrite {
+    /// Sends the held writes, if any.
+    fn send_held(&self) -> Result<(), StoreError> {
+        self.2.borrow_mut().send(|writes| {
+            let writes: Vec<kv::Write> = writes
+                .into_iter()
+                .map(|(key, value)| kv::Write { key, value })
+                .collect();
+            self.0.write_many(&writes).map_err(store_error)
+        })
+    }
+
+    fn hold(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<(), StoreError> {
+        self.1.written(key, value);
+        if self.2.get_mut().hold(key, value) {
+            self.send_held()?;
+        }
+        Ok(())
+    }
+}
 struct WitClock;
 struct WitPdf;
 struct WitMail;
@@ -99,31 +121,65 @@ macro_rules! wit_read {
 }
 
 wit_read!(WitRead);
-wit_read!(WitWrite);
+
+/// A writer's reads see its writes: a key it holds a write of is read from there, and for
+/// any other read the held writes go out first.
+impl caps::Read for WitWrite {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        {
+            let held = self.2.borrow();
+            if let (false, Some(value)) = (held.failed(), held.last(key)) {
+                return Ok(value.map(<[u8]>::to_vec));
+            }
+        }
+        self.send_held()?;
+        self.0.get(key).map_err(store_error)
+    }
+    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.send_held()?;
+        self.0.get_many(keys).map_err(store_error)
+    }
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, StoreError> {
+        self.send_held()?;
+        self.0
+            .scan(prefix, after, limit, reverse)
+            .map(entries)
+            .map_err(store_error)
+    }
+}
 
 impl caps::Write for WitWrite {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        self.0.put(key, value).map_err(store_error)?;
-        self.1.written(key, Some(value));
-        Ok(())
+        self.hold(key, Some(value))
     }
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
-        self.0.delete(key).map_err(store_error)?;
-        self.1.written(key, None);
-        Ok(())
+        self.hold(key, None)
     }
     fn get_kept(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         if let Some(value) = self.1.get(key) {
             return Ok(value);
         }
-        let value = self.0.get(key).map_err(store_error)?;
+        let value = caps::Read::get(self, key)?;
         self.1.keep(key, value.clone());
         Ok(value)
     }
     fn next_ids(&mut self, counter: &[u8], n: u32) -> Result<Vec<u64>, StoreError> {
+        // A counter is the store's to keep: held writes need to go out first only when
+        // one of them is of the counter itself (or they failed: then nothing goes on).
+        let held = self.2.get_mut();
+        if held.holds(counter) || held.failed() {
+            self.send_held()?;
+        }
         self.0.next_ids(counter, n).map_err(store_error)
     }
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        self.send_held()?;
         kv::WriteTxn::commit(self.0).map_err(store_error)
     }
     fn as_read(&self) -> &dyn caps::Read {
@@ -142,6 +198,7 @@ impl caps::Store for WitStore {
         Ok(Box::new(WitWrite(
             kv::begin_write(scope).map_err(store_error)?,
             caps::Kept::default(),
+            Default::default(),
         )))
     }
 }

@@ -166,6 +166,10 @@ impl wstore::GuestWriteTxn for WriteTxn {
         self.with(|txn| store::delete(txn, &key))
     }
 
+    fn write_many(&self, writes: Vec<wstore::Write>) -> Result<(), Error> {
+        self.with(|txn| store::write_many(txn, writes.into_iter().map(|w| (w.key, w.value))))
+    }
+
     fn next_ids(&self, counter: Vec<u8>, n: u32) -> Result<Vec<u64>, Error> {
         self.with(|txn| store::next_ids(txn, &counter, n))
     }

@@ -640,6 +640,23 @@ pub fn delete(txn: &WriteTransaction, key: &[u8]) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The writes of `writes` in order (`None`: a delete) on the table opened once; the
+/// first refused ends them, those before it made.
+pub fn write_many(
+    txn: &WriteTransaction,
+    writes: impl IntoIterator<Item = (Vec<u8>, Option<Vec<u8>>)>,
+) -> Result<(), StoreError> {
+    let mut table = write_table(txn)?;
+    for (key, value) in writes {
+        match value {
+            Some(value) if !kv::fits(&key, &value) => return Err(StoreError::TooLarge),
+            Some(value) => drop(table.insert(&key[..], &value[..]).map_err(backend)?),
+            None => drop(table.remove(&key[..]).map_err(backend)?),
+        }
+    }
+    Ok(())
+}
+
 /// Ids from the counter entry under `counter`, kept in the transaction: writers take
 /// turns here, so no other can take the same ones.
 pub fn next_ids(txn: &WriteTransaction, counter: &[u8], n: u32) -> Result<Vec<u64>, StoreError> {

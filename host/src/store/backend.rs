@@ -189,6 +189,24 @@ pub(crate) trait WriteTxn: Send {
     /// Removes `key`, if present; errors as for `put`.
     fn delete(&mut self, key: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>>;
 
+    /// The writes of `writes` in their order (`None`: a delete), as `put` and `delete`
+    /// make them (the WIT `write-many`); the first refused ends the call with its error,
+    /// the ones before it made. This default makes them one by one.
+    fn write_many(
+        &mut self,
+        writes: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) -> BoxFuture<'_, Result<(), DbError>> {
+        Box::pin(async move {
+            for (key, value) in writes {
+                match value {
+                    Some(value) => self.put(key, value).await?,
+                    None => self.delete(key).await?,
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// `n` new ids of the counter stored under `counter` (the WIT `next-ids`). This
     /// default keeps the counter in the transaction, for an engine with one writer at a
     /// time: a rollback gives the ids back, and no writer beside it could have taken them.

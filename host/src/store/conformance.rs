@@ -73,6 +73,7 @@ pub(crate) async fn run(db: &dyn Backend, writers: Writers) -> anyhow::Result<()
         ),
         ("snapshots of readers", Box::pin(snapshots(db))),
         ("too-large keys", Box::pin(too_large_keys(db))),
+        ("writes sent together", Box::pin(write_many(db))),
         ("ids of a counter", Box::pin(next_ids(db, writers))),
     ];
     let total = checks.len();
@@ -884,6 +885,80 @@ async fn too_large_keys(db: &dyn Backend) -> anyhow::Result<()> {
             if got { "stored" } else { "missing" }
         );
     }
+    clear(db, &sp).await
+}
+
+/// `write_many`: the writes in their order, as single puts and deletes would make them,
+/// seen by the transaction's reads and kept by its commit; the first refused ends them
+/// (those before it made, it and those after not) and the transaction goes on; a rollback
+/// takes back every one.
+async fn write_many(db: &dyn Backend) -> anyhow::Result<()> {
+    let sp = space("write_many");
+    clear(db, &sp).await?;
+    let (a, b, c, d) = (
+        key(&sp, b"a"),
+        key(&sp, b"b"),
+        key(&sp, b"c"),
+        key(&sp, b"d"),
+    );
+    store(db, &[(a.clone(), b"old".as_slice())]).await?;
+    let mut too_large = sp.clone();
+    too_large.resize(kv::KEY_BYTES_MAX + 1, b'k');
+
+    // Rolled back: none of them stays.
+    let mut txn = db.begin_write().await?;
+    txn.write_many(vec![(a.clone(), None), (b.clone(), Some(b"1".to_vec()))])
+        .await?;
+    txn.rollback().await?;
+    ensure!(
+        committed(db, &a).await? == Some(b"old".to_vec()) && committed(db, &b).await?.is_none(),
+        "a rollback kept writes sent together"
+    );
+
+    let mut txn = db.begin_write().await?;
+    txn.write_many(vec![
+        (a.clone(), None),
+        (b.clone(), Some(b"1".to_vec())),
+        (b.clone(), Some(b"2".to_vec())),
+        (c.clone(), Some(b"3".to_vec())),
+        (c.clone(), None),
+    ])
+    .await?;
+    let seen = txn.get_many(vec![a.clone(), b.clone(), c.clone()]).await?;
+    ensure!(
+        seen == [None, Some(b"2".to_vec()), None],
+        "the transaction reads {} after its writes, want [-, 2, -]",
+        show_values(&seen)
+    );
+    match txn
+        .write_many(vec![
+            (d.clone(), Some(b"4".to_vec())),
+            (too_large.clone(), Some(b"v".to_vec())),
+            (a.clone(), Some(b"5".to_vec())),
+        ])
+        .await
+    {
+        Err(DbError::TooLarge) => {}
+        other => {
+            drop(txn);
+            bail!("writes with a too-large key: {other:?}, want TooLarge");
+        }
+    }
+    txn.commit()
+        .await
+        .map_err(|e| anyhow!("the commit after refused writes: {e}"))?;
+    let kept = [
+        committed(db, &a).await?,
+        committed(db, &b).await?,
+        committed(db, &c).await?,
+        committed(db, &d).await?,
+    ];
+    ensure!(
+        kept == [None, Some(b"2".to_vec()), None, Some(b"4".to_vec())],
+        "after the commit: {}, want [-, 2, -, 4] (a write after the refused one was made, \
+         or one before it was not)",
+        show_values(&kept)
+    );
     clear(db, &sp).await
 }
 

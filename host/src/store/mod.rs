@@ -175,6 +175,16 @@ impl wit::HostWriteTxn for StoreView<'_> {
         Ok(txn.delete(key).await.map_err(Error::from))
     }
 
+    async fn write_many(
+        &mut self,
+        txn: Resource<WriteTxn>,
+        writes: Vec<wit::Write>,
+    ) -> wasmtime::Result<Result<(), Error>> {
+        let txn = &mut self.table.get_mut(&txn)?.0;
+        let writes = writes.into_iter().map(|w| (w.key, w.value)).collect();
+        Ok(txn.write_many(writes).await.map_err(Error::from))
+    }
+
     async fn next_ids(
         &mut self,
         txn: Resource<WriteTxn>,

@@ -426,26 +426,49 @@ impl Db {
     /// that every other write takes one lookup, not two; nobody else can see the batch
     /// while this writer holds the turn, so the write is never seen.
     fn write(&self, undo: &mut Undo, key: Vec<u8>, value: Option<&[u8]>) -> Result<(), DbError> {
-        let old = self.in_batch(|table| {
-            let old = match value {
-                Some(v) => table.insert(key.as_slice(), v),
-                None => table.remove(key.as_slice()),
+        self.write_all(undo, [(key, value)])
+    }
+
+    /// The writes of `writes` in order, on the batch's table opened once for all of them
+    /// (opening and closing it costs more than a small write); each noted in `undo` as
+    /// `write` notes it. The first refused ends them: those before it are made.
+    fn write_all<V: AsRef<[u8]>>(
+        &self,
+        undo: &mut Undo,
+        writes: impl IntoIterator<Item = (Vec<u8>, Option<V>)>,
+    ) -> Result<(), DbError> {
+        let mut refused = None;
+        self.in_batch(|table| {
+            for (key, value) in writes {
+                let value = value.as_ref().map(AsRef::as_ref);
+                if value.is_some_and(|v| !kv::fits(&key, v)) {
+                    return Err(DbError::TooLarge);
+                }
+                let old = match value {
+                    Some(v) => table.insert(key.as_slice(), v),
+                    None => table.remove(key.as_slice()),
+                }
+                .map_err(|e| self.error("writing", e))?
+                .map(|v| v.value().to_vec());
+                if value.is_none() && old.is_none() {
+                    // Removing what is not there changed nothing and needs no note.
+                    continue;
+                }
+                let bytes = key.len() + old.as_ref().map_or(0, Vec::len);
+                if undo.bytes + bytes > UNDO_BYTES_MAX {
+                    // Put back once the table is closed.
+                    refused = Some((key, old));
+                    return Err(DbError::TooLarge);
+                }
+                undo.bytes += bytes;
+                undo.replaced.push((key, old));
             }
-            .map_err(|e| self.error("writing", e))?;
-            Ok(old.map(|v| v.value().to_vec()))
-        })?;
-        if value.is_none() && old.is_none() {
-            // Removing what is not there changed nothing and needs no note.
-            return Ok(());
-        }
-        let bytes = key.len() + old.as_ref().map_or(0, Vec::len);
-        if undo.bytes + bytes > UNDO_BYTES_MAX {
-            self.restore(&[(key, old)])?;
-            return Err(DbError::TooLarge);
-        }
-        undo.bytes += bytes;
-        undo.replaced.push((key, old));
-        Ok(())
+            Ok(())
+        })
+        .or_else(|e| match refused.take() {
+            Some(write) => self.restore(&[write]).and(Err(e)),
+            None => Err(e),
+        })
     }
 
     /// Puts back what a turn's writes replaced, newest first. When that fails the batch
@@ -776,12 +799,16 @@ impl backend::WriteTxn for Writer {
     }
 
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>> {
-        // The limits of every backend, so that what redb takes (an import too) moves to
-        // PostgreSQL.
-        if !kv::fits(&key, &value) {
-            return ready(Err(DbError::TooLarge));
-        }
+        // The limits of every backend (`write_all` checks them), so that what redb takes
+        // (an import too) moves to PostgreSQL.
         ready(self.db.write(&mut self.undo, key, Some(&value)))
+    }
+
+    fn write_many(
+        &mut self,
+        writes: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) -> BoxFuture<'_, Result<(), DbError>> {
+        ready(self.db.write_all(&mut self.undo, writes))
     }
 
     fn delete(&mut self, key: Vec<u8>) -> BoxFuture<'_, Result<(), DbError>> {
