@@ -425,7 +425,10 @@ fn main() -> anyhow::Result<()> {
     if portal_paths.is_empty() {
         bail!("W13: no invoice got a portal link");
     }
+    // W1 once more right before W13, so that the two are compared on the same data: the
+    // early W1 ran before W2, W3 and W12 wrote their documents.
     let w13_load = workloads::w13(&portal_paths);
+    let w1_beside = run(&workloads::w1(&seeded.sample()))?;
     let w13 = run(&w13_load)?;
 
     // W8: imports of incoming e-invoices, each file once into the admin's account before
@@ -526,6 +529,7 @@ fn main() -> anyhow::Result<()> {
         ("W12", &w12),
         ("W2 again", &w2_again),
         ("W2 articles", &w2a),
+        ("W1 beside W13", &w1_beside),
         ("W13", &w13),
         ("W4", &w4),
         ("W5", &w5),
@@ -561,12 +565,13 @@ fn main() -> anyhow::Result<()> {
         w13_load.label,
         &w13,
         format!(
-            "{:.2} W1, {:.2} B",
-            w13.per_sec / w1.per_sec,
+            "{:.2} W1 ({:.0} req/s, measured just before), {:.2} B",
+            w13.per_sec / w1_beside.per_sec,
+            w1_beside.per_sec,
             w13.per_sec / b.per_sec
         ),
         "≥ 0.5 W1".into(),
-        w13.per_sec >= 0.5 * w1.per_sec,
+        w13.per_sec >= 0.5 * w1_beside.per_sec,
     ));
     rows.push(goal_row(
         "W2 POST /api/invoices, 5 items",

@@ -13,7 +13,7 @@ mod page;
 mod texts;
 
 use super::{ApiError, Body, Method, Payload, Request, Response, in_write};
-use crate::caps::{Caps, Scoped};
+use crate::caps::{Caps, Read, Scoped};
 use crate::domain::links::{self, Link, Target};
 use crate::domain::portal::{self, Act, Closed, Opened};
 use crate::domain::{Ctx, Error, clock, pdfs, records};
@@ -177,14 +177,13 @@ fn linked_or_error(
         Method::Post => file.is_none(),
         Method::Put | Method::Delete | Method::Other(_) => false,
     };
-    // The link and its account's clock in one read: the clock is read before the rate
-    // limit is asked, which costs a refused request nothing it would not have cost anyway.
-    let found = {
-        let txn = caps.store.begin_read()?;
-        match links::find(txn.as_ref(), token)? {
-            Some(link) => Some((clock::load(txn.as_ref(), link.account)?, link)),
-            None => None,
-        }
+    // One snapshot for everything the request reads: the link, its account's clock (read
+    // before the rate limit is asked, which costs a refused request nothing it would not
+    // have cost anyway) and what the link opens.
+    let txn = caps.store.begin_read()?;
+    let found = match links::find(txn.as_ref(), token)? {
+        Some(link) => Some((clock::load(txn.as_ref(), link.account)?, link)),
+        None => None,
     };
     let Some((clock, link)) = found else {
         return Ok(not_found());
@@ -221,28 +220,27 @@ fn linked_or_error(
     };
     let ctx = clock.ctx(link.account, 0, false, caps.clock.now_unix());
     Ok(match (file.copied(), &req.method) {
-        (Some("pdf"), _) => pdf(caps, &ctx, &link)?,
-        (Some(GIROCODE), _) => girocode(caps, &ctx, req, &link)?,
-        (Some(_), _) => einvoice(caps, &ctx, &link)?,
-        (None, Method::Post) => post(caps, &ctx, req, &link, token)?,
-        (None, _) => view(caps, &ctx, req, &link, token)?,
+        (Some("pdf"), _) => pdf(txn.as_ref(), &ctx, &link)?,
+        (Some(GIROCODE), _) => girocode(txn.as_ref(), &ctx, req, &link)?,
+        (Some(_), _) => einvoice(txn.as_ref(), &ctx, &link)?,
+        (None, Method::Post) => post(caps, txn, &ctx, req, &link, token)?,
+        (None, _) => view(caps, txn, &ctx, req, &link, token)?,
     })
 }
 
-/// The page of a link; a document's view is noted on it at most once an hour.
+/// The page of a link; a document's view is noted on it at most once an hour. The
+/// snapshot `txn` ends before that write (a networked store's reader holds a connection).
 fn view(
     caps: &Caps,
+    txn: Box<dyn Read>,
     ctx: &Ctx,
     req: &Request,
     link: &Link,
     token: &str,
 ) -> Result<Response, Response> {
-    let (opened, form_token) = {
-        let txn = caps.store.begin_read()?;
-        let opened = portal::open(txn.as_ref(), ctx, link)?;
-        let form_token = links::form_token(txn.as_ref(), link)?;
-        (opened, form_token)
-    };
+    let opened = portal::open(txn.as_ref(), ctx, link)?;
+    let form_token = links::form_token(txn.as_ref(), link)?;
+    drop(txn);
     let opened = match opened {
         Ok(opened) => opened,
         Err(closed) => return Ok(closed_page(closed)),
@@ -270,11 +268,8 @@ fn view(
 /// version (`?v=`): an answer to that version never changes, so a browser keeps it and
 /// draws the page again without asking; any other request gets the current code, kept by
 /// no cache. 404 when the page shows no code (paid, not in EUR, no IBAN).
-fn girocode(caps: &Caps, ctx: &Ctx, req: &Request, link: &Link) -> Result<Response, Response> {
-    let transfer = {
-        let txn = caps.store.begin_read()?;
-        portal::girocode(txn.as_ref(), ctx, link)?
-    };
+fn girocode(txn: &dyn Read, ctx: &Ctx, req: &Request, link: &Link) -> Result<Response, Response> {
+    let transfer = portal::girocode(txn, ctx, link)?;
     let transfer = match transfer {
         Ok(Some(transfer)) => transfer,
         Ok(None) => return Ok(not_found()),
@@ -324,24 +319,22 @@ fn closed_page(closed: Closed) -> Response {
 
 /// The document a download asks for, when the link still opens it.
 fn document(
-    caps: &Caps,
+    txn: &dyn Read,
     ctx: &Ctx,
     link: &Link,
 ) -> Result<Result<crate::domain::documents::Document, Response>, Response> {
-    let txn = caps.store.begin_read()?;
-    Ok(portal::document_of(txn.as_ref(), ctx, link)?.map_err(closed_page))
+    Ok(portal::document_of(txn, ctx, link)?.map_err(closed_page))
 }
 
 /// `/portal/{token}/pdf`: the document's PDF as completion stored it, the bytes the API
 /// gives.
-fn pdf(caps: &Caps, ctx: &Ctx, link: &Link) -> Result<Response, Response> {
-    let doc = match document(caps, ctx, link)? {
+fn pdf(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Response, Response> {
+    let doc = match document(txn, ctx, link)? {
         Ok(doc) => doc,
         Err(closed) => return Ok(closed),
     };
-    let txn = caps.store.begin_read()?;
     let Some(file) = pdfs::load(
-        txn.as_ref(),
+        txn,
         link.account,
         doc.kind.collection(),
         doc.id,
@@ -354,18 +347,17 @@ fn pdf(caps: &Caps, ctx: &Ctx, link: &Link) -> Result<Response, Response> {
 }
 
 /// `/portal/{token}/e-invoice`: the e-invoice of the profile the client receives.
-fn einvoice(caps: &Caps, ctx: &Ctx, link: &Link) -> Result<Response, Response> {
-    let doc = match document(caps, ctx, link)? {
+fn einvoice(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Response, Response> {
+    let doc = match document(txn, ctx, link)? {
         Ok(doc) => doc,
         Err(closed) => return Ok(closed),
     };
     if !doc.kind.spec().einvoices {
         return Ok(not_found());
     }
-    let txn = caps.store.begin_read()?;
-    let client = records::load(txn.as_ref(), &CLIENTS, link.account, doc.client_id)?;
+    let client = records::load(txn, &CLIENTS, link.account, doc.client_id)?;
     let profile = einvoice::profile_of(&client);
-    match einvoice::load(txn.as_ref(), link.account, doc.kind, doc.id, profile)? {
+    match einvoice::load(txn, link.account, doc.kind, doc.id, profile)? {
         Some(einvoice::Issued::Xml { number, xml }) => {
             Ok(download(xml, "application/xml", &format!("{number}.xml")))
         }
@@ -392,18 +384,16 @@ fn download(bytes: Vec<u8>, content_type: &str, filename: &str) -> Response {
 /// answer redirects to the page, which says what happened (post-redirect-get).
 fn post(
     caps: &Caps,
+    txn: Box<dyn Read>,
     ctx: &Ctx,
     req: &Request,
     link: &Link,
     token: &str,
 ) -> Result<Response, Response> {
-    let lang = {
-        let txn = caps.store.begin_read()?;
-        match portal::open(txn.as_ref(), ctx, link)? {
-            Ok(Opened::Document(p)) => Lang::of(&p.locale),
-            Ok(Opened::Client(_)) => return Ok(not_allowed(&["GET", "HEAD"])),
-            Err(closed) => return Ok(closed_page(closed)),
-        }
+    let lang = match portal::open(txn.as_ref(), ctx, link)? {
+        Ok(Opened::Document(p)) => Lang::of(&p.locale),
+        Ok(Opened::Client(_)) => return Ok(not_allowed(&["GET", "HEAD"])),
+        Err(closed) => return Ok(closed_page(closed)),
     };
     let refused = |why: &str| {
         html(
@@ -427,10 +417,9 @@ fn post(
             .map(|(_, v)| v.into_owned())
     };
     let given = field("form_token").unwrap_or_default();
-    let matches = {
-        let txn = caps.store.begin_read()?;
-        links::form_token_matches(txn.as_ref(), link, &given)?
-    };
+    let matches = links::form_token_matches(txn.as_ref(), link, &given)?;
+    // The snapshot ends before the write (a networked store's reader holds a connection).
+    drop(txn);
     if !matches {
         return Ok(refused(lang.pick(
             "The form was not sent from this page (its form_token is missing or wrong). Please \
