@@ -33,6 +33,14 @@ impl WitWrite {
 
     fn hold(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<(), StoreError> {
         self.1.written(key, value);
+        if let Some(v) = value
+            && v.len() > limits::HELD_WRITE_BYTES_MAX
+        {
+            // A value this large (a file) goes out on its own call, after the ones held
+            // before it, without a copy held in the instance's memory.
+            self.send_held()?;
+            return self.0.put(key, v).map_err(store_error);
+        }
         if self.2.get_mut().hold(key, value) {
             self.send_held()?;
         }

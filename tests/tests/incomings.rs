@@ -1095,6 +1095,35 @@ async fn an_import_without_a_currency_the_service_knows_is_refused_and_nothing_i
 }
 
 #[tokio::test]
+async fn a_file_of_megabytes_is_stored_whole_and_the_import_beside_it_too() {
+    // An e-invoice padded to 3 MiB before its end tag: its file is a value larger than a
+    // writer holds back, so it goes to the store on its own call, between the writes held
+    // before and after it.
+    let xml =
+        std::fs::read(root().join("tests/einvoice/samples/01.01a-INVOICE_uncefact.xml")).unwrap();
+    let end = b"</rsm:CrossIndustryInvoice>";
+    let at = xml.windows(end.len()).rposition(|w| w == end).unwrap();
+    let mut big = xml[..at].to_vec();
+    big.resize(3 * 1024 * 1024, b' ');
+    big.extend_from_slice(&xml[at..]);
+    let app = App::spawn().await;
+    let r = app.post("/api/incomings", &upload(&big, "big.xml")).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.id();
+    let stored = app
+        .call("GET", &format!("/api/incomings/{id}/file"), None)
+        .await;
+    assert_eq!(stored.status, 200);
+    assert!(
+        stored.bytes == big,
+        "the stored file differs from the upload"
+    );
+    let got = app.get(&format!("/api/incomings/{id}")).await;
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert_eq!(count(&app, "/api/incomings").await, "1");
+}
+
+#[tokio::test]
 async fn users_comments_on_incomings_are_comments_as_on_documents() {
     let app = App::spawn().await;
     let id = import_sample(&app).await;
