@@ -102,15 +102,20 @@ fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
     list.into_iter().map(|e| (e.key, e.value)).collect()
 }
 
-/// Implements `caps::Read` on a WIT transaction resource (both kinds have the same reads).
+/// Implements `caps::Read` on a WIT transaction resource (both kinds have the same reads):
+/// each read asks `$ty::held` first (what a writer holds a write of) and reads from
+/// `$ty::ready` (the resource, once a writer's held writes went out).
 macro_rules! wit_read {
     ($ty:ty) => {
         impl caps::Read for $ty {
             fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-                self.0.get(key).map_err(store_error)
+                if let Some(value) = self.held(key) {
+                    return Ok(value);
+                }
+                self.ready()?.get(key).map_err(store_error)
             }
             fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-                self.0.get_many(keys).map_err(store_error)
+                self.ready()?.get_many(keys).map_err(store_error)
             }
             fn scan(
                 &self,
@@ -119,7 +124,7 @@ macro_rules! wit_read {
                 limit: u32,
                 reverse: bool,
             ) -> Result<Vec<Entry>, StoreError> {
-                self.0
+                self.ready()?
                     .scan(prefix, after, limit, reverse)
                     .map(entries)
                     .map_err(store_error)
@@ -128,39 +133,34 @@ macro_rules! wit_read {
     };
 }
 
-wit_read!(WitRead);
+impl WitRead {
+    fn held(&self, _key: &[u8]) -> Option<Option<Vec<u8>>> {
+        None
+    }
+    fn ready(&self) -> Result<&kv::ReadTxn, StoreError> {
+        Ok(&self.0)
+    }
+}
 
 /// A writer's reads see its writes: a key it holds a write of is read from there, and for
 /// any other read the held writes go out first.
-impl caps::Read for WitWrite {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        {
-            let held = self.2.borrow();
-            if let (false, Some(value)) = (held.failed(), held.last(key)) {
-                return Ok(value.map(<[u8]>::to_vec));
-            }
+impl WitWrite {
+    fn held(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        let held = self.2.borrow();
+        if held.failed() {
+            // A spent transaction answers its failure, through `ready`.
+            return None;
         }
-        self.send_held()?;
-        self.0.get(key).map_err(store_error)
+        held.last(key).map(|value| value.map(<[u8]>::to_vec))
     }
-    fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+    fn ready(&self) -> Result<&kv::WriteTxn, StoreError> {
         self.send_held()?;
-        self.0.get_many(keys).map_err(store_error)
-    }
-    fn scan(
-        &self,
-        prefix: &[u8],
-        after: Option<&[u8]>,
-        limit: u32,
-        reverse: bool,
-    ) -> Result<Vec<Entry>, StoreError> {
-        self.send_held()?;
-        self.0
-            .scan(prefix, after, limit, reverse)
-            .map(entries)
-            .map_err(store_error)
+        Ok(&self.0)
     }
 }
+
+wit_read!(WitRead);
+wit_read!(WitWrite);
 
 impl caps::Write for WitWrite {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
