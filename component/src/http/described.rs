@@ -137,6 +137,28 @@ pub struct Op {
     pub output: Output,
 }
 
+impl Op {
+    /// An operation answering `output`, taking no body and no parameters of its own.
+    pub const fn new(summary: &'static str, output: Output) -> Op {
+        Op {
+            summary,
+            params: &[],
+            input: Input::Nothing,
+            output,
+        }
+    }
+
+    /// The operation, taking these query parameters as its own.
+    pub const fn params(self, params: &'static [Param]) -> Op {
+        Op { params, ..self }
+    }
+
+    /// The operation, taking this body.
+    pub const fn input(self, input: Input) -> Op {
+        Op { input, ..self }
+    }
+}
+
 #[derive(Clone, Copy)]
 pub enum Input {
     Nothing,

@@ -130,6 +130,17 @@ pub(super) fn route(
     }
 }
 
+/// A route of one operation: its path, the verb and handler, and what the operation is.
+macro_rules! op_route {
+    ($path:expr, $verb:expr, $handler:expr, $op:expr) => {
+        Route {
+            path: $path,
+            handlers: &[($verb, $handler)],
+            about: About::Ops(&[($verb, $op)]),
+        }
+    };
+}
+
 /// A resource of plain records: list and create, then get, update and delete by id
 /// (`without_update`: get and delete).
 macro_rules! records {
@@ -184,46 +195,50 @@ macro_rules! documents {
                 about: About::Documents(|| documents::schema($kind), documents::list_params($kind)),
             },
             member!($plural, $kind, get, delete, update),
-            action!($plural, $kind, "complete", Action::Complete, Op {
-                summary: "Complete a draft: its number is fixed, its PDF (and, for invoices and \
-                          credit notes, its e-invoices) made; the kind's completed status",
-                params: &[],
-                input: Input::Record(documents::complete_schema, true),
-                output: Output::Empty,
-            }),
-            Route {
-                path: &[$plural, ID, "pdf"],
-                handlers: &[(Verb::Get, Handler::Doc(documents::pdf, $kind))],
-                about: About::Ops(&[(Verb::Get, Op {
-                    summary: "The PDF of a completed document: a pdf record with the file in \
-                              base64, or the bytes with format=pdf or Accept: application/pdf",
-                    params: documents::PDF_PARAMS,
-                    input: Input::Nothing,
-                    output: Output::File(documents::pdf_schema, "application/pdf"),
-                })]),
-            },
-            Route {
-                path: &[$plural, ID, "email"],
-                handlers: &[(Verb::Post, Handler::Doc(documents::email, $kind))],
-                about: About::Ops(&[(Verb::Post, Op {
-                    summary: "Send a completed document by e-mail, its PDF (and e-invoice) attached",
-                    params: &[],
-                    input: Input::Record(documents::email_schema, false),
-                    output: Output::Empty,
-                })]),
-            },
-            Route {
-                path: &[$plural, ID, "renew-link"],
-                handlers: &[(Verb::Put, Handler::Doc(documents::renew_link, $kind))],
-                about: About::Ops(&[(Verb::Put, Op {
-                    summary: "Give a completed document a new link to the customer portal \
-                              (customerportal_url, working portal_link_days from now); the \
-                              old link answers 404 from now on",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Record(200, || documents::schema($kind)),
-                })]),
-            },
+            action!(
+                $plural,
+                $kind,
+                "complete",
+                Action::Complete,
+                Op::new(
+                    "Complete a draft: its number is fixed, its PDF (and, for invoices and \
+                     credit notes, its e-invoices) made; the kind's completed status",
+                    Output::Empty
+                )
+                .input(Input::Record(documents::complete_schema, true))
+            ),
+            op_route!(
+                &[$plural, ID, "pdf"],
+                Verb::Get,
+                Handler::Doc(documents::pdf, $kind),
+                Op::new(
+                    "The PDF of a completed document: a pdf record with the file in \
+                         base64, or the bytes with format=pdf or Accept: application/pdf",
+                    Output::File(documents::pdf_schema, "application/pdf"),
+                )
+                .params(documents::PDF_PARAMS)
+            ),
+            op_route!(
+                &[$plural, ID, "email"],
+                Verb::Post,
+                Handler::Doc(documents::email, $kind),
+                Op::new(
+                    "Send a completed document by e-mail, its PDF (and e-invoice) attached",
+                    Output::Empty,
+                )
+                .input(Input::Record(documents::email_schema, false))
+            ),
+            op_route!(
+                &[$plural, ID, "renew-link"],
+                Verb::Put,
+                Handler::Doc(documents::renew_link, $kind),
+                Op::new(
+                    "Give a completed document a new link to the customer portal \
+                         (customerportal_url, working portal_link_days from now); the \
+                         old link answers 404 from now on",
+                    Output::Record(200, || documents::schema($kind)),
+                )
+            ),
         ]
     };
 }
@@ -237,25 +252,18 @@ macro_rules! cancel {
                 $kind,
                 "cancel",
                 Action::Cancel,
-                Op {
-                    summary: "Cancel a completed document",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Empty,
-                }
+                Op::new("Cancel a completed document", Output::Empty)
             ),
             action!(
                 $plural,
                 $kind,
                 "uncancel",
                 Action::Uncancel,
-                Op {
-                    summary: "Take a cancellation back: an invoice or credit note the status its \
-                          payments and due date give, an offer OPEN, a confirmation COMPLETED",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Empty,
-                }
+                Op::new(
+                    "Take a cancellation back: an invoice or credit note the status its \
+                     payments and due date give, an offer OPEN, a confirmation COMPLETED",
+                    Output::Empty
+                )
             ),
         ]
     };
@@ -270,24 +278,17 @@ macro_rules! clear {
                 $kind,
                 "clear",
                 Action::Clear,
-                Op {
-                    summary: "Mark the document as invoiced: CLEARED",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Empty,
-                }
+                Op::new("Mark the document as invoiced: CLEARED", Output::Empty)
             ),
             action!(
                 $plural,
                 $kind,
                 "unclear",
                 Action::Unclear,
-                Op {
-                    summary: "Take the invoicing back: an offer WON, a confirmation COMPLETED",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Empty,
-                }
+                Op::new(
+                    "Take the invoicing back: an offer WON, a confirmation COMPLETED",
+                    Output::Empty
+                )
             ),
         ]
     };
@@ -296,57 +297,48 @@ macro_rules! clear {
 /// The upload of a signed PDF.
 macro_rules! signature {
     ($plural:literal, $kind:expr) => {
-        &[Route {
-            path: &[$plural, ID, "upload-signature"],
-            handlers: &[(Verb::Put, Handler::Doc(documents::upload_signature, $kind))],
-            about: About::Ops(&[(
-                Verb::Put,
-                Op {
-                    summary: "Upload the signed PDF of a completed document",
-                    params: &[],
-                    input: Input::Record(documents::signature_schema, false),
-                    output: Output::Empty,
-                },
-            )]),
-        }]
+        &[op_route!(
+            &[$plural, ID, "upload-signature"],
+            Verb::Put,
+            Handler::Doc(documents::upload_signature, $kind),
+            Op::new(
+                "Upload the signed PDF of a completed document",
+                Output::Empty,
+            )
+            .input(Input::Record(documents::signature_schema, false))
+        )]
     };
 }
 
 /// The e-invoice of a kind that issues them.
 macro_rules! einvoice {
     ($plural:literal, $kind:expr) => {
-        &[Route {
-            path: &[$plural, ID, "e-invoice"],
-            handlers: &[(Verb::Get, Handler::Doc(documents::einvoice, $kind))],
-            about: About::Ops(&[(
-                Verb::Get,
-                Op {
-                    summary: "The e-invoice (EN 16931 XML) issued when the document was completed",
-                    params: documents::EINVOICE_PARAMS,
-                    input: Input::Nothing,
-                    output: Output::Bytes(&["application/xml"]),
-                },
-            )]),
-        }]
+        &[op_route!(
+            &[$plural, ID, "e-invoice"],
+            Verb::Get,
+            Handler::Doc(documents::einvoice, $kind),
+            Op::new(
+                "The e-invoice (EN 16931 XML) issued when the document was completed",
+                Output::Bytes(&["application/xml"]),
+            )
+            .params(documents::EINVOICE_PARAMS)
+        )]
     };
 }
 
 /// Sending as a letter through the postal add-on.
 macro_rules! letter {
     ($plural:literal, $kind:expr) => {
-        &[Route {
-            path: &[$plural, ID, "mail"],
-            handlers: &[(Verb::Post, Handler::Doc(documents::post, $kind))],
-            about: About::Ops(&[(
-                Verb::Post,
-                Op {
-                    summary: "Send a completed document as a letter through the postal add-on",
-                    params: &[],
-                    input: Input::Record(documents::letter_schema, true),
-                    output: Output::Empty,
-                },
-            )]),
-        }]
+        &[op_route!(
+            &[$plural, ID, "mail"],
+            Verb::Post,
+            Handler::Doc(documents::post, $kind),
+            Op::new(
+                "Send a completed document as a letter through the postal add-on",
+                Output::Empty,
+            )
+            .input(Input::Record(documents::letter_schema, true))
+        )]
     };
 }
 
@@ -354,30 +346,28 @@ macro_rules! letter {
 /// before the kind's members, whose id it would otherwise be read as.
 macro_rules! preset {
     ($plural:literal, $kind:expr) => {
-        &[Route {
-            path: &[$plural, "preset"],
-            handlers: &[(Verb::Get, Handler::Doc(documents::preset, $kind))],
-            about: About::Ops(&[(Verb::Get, Op {
-                summary: "A new document made from an offer or an order confirmation (its client, \
-                          texts and items), not stored: the body to POST",
-                params: documents::preset_params($kind),
-                input: Input::Nothing,
-                output: Output::Record(200, || documents::schema($kind)),
-            })]),
-        }]
+        &[op_route!(
+            &[$plural, "preset"],
+            Verb::Get,
+            Handler::Doc(documents::preset, $kind),
+            Op::new(
+                "A new document made from an offer or an order confirmation (its client, \
+                     texts and items), not stored: the body to POST",
+                Output::Record(200, || documents::schema($kind)),
+            )
+            .params(documents::preset_params($kind))
+        )]
     };
 }
 
 macro_rules! action {
     ($plural:literal, $kind:expr, $path:literal, $action:expr, $op:expr) => {
-        Route {
-            path: &[$plural, ID, $path],
-            handlers: &[(
-                Verb::Put,
-                Handler::Doc(|c, k| documents::action(c, k, $action), $kind),
-            )],
-            about: About::Ops(&[(Verb::Put, $op)]),
-        }
+        op_route!(
+            &[$plural, ID, $path],
+            Verb::Put,
+            Handler::Doc(|c, k| documents::action(c, k, $action), $kind),
+            $op
+        )
     };
 }
 
@@ -449,24 +439,14 @@ static TABLE: &[&[Route]] = &[
             OFFER,
             "win",
             Action::Win,
-            Op {
-                summary: "The client accepted the offer: WON",
-                params: &[],
-                input: Input::Nothing,
-                output: Output::Empty,
-            }
+            Op::new("The client accepted the offer: WON", Output::Empty)
         ),
         action!(
             "offers",
             OFFER,
             "lose",
             Action::Lose,
-            Op {
-                summary: "The client declined the offer: LOST",
-                params: &[],
-                input: Input::Nothing,
-                output: Output::Empty,
-            }
+            Op::new("The client declined the offer: LOST", Output::Empty)
         ),
     ],
     clear!("offers", OFFER),
@@ -501,20 +481,8 @@ static TABLE: &[&[Route]] = &[
             ),
         },
         member!("recurrings", RECURRING, get, delete, update),
-        Route {
-            path: &["recurrings", ID, "stop"],
-            handlers: &[(Verb::Put, Handler::Doc(documents::stop, RECURRING))],
-            about: About::Ops(&[(
-                Verb::Put,
-                Op {
-                    summary: "Stop a recurring invoice: no further run until a \
-                              next_creation_date is set again",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Record(200, || documents::schema(RECURRING)),
-                },
-            )]),
-        },
+        op_route!(&["recurrings", ID, "stop"], Verb::Put, Handler::Doc(documents::stop, RECURRING), Op::new("Stop a recurring invoice: no further run until a \
+                     next_creation_date is set again", Output::Record(200, || documents::schema(RECURRING)))),
     ],
     records!("recurring-email-receivers", &records::RECURRING_RECEIVERS),
     documents!("reminders", REMINDER),
@@ -565,22 +533,10 @@ static TABLE: &[&[Route]] = &[
             ],
             about: About::Records(|| CLIENTS.schema()),
         },
-        Route {
-            path: &["clients", ID, "portal-session"],
-            handlers: &[(Verb::Post, Handler::Plain(clients::portal_session))],
-            about: About::Ops(&[(
-                Verb::Post,
-                Op {
-                    summary: "Open the customer portal for a client: a link, working for one \
-                              hour, to a page listing the client's documents, each with its \
-                              portal link (for an integrator's own \"my invoices\" page to \
-                              redirect to)",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Record(201, clients::portal_session_schema),
-                },
-            )]),
-        },
+        op_route!(&["clients", ID, "portal-session"], Verb::Post, Handler::Plain(clients::portal_session), Op::new("Open the customer portal for a client: a link, working for one \
+                     hour, to a page listing the client's documents, each with its \
+                     portal link (for an integrator's own \"my invoices\" page to \
+                     redirect to)", Output::Record(201, clients::portal_session_schema))),
         // Like the tags of documents: listed by their client, created, read and deleted.
         Route {
             path: &["client-tags"],
@@ -651,31 +607,16 @@ static TABLE: &[&[Route]] = &[
             about: About::Ops(&[
                 (
                     Verb::Get,
-                    Op {
-                        summary: "List the incoming invoices",
-                        params: incomings::LIST_PARAMS,
-                        input: Input::Nothing,
-                        output: Output::List(incomings::schema),
-                    },
+                    Op::new("List the incoming invoices", Output::List(incomings::schema)).params(incomings::LIST_PARAMS),
                 ),
                 (
                     Verb::Head,
-                    Op {
-                        summary: "Count the incoming invoices",
-                        params: incomings::LIST_PARAMS,
-                        input: Input::Nothing,
-                        output: Output::List(incomings::schema),
-                    },
+                    Op::new("Count the incoming invoices", Output::List(incomings::schema)).params(incomings::LIST_PARAMS),
                 ),
                 (
                     Verb::Post,
-                    Op {
-                        summary: "Import an e-invoice (XRechnung or Factur-X in base64file), or \
-                                  enter an incoming invoice by hand",
-                        params: &[],
-                        input: Input::Record(incomings::schema, false),
-                        output: Output::Record(201, incomings::schema),
-                    },
+                    Op::new("Import an e-invoice (XRechnung or Factur-X in base64file), or \
+                             enter an incoming invoice by hand", Output::Record(201, incomings::schema)).input(Input::Record(incomings::schema, false)),
                 ),
             ]),
         },
@@ -694,33 +635,9 @@ static TABLE: &[&[Route]] = &[
             ],
             about: About::Records(incomings::schema),
         },
-        Route {
-            path: &["incomings", ID, "file"],
-            handlers: &[(Verb::Get, Handler::Plain(incomings::file))],
-            about: About::Ops(&[(
-                Verb::Get,
-                Op {
-                    summary: "The file an incoming invoice was imported from, as received",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Bytes(&["application/xml", "application/pdf"]),
-                },
-            )]),
-        },
-        Route {
-            path: &["incomings", ID, "pdf"],
-            handlers: &[(Verb::Get, Handler::Plain(incomings::pdf))],
-            about: About::Ops(&[(
-                Verb::Get,
-                Op {
-                    summary: "A PDF of an incoming invoice: the one it came in, or one laid out \
-                              from its XML",
-                    params: incomings::PDF_PARAMS,
-                    input: Input::Nothing,
-                    output: Output::Bytes(&["application/pdf"]),
-                },
-            )]),
-        },
+        op_route!(&["incomings", ID, "file"], Verb::Get, Handler::Plain(incomings::file), Op::new("The file an incoming invoice was imported from, as received", Output::Bytes(&["application/xml", "application/pdf"]))),
+        op_route!(&["incomings", ID, "pdf"], Verb::Get, Handler::Plain(incomings::pdf), Op::new("A PDF of an incoming invoice: the one it came in, or one laid out \
+                     from its XML", Output::Bytes(&["application/pdf"])).params(incomings::PDF_PARAMS)),
         Route {
             path: &["incoming-items"],
             handlers: &[(
@@ -764,19 +681,7 @@ static TABLE: &[&[Route]] = &[
     records!("country_taxes", &COUNTRY_TAXES),
     records!("email-templates", &EMAIL_TEMPLATES),
     &[
-        Route {
-            path: &["templates", ID, "thumb"],
-            handlers: &[(Verb::Get, Handler::Plain(templates::thumbnail))],
-            about: About::Ops(&[(
-                Verb::Get,
-                Op {
-                    summary: "An image of a template's first page",
-                    params: templates::THUMB_PARAMS,
-                    input: Input::Nothing,
-                    output: Output::Bytes(&["image/png", "image/gif", "image/jpeg"]),
-                },
-            )]),
-        },
+        op_route!(&["templates", ID, "thumb"], Verb::Get, Handler::Plain(templates::thumbnail), Op::new("An image of a template's first page", Output::Bytes(&["image/png", "image/gif", "image/jpeg"])).params(templates::THUMB_PARAMS)),
         // The singular path only filters: /api/template?type=INVOICE.
         Route {
             path: &["template"],
@@ -800,71 +705,11 @@ static TABLE: &[&[Route]] = &[
             ],
             about: About::Records(webhooks::schema),
         },
-        Route {
-            path: &["webhooks", ID, "test"],
-            handlers: &[(Verb::Put, Handler::Plain(webhooks::test))],
-            about: About::Ops(&[(
-                Verb::Put,
-                Op {
-                    summary: "Send the webhook a webhook.test event carrying the webhook, now; answers its delivery after the attempt",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Record(200, webhooks::delivery_schema),
-                },
-            )]),
-        },
-        Route {
-            path: &["webhooks", ID, "rotate-secret"],
-            handlers: &[(Verb::Put, Handler::Plain(webhooks::rotate))],
-            about: About::Ops(&[(
-                Verb::Put,
-                Op {
-                    summary: "Give the webhook a new signing secret, shown in this answer only; the old one signs beside it for 24 hours",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Record(200, webhooks::schema),
-                },
-            )]),
-        },
-        Route {
-            path: &["webhook-deliveries"],
-            handlers: &[(Verb::Get, Handler::Plain(webhooks::deliveries_list))],
-            about: About::Ops(&[(
-                Verb::Get,
-                Op {
-                    summary: "The delivery log: every event sent to a webhook in the last 30 days, with its attempts",
-                    params: webhooks::DELIVERY_PARAMS,
-                    input: Input::Nothing,
-                    output: Output::List(webhooks::delivery_schema),
-                },
-            )]),
-        },
-        Route {
-            path: &["webhook-deliveries", ID],
-            handlers: &[(Verb::Get, Handler::Plain(webhooks::delivery_get))],
-            about: About::Ops(&[(
-                Verb::Get,
-                Op {
-                    summary: "One delivery of the log, with its attempts",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Record(200, webhooks::delivery_schema),
-                },
-            )]),
-        },
-        Route {
-            path: &["webhook-deliveries", ID, "redeliver"],
-            handlers: &[(Verb::Put, Handler::Plain(webhooks::redeliver))],
-            about: About::Ops(&[(
-                Verb::Put,
-                Op {
-                    summary: "Send a delivery again now, with the same webhook-id, whatever became of it; answers it after the attempt",
-                    params: &[],
-                    input: Input::Nothing,
-                    output: Output::Record(200, webhooks::delivery_schema),
-                },
-            )]),
-        },
+        op_route!(&["webhooks", ID, "test"], Verb::Put, Handler::Plain(webhooks::test), Op::new("Send the webhook a webhook.test event carrying the webhook, now; answers its delivery after the attempt", Output::Record(200, webhooks::delivery_schema))),
+        op_route!(&["webhooks", ID, "rotate-secret"], Verb::Put, Handler::Plain(webhooks::rotate), Op::new("Give the webhook a new signing secret, shown in this answer only; the old one signs beside it for 24 hours", Output::Record(200, webhooks::schema))),
+        op_route!(&["webhook-deliveries"], Verb::Get, Handler::Plain(webhooks::deliveries_list), Op::new("The delivery log: every event sent to a webhook in the last 30 days, with its attempts", Output::List(webhooks::delivery_schema)).params(webhooks::DELIVERY_PARAMS)),
+        op_route!(&["webhook-deliveries", ID], Verb::Get, Handler::Plain(webhooks::delivery_get), Op::new("One delivery of the log, with its attempts", Output::Record(200, webhooks::delivery_schema))),
+        op_route!(&["webhook-deliveries", ID, "redeliver"], Verb::Put, Handler::Plain(webhooks::redeliver), Op::new("Send a delivery again now, with the same webhook-id, whatever became of it; answers it after the attempt", Output::Record(200, webhooks::delivery_schema))),
         Route {
             path: &["test-clock"],
             handlers: &[
@@ -874,23 +719,13 @@ static TABLE: &[&[Route]] = &[
             about: About::Ops(&[
                 (
                     Verb::Get,
-                    Op {
-                        summary: "The account's test clock: its moment in its time zone \
-                                  (only with FAKTURA_TEST_CLOCK=1, else 404)",
-                        params: &[],
-                        input: Input::Nothing,
-                        output: Output::Record(200, runs::schema),
-                    },
+                    Op::new("The account's test clock: its moment in its time zone \
+                             (only with FAKTURA_TEST_CLOCK=1, else 404)", Output::Record(200, runs::schema)),
                 ),
                 (
                     Verb::Put,
-                    Op {
-                        summary: "Move the account's test clock forward; answers once every \
-                                  run due up to the new moment is made",
-                        params: &[],
-                        input: Input::Record(runs::schema, true),
-                        output: Output::Record(200, runs::schema),
-                    },
+                    Op::new("Move the account's test clock forward; answers once every \
+                             run due up to the new moment is made", Output::Record(200, runs::schema)).input(Input::Record(runs::schema, true)),
                 ),
             ]),
         },
@@ -903,30 +738,15 @@ static TABLE: &[&[Route]] = &[
             about: About::Ops(&[
                 (
                     Verb::Get,
-                    Op {
-                        summary: "The account's settings",
-                        params: &[],
-                        input: Input::Nothing,
-                        output: Output::Record(200, settings::schema),
-                    },
+                    Op::new("The account's settings", Output::Record(200, settings::schema)),
                 ),
                 (
                     Verb::Head,
-                    Op {
-                        summary: "The headers of the account's settings",
-                        params: &[],
-                        input: Input::Nothing,
-                        output: Output::Record(200, settings::schema),
-                    },
+                    Op::new("The headers of the account's settings", Output::Record(200, settings::schema)),
                 ),
                 (
                     Verb::Put,
-                    Op {
-                        summary: "Change the account's settings: only the fields sent",
-                        params: &[],
-                        input: Input::Change(settings::schema),
-                        output: Output::Record(200, settings::schema),
-                    },
+                    Op::new("Change the account's settings: only the fields sent", Output::Record(200, settings::schema)).input(Input::Change(settings::schema)),
                 ),
             ]),
         },
