@@ -97,22 +97,20 @@ pub fn check(txn: &dyn Read) -> Result<Report, Error> {
             check_documents(txn, &mut report, &scope, account, kind)?;
             check_children(txn, &mut report, &scope, account, kind)?;
         }
-        report.index_entries += check_entries(
-            txn,
-            &mut report,
-            &scope,
-            &keys::all_client_documents(account),
-            &|key, _| document_named(account, storage::kind_of_client_entry(key)?, key),
-            &mut |_, bytes| stored_document_entries(account, bytes),
-        )?;
-        report.index_entries += check_entries(
-            txn,
-            &mut report,
-            &scope,
-            &keys::all_contact_documents(account),
-            &|key, _| document_named(account, storage::kind_of_client_entry(key)?, key),
-            &mut |_, bytes| stored_document_entries(account, bytes),
-        )?;
+        // Documents by client and by contact: entries of one shape under two prefixes.
+        for prefix in [
+            keys::all_client_documents(account),
+            keys::all_contact_documents(account),
+        ] {
+            report.index_entries += check_entries(
+                txn,
+                &mut report,
+                &scope,
+                &prefix,
+                &|key, _| document_named(account, storage::kind_of_client_entry(key)?, key),
+                &mut |_, bytes| stored_document_entries(account, bytes),
+            )?;
+        }
         // Clients are among the indexed resources, checked with their number claims.
         for res in INDEXED {
             check_indexed(txn, &mut report, &scope, account, res)?;

@@ -341,16 +341,7 @@ pub fn update(
         return Err(Error::Invalid(errors));
     }
     settle_active(&mut record, Some(&old));
-    record.set("updated", Some(Scalar::DateTime(ctx.now)));
-    records::save(
-        ctx,
-        txn,
-        &WEBHOOKS,
-        &record,
-        Some(&old),
-        &Changes::default(),
-    )?;
-    resubscribe(ctx, txn)?;
+    save_changed(ctx, txn, &mut record, &old)?;
     Ok(record)
 }
 
@@ -476,15 +467,19 @@ pub fn disable(ctx: &Ctx, txn: &mut dyn Write, id: u64, reason: &str) -> Result<
     let mut record = old.clone();
     record.set("active", Some(Scalar::Bool(false)));
     record.set("disabled_reason", Some(Scalar::Text(reason.to_owned())));
+    save_changed(ctx, txn, &mut record, &old)
+}
+
+/// Saves a changed webhook, stamped `updated` now, and the account's subscriptions after
+/// it.
+fn save_changed(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    record: &mut Record,
+    old: &Record,
+) -> Result<(), Error> {
     record.set("updated", Some(Scalar::DateTime(ctx.now)));
-    records::save(
-        ctx,
-        txn,
-        &WEBHOOKS,
-        &record,
-        Some(&old),
-        &Changes::default(),
-    )?;
+    records::save(ctx, txn, &WEBHOOKS, record, Some(old), &Changes::default())?;
     resubscribe(ctx, txn)
 }
 

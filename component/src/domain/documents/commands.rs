@@ -1778,13 +1778,13 @@ pub fn book_payment(
         return Err(Error::Invalid(errors));
     };
     let booked: Vec<Payment> = storage::children(txn.as_read(), ctx.account_id, kind, doc.id)?;
-    if booked.len() >= limits::PAYMENTS_MAX {
-        return Err(Error::invalid(format!(
-            "a {} holds at most {} payments",
-            kind.label(),
-            limits::PAYMENTS_MAX
-        )));
-    }
+    check_room(
+        kind,
+        booked.len(),
+        limits::PAYMENTS_MAX,
+        "holds",
+        "payments",
+    )?;
     payment.document_id = doc.id;
     storage::add(ctx, txn, kind, &mut payment)?;
     payments_changed(ctx, txn, &doc, &payment, |settled| Event::Pay { settled })?;
@@ -1835,9 +1835,7 @@ fn payments_changed(
 }
 
 pub fn delete_payment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
-    let payment: Payment = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
-    let doc = storage::load(txn.as_read(), ctx.account_id, kind, payment.document_id)?;
-    storage::remove(ctx, txn, kind, &payment)?;
+    let (payment, doc) = remove_part::<Payment>(ctx, txn, kind, id)?;
     payments_changed(ctx, txn, &doc, &payment, |settled| Event::Unpay { settled }).map(drop)
 }
 
@@ -1869,13 +1867,7 @@ pub fn add_tag(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, c: &Changes) -> Re
     if let Some(same) = existing.iter().find(|t| t.name.eq_ignore_ascii_case(&name)) {
         return Ok(same.clone());
     }
-    if existing.len() >= limits::TAGS_MAX {
-        return Err(Error::invalid(format!(
-            "a {} carries at most {} tags",
-            kind.label(),
-            limits::TAGS_MAX
-        )));
-    }
+    check_room(kind, existing.len(), limits::TAGS_MAX, "carries", "tags")?;
     let mut tag = Tag {
         id: 0,
         document_id: doc.id,
@@ -1896,9 +1888,7 @@ fn tags_changed(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<Docume
 }
 
 pub fn remove_tag(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
-    let tag: Tag = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
-    let doc = storage::load(txn.as_read(), ctx.account_id, kind, tag.document_id)?;
-    storage::remove(ctx, txn, kind, &tag)?;
+    let (_, doc) = remove_part::<Tag>(ctx, txn, kind, id)?;
     tags_changed(ctx, txn, &doc).map(drop)
 }
 
@@ -1926,19 +1916,46 @@ pub fn add_comment(
         _ => return Err(Error::invalid("comment is mandatory")),
     };
     let count = storage::children::<Comment>(txn.as_read(), ctx.account_id, kind, doc.id)?.len();
-    if count >= limits::COMMENTS_MAX {
-        return Err(Error::invalid(format!(
-            "a {} holds at most {} comments",
-            kind.label(),
-            limits::COMMENTS_MAX
-        )));
-    }
+    check_room(kind, count, limits::COMMENTS_MAX, "holds", "comments")?;
     add_system_comment(ctx, txn, &doc, "COMMENT", &text)
 }
 
 pub fn remove_comment(ctx: &Ctx, txn: &mut dyn Write, kind: DocKind, id: u64) -> Result<(), Error> {
     let c: Comment = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
     storage::remove(ctx, txn, kind, &c)
+}
+
+// ---- parts -------------------------------------------------------------------------------
+
+/// Refuses one more part of a document that has `count` of them, `max` at the most: "a
+/// <kind> <verb> at most <max> <parts>".
+fn check_room(
+    kind: DocKind,
+    count: usize,
+    max: usize,
+    verb: &str,
+    parts: &str,
+) -> Result<(), Error> {
+    if count >= max {
+        return Err(Error::invalid(format!(
+            "a {} {verb} at most {max} {parts}",
+            kind.label()
+        )));
+    }
+    Ok(())
+}
+
+/// Removes a document's part by its id: the part as it was, and its document.
+fn remove_part<P: storage::Child>(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    kind: DocKind,
+    id: u64,
+) -> Result<(P, Document), Error> {
+    let part: P = storage::child(txn.as_read(), ctx.account_id, kind, id)?;
+    let doc = storage::load(txn.as_read(), ctx.account_id, kind, part.ids().0)?;
+    storage::remove(ctx, txn, kind, &part)?;
+    Ok((part, doc))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! (`comment_fields`); a leaf.
 
 use super::super::schema::{Field, Kind, Record, Scalar};
-use super::kind::DocKind;
+use super::kind::{DocKind, part_fields_per_kind};
 
 /// The storage collection (and id counter) of a kind's comments.
 pub fn collection(kind: DocKind) -> &'static str {
@@ -56,54 +56,7 @@ const ACTIONS: &str = "COMMENT for a user's comment, else the action the service
                        LETTER, WIN, LOSE, CLEAR, UNCLEAR, CREATE_FROM_OFFER or \
                        CREATE_FROM_CONFIRMATION (read only).";
 
-static INVOICE_FIELDS: [Field; 6] = comment_fields(
-    "invoice_id",
-    "Id of the invoice the comment belongs to.",
-    ACTIONS,
-);
-static CREDIT_NOTE_FIELDS: [Field; 6] = comment_fields(
-    "credit_note_id",
-    "Id of the credit note the comment belongs to.",
-    ACTIONS,
-);
-
-static OFFER_FIELDS: [Field; 6] = comment_fields(
-    "offer_id",
-    "Id of the offer the comment belongs to.",
-    ACTIONS,
-);
-static CONFIRMATION_FIELDS: [Field; 6] = comment_fields(
-    "confirmation_id",
-    "Id of the confirmation the comment belongs to.",
-    ACTIONS,
-);
-static RECURRING_FIELDS: [Field; 6] = comment_fields(
-    "recurring_id",
-    "Id of the recurring invoice the comment belongs to.",
-    ACTIONS,
-);
-static REMINDER_FIELDS: [Field; 6] = comment_fields(
-    "reminder_id",
-    "Id of the reminder the comment belongs to.",
-    ACTIONS,
-);
-static DELIVERY_NOTE_FIELDS: [Field; 6] = comment_fields(
-    "delivery_note_id",
-    "Id of the delivery note the comment belongs to.",
-    ACTIONS,
-);
-
-pub fn fields(kind: DocKind) -> &'static [Field] {
-    match kind {
-        DocKind::Invoice => &INVOICE_FIELDS,
-        DocKind::CreditNote => &CREDIT_NOTE_FIELDS,
-        DocKind::Offer => &OFFER_FIELDS,
-        DocKind::Confirmation => &CONFIRMATION_FIELDS,
-        DocKind::DeliveryNote => &DELIVERY_NOTE_FIELDS,
-        DocKind::Recurring => &RECURRING_FIELDS,
-        DocKind::Reminder => &REMINDER_FIELDS,
-    }
-}
+part_fields_per_kind!(6, comment_fields, "the comment belongs to.", ACTIONS);
 
 pub fn to_record(kind: DocKind, c: &Comment) -> Record {
     let mut r = Record::default();

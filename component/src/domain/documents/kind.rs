@@ -6,6 +6,40 @@
 
 use super::super::Error;
 
+/// `fields(kind)`: the wire fields of a document part (comments, tags) for each kind, made
+/// by `$make(parent_field, parent_doc $(, arg)*)` once per kind, where `parent_doc` is
+/// "Id of the <kind> " followed by `$of` (e.g. "the tag is on.").
+macro_rules! part_fields_per_kind {
+    ($n:literal, $make:ident, $of:literal $(, $arg:expr)*) => {
+        /// The wire fields of this part of a document of `kind`.
+        pub fn fields(kind: DocKind) -> &'static [Field] {
+            static INVOICE: [Field; $n] =
+                $make("invoice_id", concat!("Id of the invoice ", $of) $(, $arg)*);
+            static CREDIT_NOTE: [Field; $n] =
+                $make("credit_note_id", concat!("Id of the credit note ", $of) $(, $arg)*);
+            static OFFER: [Field; $n] = $make("offer_id", concat!("Id of the offer ", $of) $(, $arg)*);
+            static CONFIRMATION: [Field; $n] =
+                $make("confirmation_id", concat!("Id of the confirmation ", $of) $(, $arg)*);
+            static RECURRING: [Field; $n] =
+                $make("recurring_id", concat!("Id of the recurring invoice ", $of) $(, $arg)*);
+            static REMINDER: [Field; $n] =
+                $make("reminder_id", concat!("Id of the reminder ", $of) $(, $arg)*);
+            static DELIVERY_NOTE: [Field; $n] =
+                $make("delivery_note_id", concat!("Id of the delivery note ", $of) $(, $arg)*);
+            match kind {
+                DocKind::Invoice => &INVOICE,
+                DocKind::CreditNote => &CREDIT_NOTE,
+                DocKind::Offer => &OFFER,
+                DocKind::Confirmation => &CONFIRMATION,
+                DocKind::DeliveryNote => &DELIVERY_NOTE,
+                DocKind::Recurring => &RECURRING,
+                DocKind::Reminder => &REMINDER,
+            }
+        }
+    };
+}
+pub(crate) use part_fields_per_kind;
+
 /// The kinds of documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DocKind {

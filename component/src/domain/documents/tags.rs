@@ -3,7 +3,7 @@
 //! leaf.
 
 use super::super::schema::{Field, Kind, Record, Scalar};
-use super::kind::DocKind;
+use super::kind::{DocKind, part_fields_per_kind};
 
 /// The storage collection (and id counter) of a kind's tags.
 pub fn collection(kind: DocKind) -> &'static str {
@@ -34,29 +34,7 @@ const fn tag_fields(parent_field: &'static str, parent_doc: &'static str) -> [Fi
     ]
 }
 
-static INVOICE_FIELDS: [Field; 3] = tag_fields("invoice_id", "Id of the invoice the tag is on.");
-static CREDIT_NOTE_FIELDS: [Field; 3] =
-    tag_fields("credit_note_id", "Id of the credit note the tag is on.");
-static OFFER_FIELDS: [Field; 3] = tag_fields("offer_id", "Id of the offer the tag is on.");
-static CONFIRMATION_FIELDS: [Field; 3] =
-    tag_fields("confirmation_id", "Id of the confirmation the tag is on.");
-static RECURRING_FIELDS: [Field; 3] =
-    tag_fields("recurring_id", "Id of the recurring invoice the tag is on.");
-static REMINDER_FIELDS: [Field; 3] = tag_fields("reminder_id", "Id of the reminder the tag is on.");
-static DELIVERY_NOTE_FIELDS: [Field; 3] =
-    tag_fields("delivery_note_id", "Id of the delivery note the tag is on.");
-
-pub fn fields(kind: DocKind) -> &'static [Field] {
-    match kind {
-        DocKind::Invoice => &INVOICE_FIELDS,
-        DocKind::CreditNote => &CREDIT_NOTE_FIELDS,
-        DocKind::Offer => &OFFER_FIELDS,
-        DocKind::Confirmation => &CONFIRMATION_FIELDS,
-        DocKind::DeliveryNote => &DELIVERY_NOTE_FIELDS,
-        DocKind::Recurring => &RECURRING_FIELDS,
-        DocKind::Reminder => &REMINDER_FIELDS,
-    }
-}
+part_fields_per_kind!(3, tag_fields, "the tag is on.");
 
 pub fn to_record(kind: DocKind, t: &Tag) -> Record {
     let mut r = Record::default();
