@@ -169,9 +169,10 @@ async fn every_resource_tells_its_changes_verified_in_both_formats() {
         .create(
             "/api/invoices",
             &format!(
-                "<invoice><client_id>{c}</client_id><invoice-items><invoice-item><title>A</title>\
-                 <quantity>2</quantity><unit_price>50</unit_price></invoice-item></invoice-items>\
-                 </invoice>"
+                "<invoice><client_id>{c}</client_id><net_gross>GROSS</net_gross>\
+                 <invoice-items><invoice-item><title>A</title><quantity>2</quantity>\
+                 <unit_price>50</unit_price><tax_rate>19</tax_rate></invoice-item>\
+                 </invoice-items></invoice>"
             ),
         )
         .await
@@ -239,10 +240,16 @@ async fn every_resource_tells_its_changes_verified_in_both_formats() {
     )
     .await;
     // Each record exactly as a GET answers it (as it was then: the client before its
-    // later changes is not asked for; the supplier and the article are unchanged since).
+    // later changes is not asked for; the supplier, the article and the item are unchanged
+    // since, and the item's totals follow its gross-priced invoice).
+    let items = app
+        .get(&format!("/api/invoice-items?invoice_id={invoice}"))
+        .await;
+    let item = &items.fields("id")[0];
     for (name, path) in [
         ("supplier.create", "/api/suppliers/1".to_owned()),
         ("article.create", "/api/articles/1".to_owned()),
+        ("invoice_item.create", format!("/api/invoice-items/{item}")),
     ] {
         for (format, accept) in [("xml", "xml"), ("json", "json")] {
             let get = app.get(&format!("{path}?format={accept}")).await;

@@ -139,9 +139,9 @@ pub fn set_subscriptions(
 }
 
 /// What a delivery shows, kept as it was at the change: the record's stored bytes (a
-/// document's, a part's; a record resource's as the API shows it), the stored bytes of
-/// what it shows values of (an item's document), and the account's day then (a status as
-/// shown that day, OVERDUE).
+/// document's, a part's; a record resource's as the API shows it), the values it shows of
+/// another record (an item's of its document, as a document's stored form holding just
+/// those), and the account's day then (a status as shown that day, OVERDUE).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     #[serde(with = "serde_bytes")]

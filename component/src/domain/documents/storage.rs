@@ -828,13 +828,28 @@ fn child_event<C: Child>(
     let (doc, id) = c.ids();
     let resource = format!("{}_{part}", kind.range());
     events::emit(ctx, txn, &resource, verb, id, |txn| {
-        let parent = if C::SHOWS_DOCUMENT {
-            txn.get(&keys::record(ctx.account_id, kind, doc))?
-        } else {
-            None
+        let parent = match C::SHOWS_DOCUMENT {
+            true => txn
+                .get(&keys::record(ctx.account_id, kind, doc))?
+                .map(|doc| shown_of_document(&doc))
+                .transpose()?,
+            false => None,
         };
         Ok(events::snapshot_of(ctx, bytes, parent))
     })
+}
+
+/// What a part's event keeps of its document, in the document's stored form: a blank
+/// document of its kind and id with the values a part shows of it (an item's totals
+/// follow its document's price basis and `tax_free`). An event of each item of a document,
+/// for each webhook, would otherwise carry a copy of the whole document.
+fn shown_of_document(bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    let doc = decode(bytes)?;
+    let mut shown = Document::blank(doc.kind, doc.date);
+    shown.id = doc.id;
+    shown.net_gross = doc.net_gross;
+    shown.tax_free = doc.tax_free;
+    Ok(store::encode(&to_stored(&shown)))
 }
 
 /// The items of a document by position, then id.
