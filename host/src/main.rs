@@ -199,24 +199,31 @@ fn init_log() -> anyhow::Result<()> {
     Ok(())
 }
 
+impl Command {
+    /// Whether the command runs the component, which is then checked first. The outbox
+    /// commands need no component, and no database but a PostgreSQL store's; moving a
+    /// store's entries needs none either, and a check through a running server runs the
+    /// server's.
+    fn runs_the_component(&self) -> bool {
+        !matches!(
+            self,
+            Command::Outbox { .. }
+                | Command::Export { .. }
+                | Command::Import { .. }
+                | Command::Backup { .. }
+                | Command::Restore { .. }
+                | Command::Check
+        )
+    }
+}
+
 async fn run() -> anyhow::Result<()> {
     init_log()?;
     let cli = Cli::parse();
     let component = cli.component.unwrap_or_else(default_component);
     let mut options = Options::new(&cli.data, component.clone());
     options.store = cli.store.clone();
-    // The outbox commands need no component, and no database but a PostgreSQL store's;
-    // moving a store's entries needs none either, and a check through a running server
-    // runs the server's.
-    if !matches!(
-        cli.command,
-        Command::Outbox { .. }
-            | Command::Export { .. }
-            | Command::Import { .. }
-            | Command::Backup { .. }
-            | Command::Restore { .. }
-            | Command::Check
-    ) {
+    if cli.command.runs_the_component() {
         faktura_host::engine_check_component(&component)?;
     }
     match cli.command {
@@ -238,115 +245,29 @@ async fn run() -> anyhow::Result<()> {
             options.smtp = smtp;
             options.rate_limit = rate_limit;
             options.metrics = metrics;
-            let runtime = Runtime::new(&options)?;
-            let turn = runtime.start_up_turn().await?;
-            let migration = runtime.migrate().await?;
-            if migration.from_version != migration.to_version {
-                println!(
-                    "Migrated the data directory from data version {} to {} ({} API keys, kept \
-                     sums of {} kinds of documents rebuilt, e-invoices of {} completed \
-                     documents made).",
-                    migration.from_version,
-                    migration.to_version,
-                    migration.key_entries,
-                    migration.kept_rebuilt,
-                    migration.einvoices_made
-                );
-            }
-            if let Some(key) = runtime.bootstrap(bootstrap_key.clone()).await? {
-                println!(
-                    "Created the default account {} with an admin user.",
-                    key.account_id
-                );
-                if bootstrap_key.is_some() {
-                    println!("Its API key is the bootstrap key you gave.");
-                } else {
-                    println!("API key (shown once, keep it safe): {}", key.api_key);
-                }
-            }
-            drop(turn);
-            let listener = tokio::net::TcpListener::bind(listen)
-                .await
-                .with_context(|| format!("listening on {listen}"))?;
-            println!(
-                "Faktura is listening on http://{}/api",
-                listener.local_addr()?
-            );
-            println!(
-                "Try: curl -H 'X-ServiceApiKey: KEY' http://{}/api/clients",
-                listener.local_addr()?
-            );
-            if let Some(metrics) = metrics {
-                println!("Metrics on http://{metrics}/metrics, health on /healthz and /readyz");
-            }
-            faktura_host::serve(runtime, listener, shutdown_signal()).await
+            serve(&options, listen, bootstrap_key, metrics).await
         }
         Command::Export { to } => {
             let moved = faktura_host::export_store(&options, &to).await?;
-            println!(
-                "Exported {} entries ({} bytes of keys and values) to {}.",
-                moved.entries,
-                moved.bytes,
-                to.display()
-            );
+            print_moved("Exported", "to", &moved, &to);
             Ok(())
         }
         Command::Import { from } => {
             let moved = faktura_host::import_store(&options, &from).await?;
-            println!(
-                "Imported {} entries ({} bytes of keys and values) from {}.",
-                moved.entries,
-                moved.bytes,
-                from.display()
-            );
+            print_moved("Imported", "from", &moved, &from);
             Ok(())
         }
         Command::Backup { to } => {
             let moved = faktura_host::backup_store(&options, &to).await?;
-            println!(
-                "Backed up {} entries ({} bytes of keys and values) to {}.",
-                moved.entries,
-                moved.bytes,
-                to.display()
-            );
+            print_moved("Backed up", "to", &moved, &to);
             Ok(())
         }
         Command::Restore { from } => {
             let moved = faktura_host::import_store(&options, &from).await?;
-            println!(
-                "Restored {} entries ({} bytes of keys and values) from {}.",
-                moved.entries,
-                moved.bytes,
-                from.display()
-            );
+            print_moved("Restored", "from", &moved, &from);
             Ok(())
         }
-        Command::Check => {
-            let report = faktura_host::check_store(&options).await?;
-            println!(
-                "Checked {} accounts: {} records, {} index entries, {} kept sums and counts, \
-                 {} number claims.",
-                report.accounts,
-                report.records,
-                report.index_entries,
-                report.kept_values,
-                report.number_claims
-            );
-            for problem in &report.problems {
-                println!("problem: {problem}");
-            }
-            let unlisted = report.problems_found - report.problems.len() as u64;
-            if unlisted > 0 {
-                println!("… and {unlisted} problems more.");
-            }
-            match report.problems_found {
-                0 => {}
-                1 => anyhow::bail!("the store has a problem"),
-                n => anyhow::bail!("the store has {n} problems"),
-            }
-            println!("No problems found.");
-            Ok(())
-        }
+        Command::Check => check(&options).await,
         Command::Outbox { command } => {
             if let OutboxCommand::Deliver { smtp } = command {
                 faktura_host::deliver_outbox(&options, &smtp).await?;
@@ -363,6 +284,97 @@ async fn run() -> anyhow::Result<()> {
             command: UserCommand::Revoke { user },
         } => admin(&options, admin::Command::RevokeUser { user }).await,
     }
+}
+
+/// `faktura serve`: starts the runtime on the store (migrating it and creating the default
+/// account of an empty one first), then answers on `listen` until a shutdown signal.
+async fn serve(
+    options: &Options,
+    listen: SocketAddr,
+    bootstrap_key: Option<String>,
+    metrics: Option<SocketAddr>,
+) -> anyhow::Result<()> {
+    let runtime = Runtime::new(options)?;
+    let turn = runtime.start_up_turn().await?;
+    let migration = runtime.migrate().await?;
+    if migration.from_version != migration.to_version {
+        println!(
+            "Migrated the data directory from data version {} to {} ({} API keys, kept \
+             sums of {} kinds of documents rebuilt, e-invoices of {} completed \
+             documents made).",
+            migration.from_version,
+            migration.to_version,
+            migration.key_entries,
+            migration.kept_rebuilt,
+            migration.einvoices_made
+        );
+    }
+    if let Some(key) = runtime.bootstrap(bootstrap_key.clone()).await? {
+        println!(
+            "Created the default account {} with an admin user.",
+            key.account_id
+        );
+        if bootstrap_key.is_some() {
+            println!("Its API key is the bootstrap key you gave.");
+        } else {
+            println!("API key (shown once, keep it safe): {}", key.api_key);
+        }
+    }
+    drop(turn);
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("listening on {listen}"))?;
+    println!(
+        "Faktura is listening on http://{}/api",
+        listener.local_addr()?
+    );
+    println!(
+        "Try: curl -H 'X-ServiceApiKey: KEY' http://{}/api/clients",
+        listener.local_addr()?
+    );
+    if let Some(metrics) = metrics {
+        println!("Metrics on http://{metrics}/metrics, health on /healthz and /readyz");
+    }
+    faktura_host::serve(runtime, listener, shutdown_signal()).await
+}
+
+/// `faktura check`: the store's records, index entries, sums and number claims against
+/// each other; fails when it finds a problem.
+async fn check(options: &Options) -> anyhow::Result<()> {
+    let report = faktura_host::check_store(options).await?;
+    println!(
+        "Checked {} accounts: {} records, {} index entries, {} kept sums and counts, \
+         {} number claims.",
+        report.accounts,
+        report.records,
+        report.index_entries,
+        report.kept_values,
+        report.number_claims
+    );
+    for problem in &report.problems {
+        println!("problem: {problem}");
+    }
+    let unlisted = report.problems_found - report.problems.len() as u64;
+    if unlisted > 0 {
+        println!("… and {unlisted} problems more.");
+    }
+    match report.problems_found {
+        0 => {}
+        1 => anyhow::bail!("the store has a problem"),
+        n => anyhow::bail!("the store has {n} problems"),
+    }
+    println!("No problems found.");
+    Ok(())
+}
+
+/// The line a command that moved a store's entries ends with.
+fn print_moved(verb: &str, preposition: &str, moved: &faktura_host::Moved, path: &std::path::Path) {
+    println!(
+        "{verb} {} entries ({} bytes of keys and values) {preposition} {}.",
+        moved.entries,
+        moved.bytes,
+        path.display()
+    );
 }
 
 /// Runs an admin command through the running server's socket, or on the data directory

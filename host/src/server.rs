@@ -175,11 +175,7 @@ impl Runtime {
         let mut store = new_store(&self.engine, self.shared.clone(), &self.limits, self.fuel);
         store.set_epoch_deadline(1);
         let (sender, receiver) = oneshot::channel();
-        let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
-        let large_body = header(hyper::header::TRANSFER_ENCODING).is_some()
-            || header(hyper::header::CONTENT_LENGTH)
-                .and_then(|n| n.parse::<u64>().ok())
-                .is_some_and(|n| n > INLINE_BODY_MAX);
+        let large_body = has_large_body(&req);
         // With fuel counted (`FAKTURA_PROFILE=fuel`), each request's count is logged with it.
         let profiled = self.fuel.then(|| format!("{} {}", req.method(), req.uri()));
         let req = store
@@ -217,43 +213,20 @@ impl Runtime {
         // In the request's span wherever it runs on: its own task, or past the answer.
         let guest = guest.instrument(tracing::Span::current());
         let guest = Box::pin(CatchUnwind(Box::pin(guest)));
-        let mut receiver = receiver;
-        if large_body {
+        let answer = if large_body {
             // A large body arrives while the guest reads it: the guest runs on a task of
             // its own, in parallel with this connection's task feeding it.
             let task = tokio::spawn(guest);
-            let answer = match receiver.await {
+            match receiver.await {
                 Ok(answer) => answer,
                 Err(_) => {
                     let finished = task.await.unwrap_or_else(|e| Err(e.to_string()));
                     return Err(guest_failure(finished));
                 }
-            };
-            return self.answer(answer, &seen, format).await;
-        }
-        // Otherwise it runs on this connection's task until it answers (most finish their
-        // body in the same go, sparing a task and a cross-thread wake-up per request); one
-        // still writing its body, or whose client went away, goes on in a task of its own.
-        let mut guest = RunToEnd(Some(guest));
-        let running = guest.0.as_mut().expect("the guest is set");
-        let answer = tokio::select! {
-            biased;
-            finished = running => {
-                guest.0 = None;
-                match receiver.await {
-                    Ok(answer) => answer,
-                    Err(_) => return Err(guest_failure(finished)),
-                }
             }
-            answer = &mut receiver => match answer {
-                Ok(answer) => answer,
-                Err(_) => {
-                    let finished = guest.0.take().expect("the guest is set").await;
-                    return Err(guest_failure(finished));
-                }
-            },
+        } else {
+            answer_on_this_task(guest, receiver).await?
         };
-        drop(guest);
         self.answer(answer, &seen, format).await
     }
 
@@ -335,6 +308,49 @@ impl Runtime {
 
 /// Request bodies up to this size are read by a guest running on its connection's task.
 const INLINE_BODY_MAX: u64 = 64 * 1024;
+
+/// Whether a request's body may be too large to arrive before the guest reads it: sent in
+/// chunks, or longer than `INLINE_BODY_MAX`.
+fn has_large_body(req: &hyper::Request<Incoming>) -> bool {
+    let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    header(hyper::header::TRANSFER_ENCODING).is_some()
+        || header(hyper::header::CONTENT_LENGTH)
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n > INLINE_BODY_MAX)
+}
+
+/// Runs the guest on this connection's task until it answers (most finish their body in
+/// the same go, sparing a task and a cross-thread wake-up per request); one still writing
+/// its body, or whose client went away, goes on in a task of its own.
+async fn answer_on_this_task<F>(
+    guest: Pin<Box<F>>,
+    mut receiver: oneshot::Receiver<Result<Response, ErrorCode>>,
+) -> anyhow::Result<Result<Response, ErrorCode>>
+where
+    F: Future<Output = Result<wasmtime::Result<()>, String>> + Send + 'static,
+{
+    let mut guest = RunToEnd(Some(guest));
+    let running = guest.0.as_mut().expect("the guest is set");
+    let answer = tokio::select! {
+        biased;
+        finished = running => {
+            guest.0 = None;
+            match receiver.await {
+                Ok(answer) => answer,
+                Err(_) => return Err(guest_failure(finished)),
+            }
+        }
+        answer = &mut receiver => match answer {
+            Ok(answer) => answer,
+            Err(_) => {
+                let finished = guest.0.take().expect("the guest is set").await;
+                return Err(guest_failure(finished));
+            }
+        },
+    };
+    drop(guest);
+    Ok(answer)
+}
 
 /// Why a guest that set no response failed.
 fn guest_failure(finished: Result<wasmtime::Result<()>, String>) -> anyhow::Error {

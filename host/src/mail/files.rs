@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use faktura_backend::outbox::{
-    self, DeliveryState, FAILED, MailError, QUEUE, SENT, list, now_unix, retire,
+    self, DeliveryState, FAILED, MailError, OutboxEntry, QUEUE, SENT, list, now_unix, retire,
 };
 use lettre::address::Envelope;
 use lettre::{AsyncSmtpTransport, Tokio1Executor};
@@ -77,15 +77,7 @@ pub(super) async fn deliver_due(
             next_due = Some(next_due.map_or(entry.state.next_try, |n| n.min(entry.state.next_try)));
             continue;
         }
-        let envelope_text =
-            fs::read_to_string(queue.join(format!("{}.envelope", entry.id))).unwrap_or_default();
-        let from = envelope_text.lines().find_map(|l| l.strip_prefix("from "));
-        let to: Vec<lettre::Address> = entry
-            .recipients
-            .iter()
-            .filter_map(|r| r.parse().ok())
-            .collect();
-        let envelope = match Envelope::new(from.and_then(|f| f.parse().ok()), to) {
+        let envelope = match envelope_of(&queue, &entry) {
             Ok(e) => e,
             Err(e) => {
                 let state = DeliveryState {
@@ -103,35 +95,61 @@ pub(super) async fn deliver_due(
         };
         let mut state = entry.state.clone();
         state.attempts += 1;
-        match attempt(transport, &envelope, &eml).await {
-            Attempt::Delivered(note) => {
-                state.last_error = note;
-                let _ = state.write(&queue, &entry.id);
-                if let Err(e) = retire(outbox, &entry.id, SENT) {
-                    tracing::error!("moving sent message {}: {e}", entry.id);
-                }
-                tracing::info!(message = entry.id, "mail delivered");
-            }
-            Attempt::Refused(reason) => {
-                tracing::warn!(message = entry.id, "mail {reason}");
-                state.last_error = reason;
-                let _ = state.write(&queue, &entry.id);
-                let _ = retire(outbox, &entry.id, FAILED);
-            }
-            Attempt::Later(reason) => {
-                state.next_try = now_unix() + retry_delay(state.attempts).as_secs();
-                tracing::warn!(
-                    message = entry.id,
-                    attempts = state.attempts,
-                    "mail not delivered yet, {reason}"
-                );
-                state.last_error = reason;
-                let _ = state.write(&queue, &entry.id);
-                next_due = Some(next_due.map_or(state.next_try, |n| n.min(state.next_try)));
-            }
+        let outcome = attempt(transport, &envelope, &eml).await;
+        if let Some(next_try) = settle(outbox, &entry.id, state, outcome) {
+            next_due = Some(next_due.map_or(next_try, |n| n.min(next_try)));
         }
     }
     next_due
+}
+
+/// The envelope of a queued message: the sender its `.envelope` file names, and its
+/// recipients.
+fn envelope_of(queue: &Path, entry: &OutboxEntry) -> Result<Envelope, lettre::error::Error> {
+    let envelope_text =
+        fs::read_to_string(queue.join(format!("{}.envelope", entry.id))).unwrap_or_default();
+    let from = envelope_text.lines().find_map(|l| l.strip_prefix("from "));
+    let to: Vec<lettre::Address> = entry
+        .recipients
+        .iter()
+        .filter_map(|r| r.parse().ok())
+        .collect();
+    Envelope::new(from.and_then(|f| f.parse().ok()), to)
+}
+
+/// Records what became of one attempt at message `id`: sent, failed for good, or to try
+/// again, whose time it answers.
+fn settle(outbox: &Path, id: &str, mut state: DeliveryState, outcome: Attempt) -> Option<u64> {
+    let queue = outbox.join(QUEUE);
+    match outcome {
+        Attempt::Delivered(note) => {
+            state.last_error = note;
+            let _ = state.write(&queue, id);
+            if let Err(e) = retire(outbox, id, SENT) {
+                tracing::error!("moving sent message {id}: {e}");
+            }
+            tracing::info!(message = id, "mail delivered");
+            None
+        }
+        Attempt::Refused(reason) => {
+            tracing::warn!(message = id, "mail {reason}");
+            state.last_error = reason;
+            let _ = state.write(&queue, id);
+            let _ = retire(outbox, id, FAILED);
+            None
+        }
+        Attempt::Later(reason) => {
+            state.next_try = now_unix() + retry_delay(state.attempts).as_secs();
+            tracing::warn!(
+                message = id,
+                attempts = state.attempts,
+                "mail not delivered yet, {reason}"
+            );
+            state.last_error = reason;
+            let _ = state.write(&queue, id);
+            Some(state.next_try)
+        }
+    }
 }
 
 /// Delivers the outbox over `transport` until the task is dropped: when the next message
