@@ -8,12 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::value::{Content, Element};
-use super::xml::DecodeError;
-use crate::limits;
-
-fn err(msg: impl Into<String>) -> DecodeError {
-    DecodeError(msg.into())
-}
+use super::xml::{DecodeError, check_depth, count_element, err};
 
 /// Writes a document.
 pub fn encode_json(root: &Element) -> Vec<u8> {
@@ -135,25 +130,17 @@ fn number_text(literal: &str) -> String {
     }
 }
 
+/// The element of `name` a JSON value stands for, at `depth` (the root is 1): a scalar its
+/// text, an object its attributes (`@name`) and children; `count` counts the document's
+/// elements.
 fn element(
     name: String,
     value: Value,
     depth: usize,
     count: &mut usize,
 ) -> Result<Element, DecodeError> {
-    *count += 1;
-    if *count > limits::XML_ELEMENTS_MAX {
-        return Err(err(format!(
-            "the document has more than {} elements",
-            limits::XML_ELEMENTS_MAX
-        )));
-    }
-    if depth > limits::XML_DEPTH_MAX {
-        return Err(err(format!(
-            "the document nests deeper than {} elements",
-            limits::XML_DEPTH_MAX
-        )));
-    }
+    count_element(count)?;
+    check_depth(depth)?;
     if let Some(text) = scalar_text(&value) {
         return Ok(Element::text(name, text));
     }
@@ -173,32 +160,7 @@ fn element(
         }
         match v {
             Value::Array(entries) => {
-                // [{"item": {...}}, ...] wraps each entry in its element name.
-                let wrapped = !entries.is_empty()
-                    && entries.iter().all(|x| matches!(x, Value::Object(m) if m.len() == 1 && m.values().all(Value::is_object)));
-                if wrapped {
-                    let mut list = Element::node(key.clone(), Vec::new());
-                    let mut inner_children = Vec::new();
-                    for entry in entries {
-                        let Value::Object(m) = entry else {
-                            unreachable!("checked above")
-                        };
-                        for (inner, content) in m {
-                            inner_children.push(element(inner, content, depth + 2, count)?);
-                        }
-                    }
-                    list.content = Content::Children(inner_children);
-                    children.push(list);
-                    continue;
-                }
-                for entry in entries {
-                    {
-                        if matches!(entry, Value::Array(_)) {
-                            return Err(err(format!("{key} must not hold nested arrays")));
-                        }
-                        children.push(element(key.clone(), entry, depth + 1, count)?);
-                    }
-                }
+                array_children(key, entries, depth, count, &mut children)?;
             }
             other => children.push(element(key, other, depth + 1, count)?),
         }
@@ -209,6 +171,55 @@ fn element(
         Content::Children(children)
     };
     Ok(e)
+}
+
+/// The children an array under `key` stands for, added to `children`: a list element
+/// `key` when each entry wraps one element (`[{"item": {...}}, ...]`), else one element
+/// `key` per entry.
+fn array_children(
+    key: String,
+    entries: Vec<Value>,
+    depth: usize,
+    count: &mut usize,
+    children: &mut Vec<Element>,
+) -> Result<(), DecodeError> {
+    let wrapped = !entries.is_empty()
+        && entries.iter().all(
+            |x| matches!(x, Value::Object(m) if m.len() == 1 && m.values().all(Value::is_object)),
+        );
+    if wrapped {
+        children.push(wrapped_list(key, entries, depth, count)?);
+        return Ok(());
+    }
+    for entry in entries {
+        if matches!(entry, Value::Array(_)) {
+            return Err(err(format!("{key} must not hold nested arrays")));
+        }
+        children.push(element(key.clone(), entry, depth + 1, count)?);
+    }
+    Ok(())
+}
+
+/// The list element `key` of an array whose every entry wraps one element in its name
+/// (`[{"item": {...}}, ...]`).
+fn wrapped_list(
+    key: String,
+    entries: Vec<Value>,
+    depth: usize,
+    count: &mut usize,
+) -> Result<Element, DecodeError> {
+    let mut list = Element::node(key, Vec::new());
+    let mut inner_children = Vec::new();
+    for entry in entries {
+        let Value::Object(m) = entry else {
+            unreachable!("the caller checked every entry")
+        };
+        for (inner, content) in m {
+            inner_children.push(element(inner, content, depth + 2, count)?);
+        }
+    }
+    list.content = Content::Children(inner_children);
+    Ok(list)
 }
 
 #[cfg(test)]

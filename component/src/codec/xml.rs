@@ -5,7 +5,7 @@
 //! predefined entities and character references are resolved. Depth, element count and text
 //! length are bounded by `limits`.
 
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
 use super::emit::{XmlWriter, emit_element};
@@ -22,8 +22,33 @@ impl std::fmt::Display for DecodeError {
     }
 }
 
-fn err(msg: impl Into<String>) -> DecodeError {
+pub(super) fn err(msg: impl Into<String>) -> DecodeError {
     DecodeError(msg.into())
+}
+
+/// Counts one more element of a document: at most `limits::XML_ELEMENTS_MAX` (XML and
+/// JSON alike).
+pub(super) fn count_element(count: &mut usize) -> Result<(), DecodeError> {
+    *count += 1;
+    if *count > limits::XML_ELEMENTS_MAX {
+        return Err(err(format!(
+            "the document has more than {} elements",
+            limits::XML_ELEMENTS_MAX
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses an element nested deeper than `limits::XML_DEPTH_MAX` (the root is at depth
+/// 1; XML and JSON alike).
+pub(super) fn check_depth(depth: usize) -> Result<(), DecodeError> {
+    if depth > limits::XML_DEPTH_MAX {
+        return Err(err(format!(
+            "the document nests deeper than {} elements",
+            limits::XML_DEPTH_MAX
+        )));
+    }
+    Ok(())
 }
 
 /// Parses one XML document into its root element.
@@ -52,79 +77,28 @@ pub fn decode_xml(bytes: &[u8]) -> Result<Element, DecodeError> {
                 return Err(err("malformed XML: content after the root element"));
             }
             Event::Start(start) => {
-                elements += 1;
-                if elements > limits::XML_ELEMENTS_MAX {
-                    return Err(err(format!(
-                        "the document has more than {} elements",
-                        limits::XML_ELEMENTS_MAX
-                    )));
-                }
-                if stack.len() >= limits::XML_DEPTH_MAX {
-                    return Err(err(format!(
-                        "the document nests deeper than {} elements",
-                        limits::XML_DEPTH_MAX
-                    )));
-                }
+                count_element(&mut elements)?;
+                check_depth(stack.len() + 1)?;
                 stack.push((open(&start)?, String::new()));
             }
             Event::Empty(start) => {
-                elements += 1;
-                if elements > limits::XML_ELEMENTS_MAX {
-                    return Err(err(format!(
-                        "the document has more than {} elements",
-                        limits::XML_ELEMENTS_MAX
-                    )));
-                }
+                count_element(&mut elements)?;
                 let mut element = open(&start)?;
                 element.content = Content::Text(String::new());
-                match stack.last_mut() {
-                    Some((parent, _)) => push_child(parent, element),
-                    None => root = Some(element),
-                }
+                attach(&mut stack, &mut root, element);
             }
             Event::End(_) => {
-                let (mut element, text) = stack.pop().ok_or_else(|| err("malformed XML"))?;
-                if let Content::Children(children) = &element.content {
-                    if !children.is_empty() && !text.trim().is_empty() {
-                        return Err(err(format!(
-                            "element <{}> mixes text and elements",
-                            element.name
-                        )));
-                    }
-                    if children.is_empty() {
-                        element.content = Content::Text(text);
-                    }
-                }
-                match stack.last_mut() {
-                    Some((parent, _)) => push_child(parent, element),
-                    None => root = Some(element),
-                }
+                let element = close(&mut stack)?;
+                attach(&mut stack, &mut root, element);
             }
             Event::Text(t) => append_text(&mut stack, &t.xml10_content(), root.is_some())?,
             Event::CData(c) => {
                 append_text(&mut stack, &c.into_inner(), root.is_some())?;
             }
             Event::GeneralRef(r) => {
-                let resolved = if r.is_char_ref() {
-                    r.resolve_char_ref()
-                        .map_err(|e| err(format!("bad character reference: {e}")))?
-                        .ok_or_else(|| err("bad character reference"))?
-                } else {
-                    match &*r.xml10_content() {
-                        "amp" => '&',
-                        "lt" => '<',
-                        "gt" => '>',
-                        "quot" => '"',
-                        "apos" => '\'',
-                        other => {
-                            return Err(err(format!(
-                                "undefined entity &{other}; (entities are not supported)"
-                            )));
-                        }
-                    }
-                };
                 let mut buf = [0u8; 4];
-                append_text(&mut stack, resolved.encode_utf8(&mut buf), root.is_some())?;
+                let resolved = resolve(&r)?.encode_utf8(&mut buf);
+                append_text(&mut stack, resolved, root.is_some())?;
             }
             Event::DocType(_) => {
                 return Err(err("DOCTYPE declarations are not allowed"));
@@ -137,6 +111,53 @@ pub fn decode_xml(bytes: &[u8]) -> Result<Element, DecodeError> {
         return Err(err("malformed XML: unexpected end of document"));
     }
     root.ok_or_else(|| err("the body holds no XML element"))
+}
+
+/// The element an end tag closes: its text becomes its content when it holds no
+/// elements; text beside elements is refused.
+fn close(stack: &mut Vec<(Element, String)>) -> Result<Element, DecodeError> {
+    let (mut element, text) = stack.pop().ok_or_else(|| err("malformed XML"))?;
+    if let Content::Children(children) = &element.content {
+        if !children.is_empty() && !text.trim().is_empty() {
+            return Err(err(format!(
+                "element <{}> mixes text and elements",
+                element.name
+            )));
+        }
+        if children.is_empty() {
+            element.content = Content::Text(text);
+        }
+    }
+    Ok(element)
+}
+
+/// Places a finished element: into the element open around it, else as the root.
+fn attach(stack: &mut [(Element, String)], root: &mut Option<Element>, element: Element) {
+    match stack.last_mut() {
+        Some((parent, _)) => push_child(parent, element),
+        None => *root = Some(element),
+    }
+}
+
+/// The character a reference stands for: a character reference, or one of the five
+/// predefined entities (no others are defined, since DTDs are refused).
+fn resolve(r: &BytesRef<'_>) -> Result<char, DecodeError> {
+    if r.is_char_ref() {
+        return r
+            .resolve_char_ref()
+            .map_err(|e| err(format!("bad character reference: {e}")))?
+            .ok_or_else(|| err("bad character reference"));
+    }
+    match &*r.xml10_content() {
+        "amp" => Ok('&'),
+        "lt" => Ok('<'),
+        "gt" => Ok('>'),
+        "quot" => Ok('"'),
+        "apos" => Ok('\''),
+        other => Err(err(format!(
+            "undefined entity &{other}; (entities are not supported)"
+        ))),
+    }
 }
 
 /// A name the writer can write back: a letter or `_` first, then letters, digits, `-`, `_`,

@@ -140,44 +140,45 @@ fn filter(query: &Query) -> Result<Filter, ApiError> {
             .map(str::to_lowercase)
             .collect()
     };
+    let (tags, tags_any) = query.tags();
     let mut f = Filter {
         names: parts("name"),
         emails: parts("email"),
         first_names: parts("first_name"),
         last_names: parts("last_name"),
         notes: parts("note"),
-        tags: query.list("tags").into_iter().map(str::to_owned).collect(),
-        tags_any: query
-            .list("tags_any")
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
+        tags,
+        tags_any,
         ..Filter::default()
     };
-    for n in query.list("client_number") {
-        match n.parse::<i64>() {
-            Ok(number) if number > 0 && n.bytes().all(|b| b.is_ascii_digit()) => {
-                f.numbers.push(number)
-            }
-            _ => errors.push(format!(
-                "client_number must list serial numbers (digits only, from 1), got \"{n}\""
-            )),
-        }
-    }
+    f.numbers = query.picked(
+        "client_number",
+        "serial numbers (digits only, from 1)",
+        &mut errors,
+        |n| {
+            n.parse::<i64>()
+                .ok()
+                .filter(|number| *number > 0 && n.bytes().all(|b| b.is_ascii_digit()))
+        },
+    );
     match query.ids("invoice_id") {
         Ok(ids) => f.invoice_ids = ids,
         Err(e) => errors.extend(e.messages()),
     }
-    for code in query.list("country_code") {
-        let upper = code.to_ascii_uppercase();
-        if codes::is_country(&upper) {
-            f.country_codes.push(upper);
-        } else {
-            errors.push(format!(
-                "country_code must list ISO 3166-1 alpha-2 country codes, got \"{code}\""
-            ));
-        }
-    }
+    f.country_codes = query.picked(
+        "country_code",
+        "ISO 3166-1 alpha-2 country codes",
+        &mut errors,
+        |code| Some(code.to_ascii_uppercase()).filter(|upper| codes::is_country(upper)),
+    );
+    f.properties = properties(query, &mut errors);
+    ApiError::checked(f, errors)
+}
+
+/// The `property{ID}` filters: the values asked of each client property, by its id (the
+/// first parameter of an id counts).
+fn properties(query: &Query, errors: &mut Vec<String>) -> Vec<(u64, Vec<String>)> {
+    let mut properties: Vec<(u64, Vec<String>)> = Vec::new();
     for (name, _) in query.params() {
         let Some(digits) = name.strip_prefix("property") else {
             continue;
@@ -189,8 +190,8 @@ fn filter(query: &Query) -> Result<Filter, ApiError> {
         match digits.parse::<u64>() {
             Ok(id) if id > 0 => {
                 let values: Vec<String> = query.list(name).into_iter().map(str::to_owned).collect();
-                if !values.is_empty() && !f.properties.iter().any(|(p, _)| *p == id) {
-                    f.properties.push((id, values));
+                if !values.is_empty() && !properties.iter().any(|(p, _)| *p == id) {
+                    properties.push((id, values));
                 }
             }
             _ => errors.push(format!(
@@ -198,11 +199,7 @@ fn filter(query: &Query) -> Result<Filter, ApiError> {
             )),
         }
     }
-    if errors.is_empty() {
-        Ok(f)
-    } else {
-        Err(ApiError::BadRequest(errors))
-    }
+    properties
 }
 
 /// `GET /clients`: a page of the clients the filters match, with their number in

@@ -48,6 +48,15 @@ impl ApiError {
         ApiError::BadRequest(vec![msg.into()])
     }
 
+    /// `value` when no error was found, else a 400 that lists every error at once.
+    pub fn checked<T>(value: T, errors: Vec<String>) -> Result<T, ApiError> {
+        if errors.is_empty() {
+            Ok(value)
+        } else {
+            Err(ApiError::BadRequest(errors))
+        }
+    }
+
     pub fn status(&self) -> u16 {
         match self {
             ApiError::BadRequest(_) => 400,

@@ -139,32 +139,56 @@ pub(super) fn run(
                 return answer;
             }
         }
-        let encoded = super::encode(answer, response_format(req));
-        let kept = Kept {
-            fingerprint,
-            at: ctx.now,
-            status: encoded.status,
-            headers: encoded.headers,
-            body: encoded.body,
-        };
+        let kept = kept_of(answer, req, fingerprint, ctx.now);
         let expiry = keys::idempotency_expiry(ctx.now + KEPT_SECONDS, ctx.account_id, &key_hash);
-        let committed = unit
-            .put(&at, &encode(&kept))
-            .and_then(|()| unit.put(&expiry, &[]))
-            .and_then(|()| unit.commit());
-        match committed {
-            Ok(after) => {
-                for id in after {
-                    hand_over(caps, id);
-                }
-                return Ok(answer_of(kept));
-            }
-            Err(StoreError::Conflict) if tries < crate::limits::WRITE_TRIES => {
+        let may_retry = tries < crate::limits::WRITE_TRIES;
+        match commit_kept(caps, unit, &at, &expiry, kept, may_retry)? {
+            Some(answer) => return Ok(answer),
+            None => {
                 pause_before_retry(caps, tries);
                 tries += 1;
             }
-            Err(e) => return Err(e.into()),
         }
+    }
+}
+
+/// An answer as it is kept: encoded in the request's format, with the request's
+/// fingerprint and the moment of the answer.
+fn kept_of(answer: Response, req: &Request, fingerprint: [u8; 32], now: i64) -> Kept {
+    let encoded = super::encode(answer, response_format(req));
+    Kept {
+        fingerprint,
+        at: now,
+        status: encoded.status,
+        headers: encoded.headers,
+        body: encoded.body,
+    }
+}
+
+/// Commits the request's unit with its answer kept at `at` (and its expiry), then hands
+/// over the messages the request recorded; the answer. `None` when the commit met a
+/// conflict and the request may run again.
+fn commit_kept(
+    caps: &Caps,
+    unit: Unit,
+    at: &[u8],
+    expiry: &[u8],
+    kept: Kept,
+    may_retry: bool,
+) -> Result<Option<Response>, ApiError> {
+    let committed = unit
+        .put(at, &encode(&kept))
+        .and_then(|()| unit.put(expiry, &[]))
+        .and_then(|()| unit.commit());
+    match committed {
+        Ok(after) => {
+            for id in after {
+                hand_over(caps, id);
+            }
+            Ok(Some(answer_of(kept)))
+        }
+        Err(StoreError::Conflict) if may_retry => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 

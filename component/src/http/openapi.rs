@@ -830,30 +830,7 @@ fn text_schema(kind: Kind, positive: bool, blank: bool) -> Value {
             let one = alternatives(words);
             json!({"type": "string", "pattern": format!(r"^\s*(({one})?\s*(,\s*({one})?\s*)*)$")})
         }
-        Kind::Recipients => {
-            // One child holds an address or a comma-separated list of them; a child given
-            // more than once (XML) or as an array (JSON) adds its addresses.
-            let addresses = |name: &str| {
-                json!({"anyOf": [
-                    {"type": "string", "maxLength": crate::limits::TEXT_CHARS_MAX},
-                    {
-                        "type": "array",
-                        "maxItems": crate::limits::RECIPIENTS_MAX,
-                        "items": {
-                            "type": "string",
-                            "maxLength": crate::limits::TEXT_CHARS_MAX,
-                            "xml": {"name": name},
-                        },
-                    },
-                ]})
-            };
-            json!({
-                "type": "object",
-                "properties": {"to": addresses("to"), "cc": addresses("cc"), "bcc": addresses("bcc")},
-                "additionalProperties": false,
-                "minProperties": 1,
-            })
-        }
+        Kind::Recipients => recipients_schema(),
         // Mandatory wherever it is used: never blank.
         Kind::Tag => json!({
             "type": "string",
@@ -861,6 +838,32 @@ fn text_schema(kind: Kind, positive: bool, blank: bool) -> Value {
             "maxLength": crate::limits::TAG_NAME_CHARS_MAX,
         }),
     }
+}
+
+/// The recipients of a message: `to`, `cc` and `bcc`, at least one. One child holds an
+/// address or a comma-separated list of them; a child given more than once (XML) or as
+/// an array (JSON) adds its addresses.
+fn recipients_schema() -> Value {
+    let addresses = |name: &str| {
+        json!({"anyOf": [
+            {"type": "string", "maxLength": crate::limits::TEXT_CHARS_MAX},
+            {
+                "type": "array",
+                "maxItems": crate::limits::RECIPIENTS_MAX,
+                "items": {
+                    "type": "string",
+                    "maxLength": crate::limits::TEXT_CHARS_MAX,
+                    "xml": {"name": name},
+                },
+            },
+        ]})
+    };
+    json!({
+        "type": "object",
+        "properties": {"to": addresses("to"), "cc": addresses("cc"), "bcc": addresses("bcc")},
+        "additionalProperties": false,
+        "minProperties": 1,
+    })
 }
 
 /// The largest integer a field takes: 18 digits (`schema::parse_integer`).

@@ -33,6 +33,32 @@ impl Query {
             .unwrap_or_default()
     }
 
+    /// The tag filters as given: `tags` (all of them) and `tags_any` (any of them).
+    pub(super) fn tags(&self) -> (Vec<String>, Vec<String>) {
+        let owned = |name| self.list(name).into_iter().map(str::to_owned).collect();
+        (owned("tags"), owned("tags_any"))
+    }
+
+    /// A comma-separated list parameter, each entry as `pick` reads it. An entry it reads
+    /// as nothing adds "`name` must list `what`, got …" to `errors`, and the rest are read
+    /// on, so that every wrong entry is reported.
+    pub(super) fn picked<T>(
+        &self,
+        name: &str,
+        what: &str,
+        errors: &mut Vec<String>,
+        pick: impl Fn(&str) -> Option<T>,
+    ) -> Vec<T> {
+        let mut picked = Vec::new();
+        for entry in self.list(name) {
+            match pick(entry) {
+                Some(value) => picked.push(value),
+                None => errors.push(format!("{name} must list {what}, got \"{entry}\"")),
+            }
+        }
+        picked
+    }
+
     /// A comma-separated list of ids: each 1 to 18 digits without sign or leading zero, as
     /// the reference's id lists say (`Shape::Ids`).
     pub(super) fn ids(&self, name: &str) -> Result<Vec<u64>, ApiError> {

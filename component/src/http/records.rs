@@ -405,29 +405,34 @@ pub(super) fn parse_id(wire: &Wire, raw: &str) -> Result<u64, ApiError> {
         .ok_or_else(|| ApiError::NotFound(format!("{} {raw} does not exist", wire.res.label)))
 }
 
+/// The owners a list names (`owner.field`, comma-separated ids) must be the account's;
+/// a list of records that cannot be listed without their owner must name one.
+fn check_owners(c: &Call<'_>, owner: &Owner) -> Result<(), ApiError> {
+    match c.query.get(owner.field) {
+        Some(raw) => {
+            let txn = c.caps.store.begin_read()?;
+            for id in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let id = id.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    ApiError::bad(format!(
+                        "{} must be a positive integer, got \"{id}\"",
+                        owner.field
+                    ))
+                })?;
+                (owner.check)(txn.as_ref(), c.ctx.account_id, id)?;
+            }
+            Ok(())
+        }
+        None if owner.required => Err(ApiError::bad(format!("{} is mandatory", owner.field))),
+        None => Ok(()),
+    }
+}
+
 /// A list of a resource's records: filtered, ordered and paged; for records that belong
 /// to another, the owners it names must be the account's.
 pub(super) fn list(c: &Call<'_>, wire: &Wire) -> Result<Response, ApiError> {
     let (caps, ctx, query) = (c.caps, c.ctx, c.query);
     if let Some(owner) = &wire.owner {
-        match query.get(owner.field) {
-            Some(raw) => {
-                let txn = caps.store.begin_read()?;
-                for id in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    let id = id.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                        ApiError::bad(format!(
-                            "{} must be a positive integer, got \"{id}\"",
-                            owner.field
-                        ))
-                    })?;
-                    (owner.check)(txn.as_ref(), ctx.account_id, id)?;
-                }
-            }
-            None if owner.required => {
-                return Err(ApiError::bad(format!("{} is mandatory", owner.field)));
-            }
-            None => {}
-        }
+        check_owners(c, owner)?;
     }
     let (page, per_page) = query.paging()?;
     let mut q = ListQuery {

@@ -44,24 +44,42 @@ pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
         ..*caps
     };
     let system_now = caps.clock.now_unix();
-    let mut clock = clock::load(caps.store.begin_read()?.as_ref(), account)?;
-    if clock.stale(clock.now(system_now)) {
-        // Read again in the write that keeps it: a test clock moved since the read above
-        // (a new account's clock is stale at once) must not be put back.
-        clock = in_write(caps, |txn| {
-            let clock = clock::load(txn.as_read(), account)?;
-            let now = clock.now(system_now);
-            if clock.stale(now) {
-                clock::save(txn, account, &clock.zone, clock.offset, now)?;
-            }
-            Ok(clock)
-        })?;
-    }
+    let clock = current_clock(caps, account, system_now)?;
     // The service makes the runs: user 0 writes their comments.
     let ctx = clock.ctx(account, 0, true, system_now);
+    let made = make_runs(caps, &ctx)?;
+    notice_overdue_and_expire(caps, &ctx)?;
+    Ok(made + dunning_pass(caps, &ctx)?)
+}
+
+/// The account's clock, its moment saved as now when it is stale.
+fn current_clock(
+    caps: &Caps,
+    account: u64,
+    system_now: i64,
+) -> Result<clock::AccountClock, ApiError> {
+    let clock = clock::load(caps.store.begin_read()?.as_ref(), account)?;
+    if !clock.stale(clock.now(system_now)) {
+        return Ok(clock);
+    }
+    // Read again in the write that keeps it: a test clock moved since the read above
+    // (a new account's clock is stale at once) must not be put back.
+    in_write(caps, |txn| {
+        let clock = clock::load(txn.as_read(), account)?;
+        let now = clock.now(system_now);
+        if clock.stale(now) {
+            clock::save(txn, account, &clock.zone, clock.offset, now)?;
+        }
+        Ok(clock)
+    })
+}
+
+/// The due runs of the account's recurring invoices, `RUN_BATCH` to a transaction, each
+/// handed to mail after its commit. The number of runs made.
+fn make_runs(caps: &Caps, ctx: &Ctx) -> Result<u32, ApiError> {
     let due = documents::storage::due(
         caps.store.begin_read()?.as_ref(),
-        account,
+        ctx.account_id,
         ctx.now,
         DUE_BATCH,
     )?;
@@ -70,7 +88,7 @@ pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
     while cursor.at < due.len() {
         let mut list = Vec::new();
         let from = cursor;
-        match in_write(caps, |txn| Ok(from.runs(&ctx, txn, caps, &due, RUN_BATCH)?)) {
+        match in_write(caps, |txn| Ok(from.runs(ctx, txn, caps, &due, RUN_BATCH)?)) {
             Ok((runs, next)) => {
                 list = runs;
                 cursor = next;
@@ -84,7 +102,7 @@ pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
                     }
                     let from = cursor;
                     let (runs, next) =
-                        in_write(caps, |txn| Ok(from.runs(&ctx, txn, caps, &due, 1)?))?;
+                        in_write(caps, |txn| Ok(from.runs(ctx, txn, caps, &due, 1)?))?;
                     list.extend(runs);
                     cursor = next;
                 }
@@ -97,21 +115,27 @@ pub fn make_due(caps: &Caps, account: u64) -> Result<u32, ApiError> {
             }
         }
     }
+    Ok(made)
+}
+
+/// Tells the account's webhooks of the documents that fell due since the last pass, and
+/// removes the deliveries past their keeping.
+fn notice_overdue_and_expire(caps: &Caps, ctx: &Ctx) -> Result<(), ApiError> {
     // Reads first: a pass with nothing to write commits nothing.
     let (falling_due, expired) = {
         let txn = caps.store.begin_read()?;
         (
-            hooks::overdue_unnoticed(txn.as_ref(), &ctx)?,
-            deliveries::any_expired(txn.as_ref(), &ctx)?,
+            hooks::overdue_unnoticed(txn.as_ref(), ctx)?,
+            deliveries::any_expired(txn.as_ref(), ctx)?,
         )
     };
     if falling_due {
-        in_write(caps, |txn| Ok(hooks::notice_overdue(&ctx, txn)?))?;
+        in_write(caps, |txn| Ok(hooks::notice_overdue(ctx, txn)?))?;
     }
     if expired {
-        in_write(caps, |txn| Ok(deliveries::expire(&ctx, txn)?))?;
+        in_write(caps, |txn| Ok(deliveries::expire(ctx, txn)?))?;
     }
-    Ok(made + dunning_pass(caps, &ctx)?)
+    Ok(())
 }
 
 /// Runs one write transaction makes, at most: they share its commit (the store's sync to
@@ -273,43 +297,9 @@ pub(super) fn put(c: &Call<'_>) -> Result<Response, ApiError> {
             root.name
         )));
     }
-    let text = |name: &str| root.child(name).and_then(Element::as_text).map(str::trim);
-    let mut errors = Vec::new();
-    let now = match text("now") {
-        Some(t) => match t.parse::<jiff::Timestamp>() {
-            Ok(ts) => Some(ts.as_second()),
-            Err(_) => {
-                errors.push(format!(
-                    "now must be a date-time with its offset like 2027-03-01T10:00:00+01:00, got \"{t}\""
-                ));
-                None
-            }
-        },
-        None => None,
-    };
     let account = c.ctx.account_id;
     let clock = clock::load(c.caps.store.begin_read()?.as_ref(), account)?;
-    let zone = match text("time_zone") {
-        Some(z) if schedule::zone(z).is_none() => {
-            errors.push(format!(
-                "time_zone must be an IANA time zone such as Europe/Berlin, got \"{z}\""
-            ));
-            clock.zone.clone()
-        }
-        Some(z) => z.to_owned(),
-        None => clock.zone.clone(),
-    };
-    if let Some(now) = now
-        && now < c.ctx.now
-    {
-        errors.push(format!(
-            "now must not go back: the account's clock is at {}",
-            crate::domain::date::format_datetime(c.ctx.now)
-        ));
-    }
-    if !errors.is_empty() {
-        return Err(ApiError::BadRequest(errors));
-    }
+    let (now, zone) = decode_test_clock(&root, c.ctx, &clock)?;
     let system_now = c.caps.clock.now_unix();
     let offset = now.map_or(clock.offset, |n| n - system_now);
     let moment = system_now + offset;
@@ -328,6 +318,48 @@ pub(super) fn put(c: &Call<'_>) -> Result<Response, ApiError> {
         c.caps.clock.now_unix(),
     );
     Ok(answer(&ctx, &clock.zone))
+}
+
+/// The moment a `<test-clock>` moves the account's clock to (Unix seconds), if it gives
+/// one, and the zone, else the clock's; every wrong field reported at once.
+fn decode_test_clock(
+    root: &Element,
+    ctx: &Ctx,
+    clock: &clock::AccountClock,
+) -> Result<(Option<i64>, String), ApiError> {
+    let text = |name: &str| root.child(name).and_then(Element::as_text).map(str::trim);
+    let mut errors = Vec::new();
+    let now = match text("now") {
+        Some(t) => match t.parse::<jiff::Timestamp>() {
+            Ok(ts) => Some(ts.as_second()),
+            Err(_) => {
+                errors.push(format!(
+                    "now must be a date-time with its offset like 2027-03-01T10:00:00+01:00, got \"{t}\""
+                ));
+                None
+            }
+        },
+        None => None,
+    };
+    let zone = match text("time_zone") {
+        Some(z) if schedule::zone(z).is_none() => {
+            errors.push(format!(
+                "time_zone must be an IANA time zone such as Europe/Berlin, got \"{z}\""
+            ));
+            clock.zone.clone()
+        }
+        Some(z) => z.to_owned(),
+        None => clock.zone.clone(),
+    };
+    if let Some(now) = now
+        && now < ctx.now
+    {
+        errors.push(format!(
+            "now must not go back: the account's clock is at {}",
+            crate::domain::date::format_datetime(ctx.now)
+        ));
+    }
+    ApiError::checked((now, zone), errors)
 }
 
 static FIELDS: &[crate::domain::schema::Field] = &[

@@ -7,8 +7,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use faktura_einvoice::Profile;
 
 use super::super::error::ApiError;
+use super::super::query::Query;
 use super::super::records::decode_changes;
-use super::super::{Outcome, Payload, Response, in_write};
+use super::super::{Outcome, Payload, Request, Response, in_write};
 use super::{existing, parse_id};
 use crate::codec::{Element, ScalarType};
 use crate::domain::clients::CLIENTS;
@@ -29,16 +30,7 @@ static SIGNATURE_FIELDS: &[Field] = &[Field::new("base64file", Kind::File).manda
 pub(crate) fn pdf(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
     let (caps, ctx, raw, req, query) = (c.caps, c.ctx, c.id, c.req, c.query);
     let id = parse_id(raw, kind.label())?;
-    let variant = match query.get("type").map(str::to_ascii_lowercase).as_deref() {
-        None | Some("original") => pdfs::Variant::Original,
-        Some("print") => pdfs::Variant::Print,
-        Some("signed") => pdfs::Variant::Signed,
-        Some(other) => {
-            return Err(ApiError::bad(format!(
-                "type must be print or signed, got \"{other}\""
-            )));
-        }
-    };
+    let variant = pdf_variant(query)?;
     let txn = caps.store.begin_read()?;
     storage::load(txn.as_ref(), ctx.account_id, kind, id)?;
     if variant == pdfs::Variant::Print
@@ -58,6 +50,28 @@ pub(crate) fn pdf(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
                 }
             })
         })?;
+    if wants_pdf_bytes(req, query)? {
+        return Ok(pdf_bytes(file));
+    }
+    Ok(Response::doc(200, pdf_record(kind, id, &file)))
+}
+
+/// The file `type` picks: the original (the default), the print version or the signed
+/// copy.
+fn pdf_variant(query: &Query) -> Result<pdfs::Variant, ApiError> {
+    match query.get("type").map(str::to_ascii_lowercase).as_deref() {
+        None | Some("original") => Ok(pdfs::Variant::Original),
+        Some("print") => Ok(pdfs::Variant::Print),
+        Some("signed") => Ok(pdfs::Variant::Signed),
+        Some(other) => Err(ApiError::bad(format!(
+            "type must be print or signed, got \"{other}\""
+        ))),
+    }
+}
+
+/// Whether the PDF is asked for as its bytes (`format=pdf`, or `Accept:
+/// application/pdf`) rather than as a record; `format` may also be xml or json.
+fn wants_pdf_bytes(req: &Request, query: &Query) -> Result<bool, ApiError> {
     let format = query.get("format").map(str::to_ascii_lowercase);
     if let Some(other) = format
         .as_deref()
@@ -67,22 +81,28 @@ pub(crate) fn pdf(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
             "format must be xml, json or pdf, got \"{other}\""
         )));
     }
-    let wants_bytes = format.as_deref() == Some("pdf")
+    Ok(format.as_deref() == Some("pdf")
         || req
             .header("accept")
-            .is_some_and(|a| a.to_ascii_lowercase().contains("application/pdf"));
-    if wants_bytes {
-        let disposition = format!("inline; filename=\"{}\"", file.filename.replace('"', ""));
-        return Ok(Response {
-            status: 200,
-            headers: vec![
-                ("content-type".into(), "application/pdf".into()),
-                ("content-disposition".into(), disposition),
-            ],
-            payload: Payload::Bytes(file.content),
-        });
+            .is_some_and(|a| a.to_ascii_lowercase().contains("application/pdf")))
+}
+
+/// A PDF's bytes, shown inline under its file name.
+fn pdf_bytes(file: pdfs::StoredPdf) -> Response {
+    let disposition = format!("inline; filename=\"{}\"", file.filename.replace('"', ""));
+    Response {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "application/pdf".into()),
+            ("content-disposition".into(), disposition),
+        ],
+        payload: Payload::Bytes(file.content),
     }
-    let record = Element::node(
+}
+
+/// The `pdf` record of a document's file (`PDF_FIELDS`), the bytes in base64.
+fn pdf_record(kind: DocKind, id: u64, file: &pdfs::StoredPdf) -> Element {
+    Element::node(
         "pdf",
         vec![
             Element::typed("id", ScalarType::Integer, file.id.to_string()),
@@ -101,8 +121,7 @@ pub(crate) fn pdf(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
             ),
             Element::text("base64file", BASE64.encode(&file.content)),
         ],
-    );
-    Ok(Response::doc(200, record))
+    )
 }
 
 /// The pdf record `pdf` answers, for the API description.
@@ -172,14 +191,7 @@ pub(crate) fn upload_signature(c: &Call<'_>, kind: DocKind) -> Result<Response, 
 pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> {
     let (caps, ctx, raw, query) = (c.caps, c.ctx, c.id, c.query);
     let id = parse_id(raw, kind.label())?;
-    let asked = match query.get("profile") {
-        None | Some("") => None,
-        Some(name) => Some(Profile::parse(name).ok_or_else(|| {
-            ApiError::bad(format!(
-                "profile must be xrechnung-cii, xrechnung-ubl or factur-x, got \"{name}\""
-            ))
-        })?),
-    };
+    let asked = asked_profile(query)?;
     let txn = caps.store.begin_read()?;
     let account = ctx.account_id;
     // The kept e-invoice of the profile asked for is all it takes: only completed
@@ -220,10 +232,28 @@ pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError
             (profile, issued)
         }
     };
+    Ok(einvoice_answer(profile, issued))
+}
+
+/// The profile the `profile` parameter asks for, if any.
+fn asked_profile(query: &Query) -> Result<Option<Profile>, ApiError> {
+    match query.get("profile") {
+        None | Some("") => Ok(None),
+        Some(name) => Profile::parse(name).map(Some).ok_or_else(|| {
+            ApiError::bad(format!(
+                "profile must be xrechnung-cii, xrechnung-ubl or factur-x, got \"{name}\""
+            ))
+        }),
+    }
+}
+
+/// The answer of an e-invoice: its XML as a download named by the document's number, or
+/// the profile's rules the document's data failed.
+fn einvoice_answer(profile: Profile, issued: Issued) -> Response {
     match issued {
         Issued::Xml { number, xml } => {
             let name = filenames::sanitize(&format!("{number}.xml"));
-            Ok(Response {
+            Response {
                 status: 200,
                 headers: vec![
                     ("content-type".into(), "application/xml".into()),
@@ -233,14 +263,14 @@ pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError
                     ),
                 ],
                 payload: Payload::Bytes(xml),
-            })
+            }
         }
-        Issued::Refused(violations) => Ok(refused(&ApiError::BadRequest(
+        Issued::Refused(violations) => refused(&ApiError::BadRequest(
             violations
                 .iter()
                 .map(|v| format!("{}: {}", profile.name(), v.describe()))
                 .collect(),
-        ))),
+        )),
     }
 }
 

@@ -37,61 +37,75 @@ pub(super) fn decode_email(root: &Element) -> Result<EmailRequest, ApiError> {
         body: text("body"),
         filename: text("filename"),
         einvoice: text("einvoice").or_else(|| root.child("einvoice").map(|_| String::new())),
-        email_template_id: text("email_template_id")
-            .filter(|t| !t.trim().is_empty())
-            .map(|t| {
-                t.trim().parse::<u64>().map_err(|_| {
-                    ApiError::bad(format!("email_template_id must be an integer, got \"{t}\""))
-                })
-            })
-            .transpose()?,
+        email_template_id: template_id(text("email_template_id"))?,
         ..EmailRequest::default()
     };
     if let Some(recipients) = root.child("recipients") {
-        for r in recipients.children() {
-            let list = match r.name.as_str() {
-                "to" => &mut req.to,
-                "cc" => &mut req.cc,
-                "bcc" => &mut req.bcc,
-                other => {
-                    errors.push(format!("recipients take to, cc and bcc, not <{other}>"));
-                    continue;
-                }
-            };
-            list.extend(
-                r.as_text()
-                    .unwrap_or_default()
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|a| !a.is_empty())
-                    .map(str::to_owned),
-            );
-        }
+        decode_recipients(recipients, &mut req, &mut errors);
     }
     if let Some(attachments) = root.child("attachments") {
-        for a in attachments.children() {
-            let field = |name: &str| a.child(name).and_then(Element::as_text).unwrap_or_default();
-            match decode_base64(field("base64file")) {
-                Some(content) if !content.is_empty() => req.attachments.push(Attachment {
-                    filename: field("filename").to_owned(),
-                    mimetype: match field("mimetype").trim() {
-                        "" => "application/octet-stream".to_owned(),
-                        m => m.to_owned(),
-                    },
-                    content,
-                }),
-                _ => errors.push(format!(
-                    "attachment \"{}\": base64file is missing or not valid base64",
-                    field("filename")
-                )),
+        req.attachments = decode_attachments(attachments, &mut errors);
+    }
+    ApiError::checked(req, errors)
+}
+
+/// The `email_template_id` given, when it is not blank.
+fn template_id(given: Option<String>) -> Result<Option<u64>, ApiError> {
+    given
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| {
+            t.trim().parse::<u64>().map_err(|_| {
+                ApiError::bad(format!("email_template_id must be an integer, got \"{t}\""))
+            })
+        })
+        .transpose()
+}
+
+/// Adds the addresses of `<recipients>` to the request's `to`, `cc` and `bcc`.
+fn decode_recipients(recipients: &Element, req: &mut EmailRequest, errors: &mut Vec<String>) {
+    for r in recipients.children() {
+        let list = match r.name.as_str() {
+            "to" => &mut req.to,
+            "cc" => &mut req.cc,
+            "bcc" => &mut req.bcc,
+            other => {
+                errors.push(format!("recipients take to, cc and bcc, not <{other}>"));
+                continue;
             }
+        };
+        list.extend(
+            r.as_text()
+                .unwrap_or_default()
+                .split(',')
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned),
+        );
+    }
+}
+
+/// The files of `<attachments>`, each with its bytes in base64; the type defaults to
+/// application/octet-stream.
+fn decode_attachments(attachments: &Element, errors: &mut Vec<String>) -> Vec<Attachment> {
+    let mut decoded = Vec::new();
+    for a in attachments.children() {
+        let field = |name: &str| a.child(name).and_then(Element::as_text).unwrap_or_default();
+        match decode_base64(field("base64file")) {
+            Some(content) if !content.is_empty() => decoded.push(Attachment {
+                filename: field("filename").to_owned(),
+                mimetype: match field("mimetype").trim() {
+                    "" => "application/octet-stream".to_owned(),
+                    m => m.to_owned(),
+                },
+                content,
+            }),
+            _ => errors.push(format!(
+                "attachment \"{}\": base64file is missing or not valid base64",
+                field("filename")
+            )),
         }
     }
-    if errors.is_empty() {
-        Ok(req)
-    } else {
-        Err(ApiError::BadRequest(errors))
-    }
+    decoded
 }
 
 /// `POST .../{id}/email`.

@@ -19,6 +19,7 @@ use super::records::decode_changes;
 use super::{Payload, Response, in_write};
 use crate::caps::Caps;
 
+use crate::domain::date::Date;
 use crate::domain::documents::{
     Action, DocKind, Document, Filter, Shown, commands, fields, kept, query, storage,
 };
@@ -112,6 +113,8 @@ fn takes(kind: DocKind, name: &str) -> bool {
     list_params(kind).iter().any(|p| p.name == name)
 }
 
+/// The filters of a kind's list, every wrong parameter reported at once; parameters the
+/// kind does not take are ignored, as unknown ones.
 fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
     let mut errors = Vec::new();
     let mut id = |name: &str| {
@@ -133,27 +136,24 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         link("confirmation_id"),
         link("invoice_id"),
     );
+    let cycles = cycles(kind, query, &mut errors);
+    let statuses = statuses(kind, query, &mut errors);
+    let payment_types = payment_types(kind, query, &mut errors);
+    let (from, to) = dates(query, &mut errors);
     let text = |name: &str| query.get(name).map(|s| s.trim().to_lowercase());
-    let number = match kind {
-        // An example of the contract spells it credit-note_number.
-        DocKind::CreditNote => text("credit_note_number").or_else(|| text("credit-note_number")),
-        DocKind::Invoice | DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote => {
-            text(kind.number_field())
-        }
-        DocKind::Recurring | DocKind::Reminder => None,
-    };
-    let mut f = Filter {
+    let (tags, tags_any) = query.tags();
+    let f = Filter {
         kind,
         client_id,
         contact_id,
         article_id,
-        number,
-        tags: query.list("tags").into_iter().map(str::to_owned).collect(),
-        tags_any: query
-            .list("tags_any")
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
+        number: number(kind, query),
+        tags,
+        tags_any,
+        statuses,
+        payment_types,
+        from,
+        to,
         label: text("label"),
         intro: text("intro"),
         note: text("note"),
@@ -161,64 +161,86 @@ fn filter(kind: DocKind, query: &Query) -> Result<Filter, ApiError> {
         confirmation_id,
         invoice_id,
         name: takes(kind, "name").then(|| text("name")).flatten(),
+        cycles,
         subject: takes(kind, "subject").then(|| text("subject")).flatten(),
-        ..Filter::default()
     };
-    if takes(kind, "cycle") {
-        for c in query.list("cycle") {
-            match crate::domain::schedule::Cycle::parse(c) {
-                Some(_) => f.cycles.push(c.to_ascii_uppercase()),
-                None => errors.push(format!(
-                    "cycle must list values of {}, got \"{c}\"",
-                    crate::domain::schedule::Cycle::NAMES.join(", ")
-                )),
-            }
+    ApiError::checked(f, errors)
+}
+
+/// The number filter: the part of the number asked for, lowercase, when the kind has
+/// numbers.
+fn number(kind: DocKind, query: &Query) -> Option<String> {
+    let text = |name: &str| query.get(name).map(|s| s.trim().to_lowercase());
+    match kind {
+        // An example of the contract spells it credit-note_number.
+        DocKind::CreditNote => text("credit_note_number").or_else(|| text("credit-note_number")),
+        DocKind::Invoice | DocKind::Offer | DocKind::Confirmation | DocKind::DeliveryNote => {
+            text(kind.number_field())
         }
+        DocKind::Recurring | DocKind::Reminder => None,
     }
+}
+
+/// The `cycle` filter of recurring invoices: cycles by their names, uppercase.
+fn cycles(kind: DocKind, query: &Query, errors: &mut Vec<String>) -> Vec<String> {
+    if !takes(kind, "cycle") {
+        return Vec::new();
+    }
+    let what = format!(
+        "values of {}",
+        crate::domain::schedule::Cycle::NAMES.join(", ")
+    );
+    query.picked("cycle", &what, errors, |c| {
+        crate::domain::schedule::Cycle::parse(c).map(|_| c.to_ascii_uppercase())
+    })
+}
+
+/// The `status` filter: statuses the kind shows.
+fn statuses(kind: DocKind, query: &Query, errors: &mut Vec<String>) -> Vec<Shown> {
     let statuses = Shown::of(kind);
-    for s in query.list("status") {
-        match Shown::parse(s).filter(|st| statuses.contains(st)) {
-            Some(st) => f.statuses.push(st),
-            None => errors.push(format!(
-                "status must list values of {}, got \"{s}\"",
-                statuses
-                    .iter()
-                    .map(|st| st.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        }
+    let what = format!(
+        "values of {}",
+        statuses
+            .iter()
+            .map(|st| st.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    query.picked("status", &what, errors, |s| {
+        Shown::parse(s).filter(|st| statuses.contains(st))
+    })
+}
+
+/// The `payment_type` filter, of the kinds that take it: the payment types by their
+/// names, in any case.
+fn payment_types(kind: DocKind, query: &Query, errors: &mut Vec<String>) -> Vec<String> {
+    if !takes(kind, "payment_type") {
+        return Vec::new();
     }
-    let payment_types = if takes(kind, "payment_type") {
-        query.list("payment_type")
-    } else {
-        Vec::new()
+    let what = format!("values of {}", PAYMENT_TYPES.join(", "));
+    query.picked("payment_type", &what, errors, |t| {
+        PAYMENT_TYPES
+            .iter()
+            .find(|p| p.eq_ignore_ascii_case(t))
+            .map(|p| (*p).to_owned())
+    })
+}
+
+/// The dates `from` and `to`; `from` must not be after `to`.
+fn dates(query: &Query, errors: &mut Vec<String>) -> (Option<Date>, Option<Date>) {
+    let mut date = |name: &str| {
+        query.date(name).unwrap_or_else(|e| {
+            errors.extend(e.messages());
+            None
+        })
     };
-    for t in payment_types {
-        match PAYMENT_TYPES.iter().find(|p| p.eq_ignore_ascii_case(t)) {
-            Some(p) => f.payment_types.push((*p).to_owned()),
-            None => errors.push(format!(
-                "payment_type must list values of {}, got \"{t}\"",
-                PAYMENT_TYPES.join(", ")
-            )),
-        }
-    }
-    for (name, slot) in [("from", &mut f.from), ("to", &mut f.to)] {
-        match query.date(name) {
-            Ok(d) => *slot = d,
-            Err(e) => errors.extend(e.messages()),
-        }
-    }
-    if let (Some(from), Some(to)) = (f.from, f.to)
+    let (from, to) = (date("from"), date("to"));
+    if let (Some(from), Some(to)) = (from, to)
         && from > to
     {
         errors.push(format!("from {from} is after to {to}"));
     }
-    if errors.is_empty() {
-        Ok(f)
-    } else {
-        Err(ApiError::BadRequest(errors))
-    }
+    (from, to)
 }
 
 /// A list, a page of it, or its groups; `count_only` (HEAD) answers just the count header

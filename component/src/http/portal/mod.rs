@@ -395,57 +395,77 @@ fn post(
         Ok(Opened::Client(_)) => return Ok(not_allowed(&["GET", "HEAD"])),
         Err(closed) => return Ok(closed_page(closed)),
     };
-    let refused = |why: &str| {
-        html(
-            400,
-            page::problem(
-                lang,
-                lang.pick("This could not be done", "Das hat nicht geklappt"),
-                why,
-                None,
-                Some(token),
-            ),
-        )
-    };
     let body = match &req.body {
         Body::Bytes(b) if b.len() <= limits::PORTAL_FORM_BYTES_MAX => b,
-        Body::Bytes(_) | Body::TooLarge => return Ok(refused("The form is too large.")),
+        Body::Bytes(_) | Body::TooLarge => {
+            return Ok(refused(lang, token, "The form is too large."));
+        }
     };
-    let field = |name: &str| {
-        form_urlencoded::parse(body)
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-    };
+    let field = |name: &str| form_field(body, name);
     let given = field("form_token").unwrap_or_default();
     let matches = links::form_token_matches(txn.as_ref(), link, &given)?;
     // The snapshot ends before the write (a networked store's reader holds a connection).
     drop(txn);
     if !matches {
-        return Ok(refused(lang.pick(
+        let why = lang.pick(
             "The form was not sent from this page (its form_token is missing or wrong). Please \
              open the page again and send the form from there.",
             "Das Formular kam nicht von dieser Seite (sein form_token fehlt oder ist falsch). \
              Bitte öffnen Sie die Seite neu und senden Sie das Formular von dort.",
-        )));
+        );
+        return Ok(refused(lang, token, why));
     }
     let action = field("action").unwrap_or_default();
-    let act = match action.as_str() {
-        "accept" => Act::Accept(field("name").unwrap_or_default()),
-        "decline" => Act::Decline(field("name").unwrap_or_default()),
-        "comment" => Act::Comment(field("comment").unwrap_or_default()),
-        other => {
-            return Ok(refused(&format!(
-                "action must be accept, decline or comment, got \"{}\"",
-                other.chars().take(40).collect::<String>()
-            )));
-        }
+    let act = match asked(&action, field) {
+        Ok(act) => act,
+        Err(why) => return Ok(refused(lang, token, &why)),
     };
     match in_write(caps, |txn| Ok(portal::act(ctx, txn, link, &act)?)) {
         Ok(()) => {}
-        Err(ApiError::BadRequest(reasons)) => return Ok(refused(&reasons.join("; "))),
+        Err(ApiError::BadRequest(reasons)) => return Ok(refused(lang, token, &reasons.join("; "))),
         Err(ApiError::NotFound(_)) => return Ok(not_found()),
         Err(e) => return Err(failed(e)),
     }
+    Ok(done(lang, token, &action))
+}
+
+/// The first value of a form's field.
+fn form_field(body: &[u8], name: &str) -> Option<String> {
+    form_urlencoded::parse(body)
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// What a form's `action` asks done, with the fields it takes; else why it is refused.
+fn asked(action: &str, field: impl Fn(&str) -> Option<String>) -> Result<Act, String> {
+    match action {
+        "accept" => Ok(Act::Accept(field("name").unwrap_or_default())),
+        "decline" => Ok(Act::Decline(field("name").unwrap_or_default())),
+        "comment" => Ok(Act::Comment(field("comment").unwrap_or_default())),
+        other => Err(format!(
+            "action must be accept, decline or comment, got \"{}\"",
+            other.chars().take(40).collect::<String>()
+        )),
+    }
+}
+
+/// The page of a form refused for `why`, with a link back to the document's page.
+fn refused(lang: Lang, token: &str, why: &str) -> Response {
+    html(
+        400,
+        page::problem(
+            lang,
+            lang.pick("This could not be done", "Das hat nicht geklappt"),
+            why,
+            None,
+            Some(token),
+        ),
+    )
+}
+
+/// The redirect to the document's page after a form did `action`, which the page then
+/// says.
+fn done(lang: Lang, token: &str, action: &str) -> Response {
     let mut r = html(
         303,
         page::problem(
@@ -459,5 +479,5 @@ fn post(
     // Relative to the page's own address, whatever `public_url` it was reached under.
     r.headers
         .push(("location".into(), format!("{token}?done={action}")));
-    Ok(r)
+    r
 }

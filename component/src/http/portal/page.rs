@@ -8,8 +8,8 @@
 use std::fmt::{self, Display, Write as _};
 
 use super::texts::Lang;
-use crate::domain::documents::Shown;
-use crate::domain::portal::{ClientPage, DocumentPage, OfferState, Seller};
+use crate::domain::documents::{DocKind, Shown};
+use crate::domain::portal::{ClientPage, DocumentPage, Listed, OfferState, Seller};
 
 /// A text written into HTML, escaped (also inside attribute values).
 pub(super) struct Esc<'a>(pub(super) &'a str);
@@ -164,34 +164,11 @@ pub(super) fn document(
     done: Option<Done>,
 ) -> String {
     let lang = Lang::of(&page.locale);
-    let doc = &page.doc;
-    let kind = doc.kind;
-    let heading = match doc.title.trim() {
-        "" => lang.kind(kind).to_owned(),
-        title => title.to_owned(),
-    };
-    // A reminder has no number of its own: its heading is its subject.
-    let number = match doc.formatted_number.as_str() {
-        "" => page.printed.title.as_str(),
-        number => number,
-    };
+    let heading = heading(lang, page);
+    let number = number(page);
     let mut m = String::with_capacity(8192);
     if let Some(done) = done {
-        let text = match done {
-            Done::Accepted => lang.pick(
-                "Thank you: you accepted the offer.",
-                "Vielen Dank: Sie haben das Angebot angenommen.",
-            ),
-            Done::Declined => lang.pick(
-                "You declined the offer. Thank you for letting us know.",
-                "Sie haben das Angebot abgelehnt. Danke für Ihre Rückmeldung.",
-            ),
-            Done::Commented => lang.pick(
-                "Thank you: your message was sent.",
-                "Vielen Dank: Ihre Nachricht wurde gesendet.",
-            ),
-        };
-        let _ = writeln!(m, "<p class=\"notice\" role=\"status\">{}</p>", Esc(text));
+        done_notice(&mut m, lang, done);
     }
     let _ = writeln!(
         m,
@@ -202,24 +179,8 @@ pub(super) fn document(
         status_class(page.shown),
         Esc(lang.status(page.shown))
     );
-    m.push_str("<div class=\"overview\">\n<section class=\"card facts\">\n<dl>\n");
-    for (label, value) in &page.printed.meta {
-        let _ = writeln!(
-            m,
-            "<div><dt>{}</dt><dd>{}</dd></div>",
-            Esc(&lang.label(kind, label)),
-            Esc(value)
-        );
-    }
-    if !page.printed.recipient.is_empty() {
-        let _ = writeln!(
-            m,
-            "<div class=\"recipient\"><dt>{}</dt><dd>{}</dd></div>",
-            Esc(lang.pick("For", "Für")),
-            Lines(&page.printed.recipient.join("\n"))
-        );
-    }
-    m.push_str("</dl>\n</section>\n");
+    m.push_str("<div class=\"overview\">\n");
+    facts_card(&mut m, lang, page);
     if let Some(p) = &page.payment {
         payment_card(&mut m, lang, page, p, token);
     }
@@ -228,7 +189,7 @@ pub(super) fn document(
         let _ = writeln!(m, "<p class=\"text\">{}</p>", Lines(&page.intro));
     }
     items_card(&mut m, lang, page);
-    if doc.tax_free {
+    if page.doc.tax_free {
         let _ = writeln!(
             m,
             "<p class=\"text\">{}</p>",
@@ -241,6 +202,76 @@ pub(super) fn document(
     if !page.note.trim().is_empty() {
         let _ = writeln!(m, "<p class=\"text\">{}</p>", Lines(&page.note));
     }
+    downloads_card(&mut m, lang, page, token);
+    if let Some(offer) = &page.offer {
+        offer_card(&mut m, lang, page.shown, offer, token, form_token);
+    }
+    comments_card(&mut m, lang, page, token, form_token);
+    let title = format!("{heading} {number} – {}", page.seller.name);
+    frame(lang, title.trim_end_matches(" – "), Some(&page.seller), &m)
+}
+
+/// The page's heading: the document's title, else the name of its kind.
+fn heading(lang: Lang, page: &DocumentPage) -> String {
+    match page.doc.title.trim() {
+        "" => lang.kind(page.doc.kind).to_owned(),
+        title => title.to_owned(),
+    }
+}
+
+/// The number under the heading. A reminder has no number of its own: its heading is its
+/// subject.
+fn number(page: &DocumentPage) -> &str {
+    match page.doc.formatted_number.as_str() {
+        "" => page.printed.title.as_str(),
+        number => number,
+    }
+}
+
+/// The line that says what the form just sent did.
+fn done_notice(m: &mut String, lang: Lang, done: Done) {
+    let text = match done {
+        Done::Accepted => lang.pick(
+            "Thank you: you accepted the offer.",
+            "Vielen Dank: Sie haben das Angebot angenommen.",
+        ),
+        Done::Declined => lang.pick(
+            "You declined the offer. Thank you for letting us know.",
+            "Sie haben das Angebot abgelehnt. Danke für Ihre Rückmeldung.",
+        ),
+        Done::Commented => lang.pick(
+            "Thank you: your message was sent.",
+            "Vielen Dank: Ihre Nachricht wurde gesendet.",
+        ),
+    };
+    let _ = writeln!(m, "<p class=\"notice\" role=\"status\">{}</p>", Esc(text));
+}
+
+/// The card of the document's facts as its PDF prints them (dates, numbers), and whom it
+/// is for.
+fn facts_card(m: &mut String, lang: Lang, page: &DocumentPage) {
+    m.push_str("<section class=\"card facts\">\n<dl>\n");
+    for (label, value) in &page.printed.meta {
+        let _ = writeln!(
+            m,
+            "<div><dt>{}</dt><dd>{}</dd></div>",
+            Esc(&lang.label(page.doc.kind, label)),
+            Esc(value)
+        );
+    }
+    if !page.printed.recipient.is_empty() {
+        let _ = writeln!(
+            m,
+            "<div class=\"recipient\"><dt>{}</dt><dd>{}</dd></div>",
+            Esc(lang.pick("For", "Für")),
+            Lines(&page.printed.recipient.join("\n"))
+        );
+    }
+    m.push_str("</dl>\n</section>\n");
+}
+
+/// The card of the downloads: the PDF, and the e-invoice when one was issued.
+fn downloads_card(m: &mut String, lang: Lang, page: &DocumentPage, token: &str) {
     let _ = write!(
         m,
         "<section class=\"card actions\" aria-label=\"{}\">\n\
@@ -264,14 +295,10 @@ pub(super) fn document(
         );
     }
     m.push_str("</section>\n");
-    if let Some(offer) = &page.offer {
-        offer_card(&mut m, lang, page.shown, offer, token, form_token);
-    }
-    comments_card(&mut m, lang, page, token, form_token);
-    let title = format!("{heading} {number} – {}", page.seller.name);
-    frame(lang, title.trim_end_matches(" – "), Some(&page.seller), &m)
 }
 
+/// The card of what is open: the amount, when it is due, the cash discount while it
+/// applies, and how to pay it by transfer when the account has an IBAN.
 fn payment_card(
     m: &mut String,
     lang: Lang,
@@ -279,18 +306,15 @@ fn payment_card(
     p: &crate::domain::portal::Payment,
     token: &str,
 ) {
+    let overdue = page.shown == Shown::Overdue;
     let _ = write!(
         m,
         "<section class=\"card pay\">\n<h2>{}</h2>\n<p class=\"amount\">{}</p>\n\
          <p class=\"due{}\">{} {}</p>\n",
         Esc(lang.pick("Amount due", "Offener Betrag")),
         Esc(&p.amount),
-        if page.shown == Shown::Overdue {
-            " overdue"
-        } else {
-            ""
-        },
-        Esc(if page.shown == Shown::Overdue {
+        if overdue { " overdue" } else { "" },
+        Esc(if overdue {
             lang.pick("Was due on", "War fällig am")
         } else {
             lang.pick("Due on", "Fällig am")
@@ -312,20 +336,31 @@ fn payment_card(
     }
     m.push_str("<div class=\"transfer\">\n");
     if let Some(version) = &page.girocode {
-        // An image of its own: drawing a code costs more than the rest of the page, and a
-        // browser keeps it for as long as the code stays the same (`portal::girocode`).
-        let _ = writeln!(
-            m,
-            "<figure class=\"girocode\"><img src=\"{}/girocode.svg?v={}\" alt=\"GiroCode\" \
-             width=\"168\" height=\"168\"><figcaption>{}</figcaption></figure>",
-            Esc(token),
-            Esc(version),
-            Esc(lang.pick(
-                "Scan with your banking app to pay",
-                "Mit der Banking-App scannen und bezahlen"
-            ))
-        );
+        girocode_figure(m, lang, token, version);
     }
+    bank_details(m, lang, p);
+    m.push_str("</div>\n</section>\n");
+}
+
+/// The GiroCode of the transfer, as an image of its own: drawing a code costs more than
+/// the rest of the page, and a browser keeps it for as long as the code stays the same
+/// (`portal::girocode`).
+fn girocode_figure(m: &mut String, lang: Lang, token: &str, version: &str) {
+    let _ = writeln!(
+        m,
+        "<figure class=\"girocode\"><img src=\"{}/girocode.svg?v={}\" alt=\"GiroCode\" \
+         width=\"168\" height=\"168\"><figcaption>{}</figcaption></figure>",
+        Esc(token),
+        Esc(version),
+        Esc(lang.pick(
+            "Scan with your banking app to pay",
+            "Mit der Banking-App scannen und bezahlen"
+        ))
+    );
+}
+
+/// The account to transfer to: holder, IBAN, BIC when given, and the reference.
+fn bank_details(m: &mut String, lang: Lang, p: &crate::domain::portal::Payment) {
     let _ = write!(
         m,
         "<dl class=\"bank\">\n<div><dt>{}</dt><dd>{}</dd></div>\n\
@@ -343,7 +378,7 @@ fn payment_card(
     }
     let _ = write!(
         m,
-        "<div><dt>{}</dt><dd class=\"mono\">{}</dd></div>\n</dl>\n</div>\n</section>\n",
+        "<div><dt>{}</dt><dd class=\"mono\">{}</dd></div>\n</dl>\n",
         Esc(lang.pick("Reference", "Verwendungszweck")),
         Esc(&p.reference)
     );
@@ -359,6 +394,7 @@ fn grouped(iban: &str) -> String {
         .join(" ")
 }
 
+/// The card of the items: their table as the PDF prints it, then the totals.
 fn items_card(m: &mut String, lang: Lang, page: &DocumentPage) {
     let table = &page.printed.items;
     if table.header.is_empty() {
@@ -366,74 +402,100 @@ fn items_card(m: &mut String, lang: Lang, page: &DocumentPage) {
     }
     let kind = page.doc.kind;
     let headers: Vec<String> = table.header.iter().map(|h| lang.label(kind, h)).collect();
-    let class = |i: usize| {
-        if table.right_aligned.contains(&(i as u32)) {
-            " class=\"num\""
-        } else {
-            ""
-        }
-    };
     let _ = write!(
         m,
         "<section class=\"card items\">\n<h2>{}</h2>\n<table class=\"lines\">\n<thead><tr>",
         Esc(lang.pick("Items", "Positionen"))
     );
     for (i, h) in headers.iter().enumerate() {
-        let _ = write!(m, "<th scope=\"col\"{}>{}</th>", class(i), Esc(h));
+        let _ = write!(
+            m,
+            "<th scope=\"col\"{}>{}</th>",
+            num_class(table, i),
+            Esc(h)
+        );
     }
     m.push_str("</tr></thead>\n<tbody>\n");
     for row in &table.rows {
-        m.push_str("<tr>");
-        for (i, cell) in row.iter().enumerate() {
-            let label = headers.get(i).map(String::as_str).unwrap_or("");
-            if i == 0 {
-                let mut lines = cell.lines();
-                let title = lines.next().unwrap_or("");
-                let rest: Vec<String> = lines.map(|l| lang.label(kind, l)).collect();
-                let _ = write!(
-                    m,
-                    "<td data-label=\"{}\"><span class=\"item-title\">{}</span>",
-                    Esc(label),
-                    Esc(title)
-                );
-                if !rest.is_empty() {
-                    let _ = write!(
-                        m,
-                        "<span class=\"item-text\">{}</span>",
-                        Lines(&rest.join("\n"))
-                    );
-                }
-                m.push_str("</td>");
-            } else {
-                let _ = write!(
-                    m,
-                    "<td data-label=\"{}\"{}>{}</td>",
-                    Esc(label),
-                    class(i),
-                    Esc(cell)
-                );
-            }
-        }
-        m.push_str("</tr>\n");
+        item_row(m, lang, page, &headers, row);
     }
     m.push_str("</tbody>\n</table>\n");
-    if !page.printed.totals.is_empty() {
-        m.push_str("<table class=\"totals\">\n<tbody>\n");
-        let last = page.printed.totals.len() - 1;
-        for (i, (label, value)) in page.printed.totals.iter().enumerate() {
-            let _ = writeln!(
-                m,
-                "<tr{}><th scope=\"row\">{}</th><td class=\"num\">{}</td></tr>",
-                if i == last { " class=\"grand\"" } else { "" },
-                Esc(&lang.label(kind, label)),
-                Esc(value)
-            );
-        }
-        m.push_str("</tbody>\n</table>\n");
-    }
+    totals_table(m, lang, page);
     m.push_str("</section>\n");
 }
 
+/// The class attribute of column `i` of the items: numbers align right.
+fn num_class(table: &crate::caps::Table, i: usize) -> &'static str {
+    if table.right_aligned.contains(&(i as u32)) {
+        " class=\"num\""
+    } else {
+        ""
+    }
+}
+
+/// One item's row. Each cell carries its column's label, which narrow screens show beside
+/// it; the first cell holds the item's title and its further lines.
+fn item_row(m: &mut String, lang: Lang, page: &DocumentPage, headers: &[String], row: &[String]) {
+    m.push_str("<tr>");
+    for (i, cell) in row.iter().enumerate() {
+        let label = headers.get(i).map(String::as_str).unwrap_or("");
+        if i == 0 {
+            item_title_cell(m, lang, page.doc.kind, label, cell);
+        } else {
+            let _ = write!(
+                m,
+                "<td data-label=\"{}\"{}>{}</td>",
+                Esc(label),
+                num_class(&page.printed.items, i),
+                Esc(cell)
+            );
+        }
+    }
+    m.push_str("</tr>\n");
+}
+
+/// The first cell of an item's row: its first line as the title, the lines after it as
+/// the item's text.
+fn item_title_cell(m: &mut String, lang: Lang, kind: DocKind, label: &str, cell: &str) {
+    let mut lines = cell.lines();
+    let title = lines.next().unwrap_or("");
+    let rest: Vec<String> = lines.map(|l| lang.label(kind, l)).collect();
+    let _ = write!(
+        m,
+        "<td data-label=\"{}\"><span class=\"item-title\">{}</span>",
+        Esc(label),
+        Esc(title)
+    );
+    if !rest.is_empty() {
+        let _ = write!(
+            m,
+            "<span class=\"item-text\">{}</span>",
+            Lines(&rest.join("\n"))
+        );
+    }
+    m.push_str("</td>");
+}
+
+/// The totals under the items, the last one (the grand total) marked.
+fn totals_table(m: &mut String, lang: Lang, page: &DocumentPage) {
+    if page.printed.totals.is_empty() {
+        return;
+    }
+    m.push_str("<table class=\"totals\">\n<tbody>\n");
+    let last = page.printed.totals.len() - 1;
+    for (i, (label, value)) in page.printed.totals.iter().enumerate() {
+        let _ = writeln!(
+            m,
+            "<tr{}><th scope=\"row\">{}</th><td class=\"num\">{}</td></tr>",
+            if i == last { " class=\"grand\"" } else { "" },
+            Esc(&lang.label(page.doc.kind, label)),
+            Esc(value)
+        );
+    }
+    m.push_str("</tbody>\n</table>\n");
+}
+
+/// The card of an offer's answer: the form while it can be answered, else why it cannot.
 fn offer_card(
     m: &mut String,
     lang: Lang,
@@ -448,27 +510,7 @@ fn offer_card(
         Esc(lang.pick("Your answer", "Ihre Antwort"))
     );
     match offer {
-        OfferState::Answerable(until) => {
-            let _ = write!(
-                m,
-                "<p>{} {}.</p>\n<form method=\"post\" action=\"{}\">\n\
-                 <input type=\"hidden\" name=\"form_token\" value=\"{}\">\n\
-                 <label for=\"name\">{}</label>\n\
-                 <input id=\"name\" name=\"name\" type=\"text\" autocomplete=\"name\" required \
-                 maxlength=\"{}\">\n<div class=\"buttons\">\n\
-                 <button type=\"submit\" name=\"action\" value=\"accept\">{}</button>\n\
-                 <button type=\"submit\" name=\"action\" value=\"decline\" class=\"secondary\">{}</button>\n\
-                 </div>\n</form>\n",
-                Esc(lang.pick("This offer is valid until", "Dieses Angebot gilt bis zum")),
-                Esc(until),
-                Esc(token),
-                Esc(form_token),
-                Esc(lang.pick("Your name", "Ihr Name")),
-                crate::limits::PORTAL_NAME_CHARS_MAX,
-                Esc(lang.pick("Accept offer", "Angebot annehmen")),
-                Esc(lang.pick("Decline", "Ablehnen"))
-            );
-        }
+        OfferState::Answerable(until) => answer_form(m, lang, until, token, form_token),
         OfferState::Lapsed(until) => {
             let _ = writeln!(
                 m,
@@ -482,32 +524,60 @@ fn offer_card(
             );
         }
         OfferState::Settled => {
-            let text = match shown {
-                Shown::Won | Shown::Cleared => lang.pick(
-                    "This offer was accepted.",
-                    "Dieses Angebot wurde angenommen.",
-                ),
-                Shown::Lost => lang.pick(
-                    "This offer was declined.",
-                    "Dieses Angebot wurde abgelehnt.",
-                ),
-                Shown::Draft
-                | Shown::Open
-                | Shown::Overdue
-                | Shown::Paid
-                | Shown::Canceled
-                | Shown::Completed
-                | Shown::Created => lang.pick(
-                    "This offer can no longer be answered.",
-                    "Dieses Angebot kann nicht mehr beantwortet werden.",
-                ),
-            };
-            let _ = writeln!(m, "<p class=\"note\">{}</p>", Esc(text));
+            let _ = writeln!(m, "<p class=\"note\">{}</p>", Esc(settled(lang, shown)));
         }
     }
     m.push_str("</section>\n");
 }
 
+/// The form that accepts or declines an offer valid `until`, signed with a name.
+fn answer_form(m: &mut String, lang: Lang, until: &str, token: &str, form_token: &str) {
+    let _ = write!(
+        m,
+        "<p>{} {}.</p>\n<form method=\"post\" action=\"{}\">\n\
+         <input type=\"hidden\" name=\"form_token\" value=\"{}\">\n\
+         <label for=\"name\">{}</label>\n\
+         <input id=\"name\" name=\"name\" type=\"text\" autocomplete=\"name\" required \
+         maxlength=\"{}\">\n<div class=\"buttons\">\n\
+         <button type=\"submit\" name=\"action\" value=\"accept\">{}</button>\n\
+         <button type=\"submit\" name=\"action\" value=\"decline\" class=\"secondary\">{}</button>\n\
+         </div>\n</form>\n",
+        Esc(lang.pick("This offer is valid until", "Dieses Angebot gilt bis zum")),
+        Esc(until),
+        Esc(token),
+        Esc(form_token),
+        Esc(lang.pick("Your name", "Ihr Name")),
+        crate::limits::PORTAL_NAME_CHARS_MAX,
+        Esc(lang.pick("Accept offer", "Angebot annehmen")),
+        Esc(lang.pick("Decline", "Ablehnen"))
+    );
+}
+
+/// What became of an offer that takes no answer any more, as its status says.
+fn settled(lang: Lang, shown: Shown) -> &'static str {
+    match shown {
+        Shown::Won | Shown::Cleared => lang.pick(
+            "This offer was accepted.",
+            "Dieses Angebot wurde angenommen.",
+        ),
+        Shown::Lost => lang.pick(
+            "This offer was declined.",
+            "Dieses Angebot wurde abgelehnt.",
+        ),
+        Shown::Draft
+        | Shown::Open
+        | Shown::Overdue
+        | Shown::Paid
+        | Shown::Canceled
+        | Shown::Completed
+        | Shown::Created => lang.pick(
+            "This offer can no longer be answered.",
+            "Dieses Angebot kann nicht mehr beantwortet werden.",
+        ),
+    }
+}
+
+/// The card of the comments: what the client wrote before, and a form to write more.
 fn comments_card(m: &mut String, lang: Lang, page: &DocumentPage, token: &str, form_token: &str) {
     let _ = write!(
         m,
@@ -564,45 +634,7 @@ pub(super) fn client(page: &ClientPage) -> String {
             ))
         );
     } else {
-        let headers = [
-            lang.pick("Document", "Dokument"),
-            lang.pick("Number", "Nummer"),
-            lang.pick("Date", "Datum"),
-            lang.pick("Status", "Status"),
-            lang.pick("Total", "Gesamt"),
-        ];
-        m.push_str("<table class=\"lines documents\">\n<thead><tr>");
-        for (i, h) in headers.iter().enumerate() {
-            let _ = write!(
-                m,
-                "<th scope=\"col\"{}>{}</th>",
-                if i == 4 { " class=\"num\"" } else { "" },
-                Esc(h)
-            );
-        }
-        m.push_str("</tr></thead>\n<tbody>\n");
-        for d in &page.documents {
-            let _ = writeln!(
-                m,
-                "<tr><td data-label=\"{}\">{}</td><td data-label=\"{}\"><a href=\"{}\">{}</a></td>\
-                 <td data-label=\"{}\">{}</td>\
-                 <td data-label=\"{}\"><span class=\"status {}\">{}</span></td>\
-                 <td data-label=\"{}\" class=\"num\">{}</td></tr>",
-                Esc(headers[0]),
-                Esc(lang.kind(d.kind)),
-                Esc(headers[1]),
-                Esc(&d.url),
-                Esc(&d.title),
-                Esc(headers[2]),
-                Esc(&d.date),
-                Esc(headers[3]),
-                status_class(d.shown),
-                Esc(lang.status(d.shown)),
-                Esc(headers[4]),
-                Esc(&d.total)
-            );
-        }
-        m.push_str("</tbody>\n</table>\n");
+        documents_table(&mut m, lang, &page.documents);
     }
     let _ = write!(
         m,
@@ -619,6 +651,49 @@ pub(super) fn client(page: &ClientPage) -> String {
         page.seller.name
     );
     frame(lang, title.trim_end_matches(" – "), Some(&page.seller), &m)
+}
+
+/// The table of a client's documents: kind, number (the link), date, status and total.
+fn documents_table(m: &mut String, lang: Lang, documents: &[Listed]) {
+    let headers = [
+        lang.pick("Document", "Dokument"),
+        lang.pick("Number", "Nummer"),
+        lang.pick("Date", "Datum"),
+        lang.pick("Status", "Status"),
+        lang.pick("Total", "Gesamt"),
+    ];
+    m.push_str("<table class=\"lines documents\">\n<thead><tr>");
+    for (i, h) in headers.iter().enumerate() {
+        let _ = write!(
+            m,
+            "<th scope=\"col\"{}>{}</th>",
+            if i == 4 { " class=\"num\"" } else { "" },
+            Esc(h)
+        );
+    }
+    m.push_str("</tr></thead>\n<tbody>\n");
+    for d in documents {
+        let _ = writeln!(
+            m,
+            "<tr><td data-label=\"{}\">{}</td><td data-label=\"{}\"><a href=\"{}\">{}</a></td>\
+             <td data-label=\"{}\">{}</td>\
+             <td data-label=\"{}\"><span class=\"status {}\">{}</span></td>\
+             <td data-label=\"{}\" class=\"num\">{}</td></tr>",
+            Esc(headers[0]),
+            Esc(lang.kind(d.kind)),
+            Esc(headers[1]),
+            Esc(&d.url),
+            Esc(&d.title),
+            Esc(headers[2]),
+            Esc(&d.date),
+            Esc(headers[3]),
+            status_class(d.shown),
+            Esc(lang.status(d.shown)),
+            Esc(headers[4]),
+            Esc(&d.total)
+        );
+    }
+    m.push_str("</tbody>\n</table>\n");
 }
 
 /// A page that says why nothing is shown: a heading, a sentence, and whom to contact
