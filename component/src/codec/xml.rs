@@ -83,6 +83,7 @@ pub fn decode_xml(bytes: &[u8]) -> Result<Element, DecodeError> {
             }
             Event::Empty(start) => {
                 count_element(&mut elements)?;
+                check_depth(stack.len() + 1)?;
                 let mut element = open(&start)?;
                 element.content = Content::Text(String::new());
                 attach(&mut stack, &mut root, element);
@@ -267,6 +268,21 @@ mod tests {
         check_err("<></>", "bad element name");
         check_err("<a 1x=\"2\"/>", "malformed");
         check_err(&"<a>".repeat(100), "nests deeper");
+        // An empty element is as deep as one with content: one level past the limit is
+        // refused either way, and the deepest allowed reads.
+        let nested = |leaf: &str, depth: usize| {
+            format!(
+                "{}{leaf}{}",
+                "<a>".repeat(depth - 1),
+                "</a>".repeat(depth - 1)
+            )
+        };
+        check_err(&nested("<b/>", limits::XML_DEPTH_MAX + 1), "nests deeper");
+        check_err(
+            &nested("<b></b>", limits::XML_DEPTH_MAX + 1),
+            "nests deeper",
+        );
+        assert!(decode_xml(nested("<b/>", limits::XML_DEPTH_MAX).as_bytes()).is_ok());
         let many = format!("<a>{}</a>", "<b/>".repeat(limits::XML_ELEMENTS_MAX + 1));
         check_err(&many, "more than");
         let e = decode_xml(b"<a>\xff</a>").unwrap_err();
