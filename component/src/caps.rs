@@ -81,17 +81,17 @@ pub trait Write: Read {
     /// path of every write, such as whether an account has webhooks): a writer that can
     /// keeps the value after the first read, in step with its own writes of the key. This
     /// default reads it each time.
-    fn get_kept(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get_cached(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.get(key)
     }
 }
 
-/// What a writer keeps of `Write::get_kept`: the values it read, each updated by the
+/// What a writer keeps of `Write::get_cached`: the values it read, each updated by the
 /// writer's own writes of its key.
 #[derive(Default)]
-pub struct Kept(Vec<(Vec<u8>, Option<Vec<u8>>)>);
+pub struct ReadCache(Vec<(Vec<u8>, Option<Vec<u8>>)>);
 
-impl Kept {
+impl ReadCache {
     /// The value kept for `key`, if it was read.
     pub fn get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
         self.0
@@ -108,7 +108,7 @@ impl Kept {
         }
     }
 
-    /// A write of `key` (`None`: its delete): a kept value follows it.
+    /// A write of `key` (`None`: its delete): a cached value follows it.
     pub fn written(&mut self, key: &[u8], value: Option<&[u8]>) {
         if let Some((_, v)) = self.0.iter_mut().find(|(k, _)| k == key) {
             *v = value.map(<[u8]>::to_vec);
@@ -347,8 +347,8 @@ impl Write for ForgetOnCommit {
     fn as_read(&self) -> &dyn Read {
         self
     }
-    fn get_kept(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get_kept(key)
+    fn get_cached(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get_cached(key)
     }
 }
 

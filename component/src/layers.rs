@@ -21,9 +21,9 @@ fn the_module_graph_has_no_cycle() {
         )
     };
     assert!(documents("commands", "storage"));
-    assert!(documents("storage", "kept"));
-    assert!(documents("query", "kept"));
-    assert!(!documents("kept", "storage"));
+    assert!(documents("storage", "tallies"));
+    assert!(documents("query", "tallies"));
+    assert!(!documents("tallies", "storage"));
 }
 
 /// The component builds on the e-invoice crate, whose modules are held to the same rule.

@@ -15,9 +15,13 @@ use crate::limits;
 
 struct WitStore;
 struct WitRead(kv::ReadTxn);
-/// A write transaction, with what it keeps of `get_kept` and the writes it holds back
+/// A write transaction, with what it keeps of `get_cached` and the writes it holds back
 /// (`caps::Held`; behind a cell, since they go out before reads, which borrow).
-struct WitWrite(kv::WriteTxn, caps::Kept, std::cell::RefCell<caps::Held>);
+struct WitWrite(
+    kv::WriteTxn,
+    caps::ReadCache,
+    std::cell::RefCell<caps::Held>,
+);
 
 impl WitWrite {
     /// Sends the held writes, if any.
@@ -169,7 +173,7 @@ impl caps::Write for WitWrite {
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
         self.hold(key, None)
     }
-    fn get_kept(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+    fn get_cached(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         if let Some(value) = self.1.get(key) {
             return Ok(value);
         }
@@ -205,7 +209,7 @@ impl caps::Store for WitStore {
     fn begin_write_in(&self, scope: &[u8]) -> Result<Box<dyn caps::Write>, StoreError> {
         Ok(Box::new(WitWrite(
             kv::begin_write(scope).map_err(store_error)?,
-            caps::Kept::default(),
+            caps::ReadCache::default(),
             Default::default(),
         )))
     }
@@ -539,7 +543,7 @@ fn message(e: domain::Error) -> String {
     match e {
         domain::Error::Invalid(m) => m.join("; "),
         domain::Error::NotFound(m)
-        | domain::Error::Conflict(m)
+        | domain::Error::Duplicate(m)
         | domain::Error::Forbidden(m)
         | domain::Error::Unavailable(m) => m,
         domain::Error::Store(e) => e.to_string(),
@@ -553,7 +557,7 @@ pub(crate) fn migrate() -> Result<Migration, String> {
         from_version: report.from,
         to_version: report.to,
         key_entries: report.key_entries,
-        kept_rebuilt: report.kept_rebuilt,
+        tallies_rebuilt: report.tallies_rebuilt,
         einvoices_made: report.einvoices_made,
     })
 }
@@ -615,7 +619,7 @@ pub(crate) fn check() -> Result<CheckReport, String> {
         accounts: report.accounts,
         records: report.records,
         index_entries: report.index_entries,
-        kept_values: report.kept_values,
+        tally_values: report.tally_values,
         number_claims: report.number_claims,
         problems: report.problems,
         problems_found: report.problems_found,

@@ -139,7 +139,7 @@ pub async fn request_check(data_dir: &Path) -> Option<anyhow::Result<CheckReport
                 accounts,
                 records,
                 index_entries,
-                kept_values,
+                tally_values,
                 number_claims,
                 problems_found,
             ] = counts[..]
@@ -156,7 +156,7 @@ pub async fn request_check(data_dir: &Path) -> Option<anyhow::Result<CheckReport
                 accounts,
                 records,
                 index_entries,
-                kept_values,
+                tally_values,
                 number_claims,
                 problems,
                 problems_found,
@@ -274,7 +274,7 @@ async fn answer(runtime: &Runtime, stream: UnixStream) -> anyhow::Result<()> {
                     r.accounts,
                     r.records,
                     r.index_entries,
-                    r.kept_values,
+                    r.tally_values,
                     r.number_claims,
                     r.problems_found,
                 ];

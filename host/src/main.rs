@@ -90,7 +90,7 @@ enum Command {
         from: PathBuf,
     },
     /// Check the consistency of the store (through the running server's admin socket,
-    /// else on the data directory): index entries, kept sums and counts, number claims.
+    /// else on the data directory): index entries, tallied sums and counts, number claims.
     /// Exits with 1 when it finds a problem.
     Check,
     /// Inspect the mail outbox (the data directory's, or the PostgreSQL store's with
@@ -305,7 +305,7 @@ async fn serve(
             migration.from_version,
             migration.to_version,
             migration.key_entries,
-            migration.kept_rebuilt,
+            migration.tallies_rebuilt,
             migration.einvoices_made
         );
     }
@@ -343,12 +343,12 @@ async fn serve(
 async fn check(options: &Options) -> anyhow::Result<()> {
     let report = faktura_host::check_store(options).await?;
     println!(
-        "Checked {} accounts: {} records, {} index entries, {} kept sums and counts, \
+        "Checked {} accounts: {} records, {} index entries, {} tallied sums and counts, \
          {} number claims.",
         report.accounts,
         report.records,
         report.index_entries,
-        report.kept_values,
+        report.tally_values,
         report.number_claims
     );
     for problem in &report.problems {

@@ -49,11 +49,11 @@ pub(crate) struct OutboundCtx {
 type Destination = (bool, String, u16);
 
 /// An open connection without a request, and since when.
-type Kept = (Instant, SendRequest<WasiBody>);
+type IdleConnection = (Instant, SendRequest<WasiBody>);
 
 /// Open connections without a request, by destination.
 #[derive(Default)]
-pub(crate) struct Idle(Mutex<HashMap<Destination, Vec<Kept>>>);
+pub(crate) struct Idle(Mutex<HashMap<Destination, Vec<IdleConnection>>>);
 
 impl Idle {
     /// The most recently idle connection to `to` that is still open.

@@ -16,10 +16,10 @@
 //! - Readers take no lease and write nothing: a reader opens the file read-only, reads the
 //!   header's last durable commit and serves its snapshot. It never waits.
 //! - A reader cannot announce which commit it reads, so the writer keeps every commit's pages
-//!   for `KEPT` after a newer commit replaced it (the pages a reader could still read), and a
-//!   read transaction refuses to read once it is older than `READ_MAX`, well inside `KEPT`.
+//!   for `RETENTION` after a newer commit replaced it (the pages a reader could still read), and a
+//!   read transaction refuses to read once it is older than `READ_MAX`, well inside `RETENTION`.
 //!   Each writer notes in `faktura.pins` the oldest commit the file holds, with the time; the
-//!   commits older than one noted more than `KEPT` ago can have no reader left.
+//!   commits older than one noted more than `RETENTION` ago can have no reader left.
 //!
 //! An instance opens the file once: its reader follows the file to the latest commit at each
 //! read transaction, and its writer, kept open between turns, to the latest commit at each
@@ -54,8 +54,8 @@ use crate::lease::{Lease, LeaseError};
 /// redb's page cache per open database (an instance has a reader and a writer).
 const CACHE_BYTES: usize = 4 << 20;
 /// How long a replaced commit's pages stay unused by writers: a reader may still read them.
-pub const KEPT: Duration = Duration::from_secs(20);
-/// The oldest a read transaction may be and still read: its commit's pages are kept for `KEPT`
+pub const RETENTION: Duration = Duration::from_secs(20);
+/// The oldest a read transaction may be and still read: its commit's pages are kept for `RETENTION`
 /// after a newer commit replaced it, and this leaves a wide margin.
 pub const READ_MAX: Duration = Duration::from_secs(10);
 /// Writers note the commits the file holds at most this often (`pins`).
@@ -201,7 +201,7 @@ impl StorageBackend for SharedFile {
     }
 
     // Every lock redb takes is granted: a writer holds the lease, which is what the writer
-    // locks stand for, and a reader's locks only announce it, which `KEPT` stands in for.
+    // locks stand for, and a reader's locks only announce it, which `RETENTION` stands in for.
     // The header's lock kept a reader from reading the header while a writer writes it: a
     // reader that does finds a commit slot whose checksum fails, and reads the other slot (an
     // older commit, whose pages are kept too) or opens again (`OPEN_TRIES`).
@@ -281,9 +281,9 @@ mod pins {
     }
 
     /// The oldest commit a reader may still read, given the notes and the time: every
-    /// commit older than one noted more than `KEPT` ago was replaced before then.
+    /// commit older than one noted more than `RETENTION` ago was replaced before then.
     pub(super) fn read_from(notes: &[(u64, u64)], now_ms: u64) -> u64 {
-        let kept = KEPT.as_millis() as u64;
+        let kept = RETENTION.as_millis() as u64;
         notes
             .iter()
             .filter(|(_, at)| at.saturating_add(kept) < now_ms)
@@ -312,9 +312,9 @@ mod pins {
         }
         notes.push((oldest, now));
         if notes.len() > 256 {
-            // Keep the notes of the last `KEPT` and the newest before them.
+            // Keep the notes of the last `RETENTION` and the newest before them.
             notes.retain(|(commit, at)| {
-                *commit >= from || at.saturating_add(KEPT.as_millis() as u64) >= now
+                *commit >= from || at.saturating_add(RETENTION.as_millis() as u64) >= now
             });
             let text: String = notes.iter().map(|(c, t)| format!("{c} {t}\n")).collect();
             let next = path.with_extension("pins.next");
@@ -354,7 +354,7 @@ mod pins {
 
         #[test]
         fn commits_replaced_longer_ago_than_kept_have_no_reader() {
-            let kept = KEPT.as_millis() as u64;
+            let kept = RETENTION.as_millis() as u64;
             let now = 100 * kept;
             let notes = [
                 (3, now - 3 * kept),

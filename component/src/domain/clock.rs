@@ -64,7 +64,7 @@ pub fn load(txn: &dyn Read, account: u64) -> Result<AccountClock, Error> {
     let Some(bytes) = txn.get(&key(account))? else {
         return Ok(AccountClock::default());
     };
-    let s: StoredClock = store::decode_kept(FORMAT, &bytes, "account clock")?;
+    let s: StoredClock = store::decode_with_format(FORMAT, &bytes, "account clock")?;
     Ok(AccountClock {
         zone: s.zone,
         offset: s.offset,
@@ -128,7 +128,7 @@ pub fn save(
         valid_from: now,
         valid_until,
     };
-    txn.put(&key(account), &store::encode_kept(FORMAT, &stored))?;
+    txn.put(&key(account), &store::encode_with_format(FORMAT, &stored))?;
     Ok(())
 }
 

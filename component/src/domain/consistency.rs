@@ -4,7 +4,7 @@
 //! - Index entries (of documents, of the records with indexed fields, among them clients
 //!   and their tags, of a client's documents and a supplier's incoming invoices) name a record that exists and holds
 //!   the indexed value; every record has each entry it should.
-//! - The kept sums and counts of each account's documents equal a recount of them.
+//! - The tallied sums and counts of each account's documents equal a recount of them.
 //! - Number claims name the document or client that holds that number; each one holds
 //!   its claim.
 //! - Every child of a document (item, payment, comment, tag) has its way back, and its
@@ -18,7 +18,7 @@
 use super::Error;
 use super::accounts;
 use super::clients::{self, CLIENTS};
-use super::documents::{DocKind, Document, kept, storage};
+use super::documents::{DocKind, Document, storage, tallies};
 use super::incomings::{self, INCOMINGS};
 use super::migrate::INDEXED;
 use super::records::{self, Resource};
@@ -38,8 +38,8 @@ pub struct Report {
     pub records: u64,
     /// Index entries, ways back from children and API key entries.
     pub index_entries: u64,
-    /// Kept sums and counts of documents.
-    pub kept_values: u64,
+    /// Tallied sums and counts of documents.
+    pub tally_values: u64,
     pub number_claims: u64,
     /// The first `PROBLEMS_LISTED_MAX` problems, one sentence each.
     pub problems: Vec<String>,
@@ -120,7 +120,7 @@ pub fn check(txn: &dyn Read) -> Result<Report, Error> {
     Ok(report)
 }
 
-/// A kind's documents against their index entries, number claims and kept data.
+/// A kind's documents against their index entries, number claims and tallies.
 fn check_documents(
     txn: &dyn Read,
     report: &mut Report,
@@ -128,7 +128,7 @@ fn check_documents(
     account: u64,
     kind: DocKind,
 ) -> Result<(), Error> {
-    let mut recount = kept::Rebuild::default();
+    let mut recount = tallies::Rebuild::default();
     check_records(
         txn,
         report,
@@ -150,7 +150,7 @@ fn check_documents(
         },
     )?;
     let mut problems = Vec::new();
-    report.kept_values += recount.compare(txn, account, kind, &mut |p| problems.push(p))?;
+    report.tally_values += recount.compare(txn, account, kind, &mut |p| problems.push(p))?;
     for p in problems {
         report.problem(p);
     }
@@ -530,7 +530,7 @@ fn show_value(value: &[u8]) -> String {
 fn reason(e: &Error) -> String {
     match e {
         Error::Invalid(m) => m.join("; "),
-        Error::NotFound(m) | Error::Conflict(m) | Error::Forbidden(m) | Error::Unavailable(m) => {
+        Error::NotFound(m) | Error::Duplicate(m) | Error::Forbidden(m) | Error::Unavailable(m) => {
             m.clone()
         }
         Error::Store(e) => e.to_string(),

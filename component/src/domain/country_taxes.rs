@@ -35,7 +35,7 @@ impl Rules for CountryTaxRules {
             .iter()
             .any(|r| Some(r.id()) != own_id && r.text("country_code") == code);
         if taken && !code.is_empty() {
-            return Err(Error::Conflict(format!(
+            return Err(Error::Duplicate(format!(
                 "country_code {code} is already listed"
             )));
         }

@@ -4,7 +4,7 @@
 //! died), its attempt settled (`settle`: success on 2xx; else the next attempt after the
 //! retry plan, `RETRY_SECONDS`, or failure after the last; 410 Gone fails it and disables
 //! the webhook, and five days of failures do too), sent again on request (`redeliver`),
-//! and removed after `KEPT_SECONDS`. Every moment here is on the account's clock, so a
+//! and removed after `RETENTION_SECONDS`. Every moment here is on the account's clock, so a
 //! test clock moves retries; sending is the wire side's (`http::webhooks`).
 
 use super::events::{self, Attempt, Delivery, Status};
@@ -24,7 +24,7 @@ pub const RETRY_SECONDS: [i64; 7] = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_00
 /// How long a webhook may fail every delivery before it is disabled.
 pub const FAILING_MAX_SECONDS: i64 = 5 * 86_400;
 /// How long deliveries are kept.
-pub const KEPT_SECONDS: i64 = 30 * 86_400;
+pub const RETENTION_SECONDS: i64 = 30 * 86_400;
 
 /// A delivery taken to be sent, with its webhook as it is now.
 #[derive(Debug, Clone)]
@@ -128,7 +128,7 @@ pub fn settle(
         error,
         answer,
     });
-    if d.attempts.len() > events::ATTEMPTS_KEPT {
+    if d.attempts.len() > events::ATTEMPTS_LOGGED {
         d.attempts.remove(0);
     }
     d.attempts_made += 1;
@@ -195,7 +195,7 @@ pub fn redeliver(ctx: &Ctx, txn: &mut dyn Write, id: u64) -> Result<Delivery, Er
     Ok(d)
 }
 
-/// Removes the account's deliveries recorded `KEPT_SECONDS` or longer ago, oldest first,
+/// Removes the account's deliveries recorded `RETENTION_SECONDS` or longer ago, oldest first,
 /// at most `limits::DELIVERY_EXPIRE_BATCH`; the number removed.
 pub fn expire(ctx: &Ctx, txn: &mut dyn Write) -> Result<u32, Error> {
     let account = ctx.account_id;
@@ -204,7 +204,7 @@ pub fn expire(ctx: &Ctx, txn: &mut dyn Write) -> Result<u32, Error> {
     // Ids rise with time: the oldest come first, and the first one young enough ends it.
     for (k, v) in txn.scan(&prefix, None, limits::DELIVERY_EXPIRE_BATCH, false)? {
         let d = events::decode(&v)?;
-        if d.created > ctx.now - KEPT_SECONDS {
+        if d.created > ctx.now - RETENTION_SECONDS {
             break;
         }
         events::remove(txn, account, store::id_of_key(&k)?, &d)?;
@@ -217,7 +217,7 @@ pub fn expire(ctx: &Ctx, txn: &mut dyn Write) -> Result<u32, Error> {
 pub fn any_expired(txn: &dyn Read, ctx: &Ctx) -> Result<bool, Error> {
     let prefix = keys::collection(ctx.account_id, events::DELIVERIES);
     Ok(match txn.scan(&prefix, None, 1, false)?.first() {
-        Some((_, v)) => events::decode(v)?.created <= ctx.now - KEPT_SECONDS,
+        Some((_, v)) => events::decode(v)?.created <= ctx.now - RETENTION_SECONDS,
         None => false,
     })
 }
@@ -445,13 +445,16 @@ mod tests {
         let store = MemStore::default();
         let mut w = store.begin_write().unwrap();
         let (_, id) = setup(w.as_mut());
-        assert!(!any_expired(w.as_read(), &ctx(1000 + KEPT_SECONDS - 1)).unwrap());
+        assert!(!any_expired(w.as_read(), &ctx(1000 + RETENTION_SECONDS - 1)).unwrap());
         assert_eq!(
-            expire(&ctx(1000 + KEPT_SECONDS - 1), w.as_mut()).unwrap(),
+            expire(&ctx(1000 + RETENTION_SECONDS - 1), w.as_mut()).unwrap(),
             0
         );
-        assert!(any_expired(w.as_read(), &ctx(1000 + KEPT_SECONDS)).unwrap());
-        assert_eq!(expire(&ctx(1000 + KEPT_SECONDS), w.as_mut()).unwrap(), 1);
+        assert!(any_expired(w.as_read(), &ctx(1000 + RETENTION_SECONDS)).unwrap());
+        assert_eq!(
+            expire(&ctx(1000 + RETENTION_SECONDS), w.as_mut()).unwrap(),
+            1
+        );
         assert!(events::load(w.as_read(), 5, id).unwrap().is_none());
         assert!(
             events::due(w.as_read(), 5, i64::MAX, 10)

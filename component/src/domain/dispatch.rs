@@ -79,11 +79,15 @@ fn corrupt(what: &str) -> Error {
 }
 
 fn encode(d: &Dispatch) -> Vec<u8> {
-    store::encode_kept(FORMAT, d)
+    store::encode_with_format(FORMAT, d)
 }
 
 fn decode(bytes: &[u8]) -> Result<Dispatch, Error> {
-    Ok(store::decode_kept(FORMAT, bytes, "recorded message")?)
+    Ok(store::decode_with_format(
+        FORMAT,
+        bytes,
+        "recorded message",
+    )?)
 }
 
 /// Records `d` in the caller's transaction, held by the caller for `HOLD_SECONDS`.

@@ -9,7 +9,7 @@
 //! `emit`; this module knows none of them, only a resource's name, a verb, an id and the
 //! record's bytes as they were (`Snapshot`), which the wire side renders in the webhook's
 //! format when it delivers. It must not read what an event does not need: for an account
-//! without webhooks an emit costs one read of a small key (`Write::get_kept`, once per
+//! without webhooks an emit costs one read of a small key (`Write::get_cached`, once per
 //! transaction where the store keeps it).
 
 use serde::{Deserialize, Serialize};
@@ -100,7 +100,7 @@ impl Subscriptions {
 }
 
 fn decode_subscriptions(bytes: &[u8]) -> Result<Subscriptions, Error> {
-    Ok(store::decode_kept(
+    Ok(store::decode_with_format(
         SUBSCRIPTIONS_FORMAT,
         bytes,
         "webhook subscriptions",
@@ -109,8 +109,8 @@ fn decode_subscriptions(bytes: &[u8]) -> Result<Subscriptions, Error> {
 
 /// The account's subscriptions as a writer reads them on its way (kept for the rest of
 /// its transaction where the store can).
-fn subscriptions_kept(txn: &mut dyn Write, account: u64) -> Result<Option<Subscriptions>, Error> {
-    txn.get_kept(&keys::webhooks_on(account))?
+fn subscriptions_cached(txn: &mut dyn Write, account: u64) -> Result<Option<Subscriptions>, Error> {
+    txn.get_cached(&keys::webhooks_on(account))?
         .map(|b| decode_subscriptions(&b))
         .transpose()
 }
@@ -133,7 +133,7 @@ pub fn set_subscriptions(
     if subs.hooks.is_empty() {
         txn.delete(&key)?;
     } else {
-        txn.put(&key, &store::encode_kept(SUBSCRIPTIONS_FORMAT, subs))?;
+        txn.put(&key, &store::encode_with_format(SUBSCRIPTIONS_FORMAT, subs))?;
     }
     Ok(())
 }
@@ -203,12 +203,12 @@ pub struct Delivery {
     pub tries: u32,
     /// Every attempt made.
     pub attempts_made: u32,
-    /// The latest attempts, the last one last (at most `ATTEMPTS_KEPT`).
+    /// The latest attempts, the last one last (at most `ATTEMPTS_LOGGED`).
     pub attempts: Vec<Attempt>,
 }
 
 /// Attempts a delivery's log keeps.
-pub const ATTEMPTS_KEPT: usize = 24;
+pub const ATTEMPTS_LOGGED: usize = 24;
 
 fn corrupt(what: &str) -> Error {
     Error::Store(StoreError::Backend(format!(
@@ -224,7 +224,7 @@ pub fn load(txn: &dyn Read, account: u64, id: u64) -> Result<Option<Delivery>, E
 }
 
 pub fn decode(bytes: &[u8]) -> Result<Delivery, Error> {
-    Ok(store::decode_kept(
+    Ok(store::decode_with_format(
         DELIVERY_FORMAT,
         bytes,
         "webhook delivery",
@@ -254,7 +254,7 @@ pub fn store(
     }
     txn.put(
         &keys::record(account, DELIVERIES, id),
-        &store::encode_kept(DELIVERY_FORMAT, new),
+        &store::encode_with_format(DELIVERY_FORMAT, new),
     )?;
     Ok(())
 }
@@ -324,7 +324,7 @@ pub fn emit(
     id: u64,
     snapshot: impl FnOnce(&dyn Read) -> Result<Snapshot, Error>,
 ) -> Result<(), Error> {
-    let Some(subs) = subscriptions_kept(txn, ctx.account_id)? else {
+    let Some(subs) = subscriptions_cached(txn, ctx.account_id)? else {
         return Ok(());
     };
     let event = format!("{resource}.{}", verb.as_str());

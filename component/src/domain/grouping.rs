@@ -1,6 +1,6 @@
 //! Grouped totals (`group_by`). Groups are summed from loaded documents, or, for the common
 //! case of grouping all of an account's documents by client, status, month or year, from
-//! the kept sums (`documents::kept`): a few thousand entries instead of every document.
+//! the tallied sums (`documents::tallies`): a few thousand entries instead of every document.
 //! Open documents due this month are still loaded one by one, because whether one shows
 //! as OPEN or OVERDUE depends on today. Only reads.
 
@@ -10,7 +10,7 @@ use rust_decimal::Decimal;
 
 use super::Error;
 use super::date::Date;
-use super::documents::kept::{self, Kept, Sums, month_number};
+use super::documents::tallies::{self, Sums, Tallies, month_number};
 use super::documents::{Document, Filter, Shown, query, storage};
 use super::schema::Scalar;
 use crate::caps::Read;
@@ -222,11 +222,11 @@ pub fn group(docs: &[Document], keys: &[GroupKey], today: Date) -> Vec<(String, 
     groups.finish()
 }
 
-/// The groups of the documents matching `f`: from the kept sums when there are some and
+/// The groups of the documents matching `f`: from the tallied sums when there are some and
 /// the filter and keys allow it, else from every matching document.
 pub fn groups(
     txn: &dyn Read,
-    kept: Option<&Kept>,
+    tallies: Option<&Tallies>,
     account: u64,
     f: &Filter,
     keys: &[GroupKey],
@@ -240,14 +240,14 @@ pub fn groups(
     }) && f.only_indexed_fields()
         && f.from.is_none()
         && f.to.is_none();
-    let Some(kept) = kept.filter(|_| from_sums) else {
+    let Some(tallies) = tallies.filter(|_| from_sums) else {
         let found = query::find(txn, account, f, today)?;
         return Ok(group(&found, keys, today));
     };
     let mut groups = Groups::default();
     let this_month = month_number(today);
     let wanted = |shown: Shown| f.statuses.is_empty() || f.statuses.contains(&shown);
-    kept::for_each_sum(txn, kept, |key, sums| {
+    tallies::for_each_sum(txn, tallies, |key, sums| {
         let shown = match (key.status.shown_as_stored(), key.due_month) {
             (Some(shown), _) => shown,
             // An open document of a kind that never falls due.
@@ -266,7 +266,7 @@ pub fn groups(
                 GroupKey::Party => (CLIENT.field, Scalar::Int(key.client as i64)),
                 GroupKey::Status => ("status", Scalar::Text(shown.as_str().into())),
                 GroupKey::Year => year_value(key.year()),
-                // Kept sums are by month: day and week keys group from the documents.
+                // Tallied sums are by month: day and week keys group from the documents.
                 GroupKey::Day | GroupKey::Week | GroupKey::Month => {
                     month_value(key.year(), key.month_of_year())
                 }

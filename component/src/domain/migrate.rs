@@ -8,7 +8,7 @@
 
 use super::Error;
 use super::accounts;
-use super::documents::{self, DocKind, kept};
+use super::documents::{self, DocKind, tallies};
 use super::einvoice;
 use super::records;
 use crate::caps::Store;
@@ -23,8 +23,8 @@ pub struct Report {
     pub to: u8,
     /// Key entries rewritten as principal records.
     pub key_entries: u64,
-    /// Kinds of documents of an account whose kept sums and counts were rebuilt.
-    pub kept_rebuilt: u64,
+    /// Kinds of documents of an account whose tallied sums and counts were rebuilt.
+    pub tallies_rebuilt: u64,
     /// Completed documents whose e-invoices were made.
     pub einvoices_made: u64,
     /// Index entries written for records that name another (an incoming's items).
@@ -52,20 +52,20 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
         return Ok(report);
     }
     if from < 3 {
-        // Version 3: key entries hold the principal, and every account has kept data.
+        // Version 3: key entries hold the principal, and every account has tallies.
         let mut txn = store.begin_write()?;
         report.key_entries = accounts::migrate_key_entries(txn.as_mut())?;
         txn.commit()?;
         for account in account_ids(store)? {
             for kind in DocKind::ALL {
-                if !kept::needs_rebuild(store.begin_read()?.as_ref(), account, kind)? {
+                if !tallies::needs_rebuild(store.begin_read()?.as_ref(), account, kind)? {
                     continue;
                 }
                 repair_open_entries(store, account, kind)?;
                 let mut txn = store.begin_write()?;
-                rebuild_kept(txn.as_mut(), account, kind)?;
+                rebuild_tallies(txn.as_mut(), account, kind)?;
                 txn.commit()?;
-                report.kept_rebuilt += 1;
+                report.tallies_rebuilt += 1;
             }
         }
     }
@@ -258,12 +258,12 @@ fn make_einvoices(store: &dyn Store, account: u64, kind: DocKind) -> Result<u64,
 
 /// Sums and counts every document of an account's kind afresh: reads every document,
 /// writes a few thousand sums at most (one per month, client, status and currency).
-fn rebuild_kept(
+fn rebuild_tallies(
     txn: &mut dyn crate::caps::Write,
     account: u64,
     kind: DocKind,
 ) -> Result<(), Error> {
-    let mut rebuild = kept::Rebuild::default();
+    let mut rebuild = tallies::Rebuild::default();
     documents::storage::for_each(txn.as_read(), account, kind, |doc| {
         rebuild.add(account, &doc);
         Ok(())
@@ -305,7 +305,7 @@ mod tests {
             (store::UNMARKED_VERSION, DATA_VERSION)
         );
         assert_eq!(
-            first.kept_rebuilt,
+            first.tallies_rebuilt,
             documents::DocKind::ALL.len() as u64,
             "every kind of the one account"
         );

@@ -65,7 +65,7 @@ pub enum Error {
     /// The record does not exist in the caller's account.
     NotFound(String),
     /// The request clashes with a record that exists (an incoming invoice imported twice).
-    Conflict(String),
+    Duplicate(String),
     /// The caller's user may not do this.
     Forbidden(String),
     /// A capability the operation needs (PDF rendering, mail) failed or is not there;

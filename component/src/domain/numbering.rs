@@ -112,7 +112,7 @@ pub fn number_record(
     match record.int("number") {
         Some(n) if old_claim.as_ref() != Some(&(pre.clone(), n)) => {
             if !claim(txn, ctx.account_id, range, &pre, n, id)? {
-                return Err(Error::Conflict(format!(
+                return Err(Error::Duplicate(format!(
                     "number {n} is already used by another {label}"
                 )));
             }

@@ -281,7 +281,7 @@ impl Rules for ValueRules {
                     .into_iter()
                     .find(|v| v.int(o.property) == Some(property_id))
         {
-            return Err(Error::Conflict(format!(
+            return Err(Error::Duplicate(format!(
                 "{} {owner_id} already has a value of {} {property_id}: {} {}; update that one",
                 o.label,
                 o.properties.1,

@@ -335,8 +335,8 @@ pub fn update(
     let mut record = old.clone();
     changes.apply(&mut record);
     // An unchanged URL is not checked again: the switch may have been lifted since.
-    let url_kept = record.text("url").trim() == old.text("url");
-    check(&mut record, private_allowed || url_kept, &mut errors);
+    let url_unchanged = record.text("url").trim() == old.text("url");
+    check(&mut record, private_allowed || url_unchanged, &mut errors);
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
@@ -398,7 +398,7 @@ fn load_secrets(txn: &dyn Read, account: u64, id: u64) -> Result<Secrets, Error>
     let bytes = txn
         .get(&keys::webhook_secret(account, id))?
         .ok_or_else(|| Error::NotFound(format!("webhook {id} has no secret")))?;
-    Ok(store::decode_kept(
+    Ok(store::decode_with_format(
         SECRETS_FORMAT,
         &bytes,
         "webhook secret",
@@ -408,7 +408,7 @@ fn load_secrets(txn: &dyn Read, account: u64, id: u64) -> Result<Secrets, Error>
 fn save_secrets(txn: &mut dyn Write, account: u64, id: u64, s: &Secrets) -> Result<(), Error> {
     txn.put(
         &keys::webhook_secret(account, id),
-        &store::encode_kept(SECRETS_FORMAT, s),
+        &store::encode_with_format(SECRETS_FORMAT, s),
     )?;
     Ok(())
 }

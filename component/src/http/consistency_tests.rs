@@ -120,7 +120,7 @@ fn a_store_the_service_wrote_is_consistent() {
     assert_eq!(report.accounts, 1);
     assert!(report.records >= 15, "{report:?}");
     assert!(report.index_entries >= 20, "{report:?}");
-    assert!(report.kept_values >= 6, "{report:?}");
+    assert!(report.tally_values >= 6, "{report:?}");
     // Invoice 1, credit note 1 and client 1; invoice 2 was deleted with its claim.
     assert_eq!(report.number_claims, 3, "{report:?}");
 }
@@ -263,7 +263,7 @@ fn a_wrong_kept_sum_or_count_is_reported() {
             txn.put(&key, &store::encode(&wrong)).unwrap();
         },
         &[
-            "account 1: the kept sums of invoices of 2026-11, client 1, status Open",
+            "account 1: the tallied sums of invoices of 2026-11, client 1, status Open",
             "are 1 documents, net 1, gross 1, but the documents add up to 1 documents",
         ],
     );
@@ -275,7 +275,7 @@ fn a_wrong_kept_sum_or_count_is_reported() {
             )
             .unwrap()
         },
-        &["the kept count of all credit notes is 9, but there are 1"],
+        &["the tallied count of all credit notes is 9, but there are 1"],
     );
     check_damage(
         |w, txn| {
@@ -283,7 +283,7 @@ fn a_wrong_kept_sum_or_count_is_reported() {
             txn.delete(&key).unwrap()
         },
         &[
-            "the kept count of invoices of status Open due on",
+            "the tallied count of invoices of status Open due on",
             "is missing; there are 1",
         ],
     );

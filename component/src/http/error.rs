@@ -15,7 +15,7 @@ pub enum ApiError {
     /// 404: no such path, or no such record in the caller's account.
     NotFound(String),
     /// 409: the request clashes with a record that exists; the message names it.
-    Conflict(String),
+    Duplicate(String),
     /// 422: an `Idempotency-Key` sent again with another request than its first.
     Unprocessable(String),
     /// 405: the path exists but not with this method.
@@ -63,7 +63,7 @@ impl ApiError {
             ApiError::Unauthorized => 401,
             ApiError::Forbidden(_) => 403,
             ApiError::NotFound(_) => 404,
-            ApiError::Conflict(_) => 409,
+            ApiError::Duplicate(_) => 409,
             ApiError::Unprocessable(_) => 422,
             ApiError::MethodNotAllowed(_) => 405,
             ApiError::PayloadTooLarge | ApiError::TooLarge(_) => 413,
@@ -86,7 +86,7 @@ impl ApiError {
             ],
             ApiError::Forbidden(m)
             | ApiError::NotFound(m)
-            | ApiError::Conflict(m)
+            | ApiError::Duplicate(m)
             | ApiError::Unprocessable(m)
             | ApiError::UnsupportedMediaType(m)
             | ApiError::TooLarge(m)
@@ -132,7 +132,7 @@ impl From<domain::Error> for ApiError {
         match e {
             domain::Error::Invalid(m) => ApiError::BadRequest(m),
             domain::Error::NotFound(m) => ApiError::NotFound(m),
-            domain::Error::Conflict(m) => ApiError::Conflict(m),
+            domain::Error::Duplicate(m) => ApiError::Duplicate(m),
             domain::Error::Forbidden(m) => ApiError::Forbidden(m),
             domain::Error::Unavailable(m) => ApiError::Unavailable(m),
             domain::Error::Store(e) => ApiError::from(e),

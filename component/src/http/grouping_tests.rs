@@ -1,4 +1,4 @@
-//! Groups summed from the kept sums answer exactly what summing every document answers,
+//! Groups summed from the tallied sums answer exactly what summing every document answers,
 //! through every change a document goes through, and after the sums are rebuilt.
 
 use super::Method;
@@ -153,8 +153,8 @@ fn groups_from_kept_sums_equal_groups_from_every_document() {
     }
 }
 
-/// Keys of the kept sums, their marker and the kept count of invoices.
-fn kept(key: &[u8]) -> bool {
+/// Keys of the tallied sums, their marker and the tallied count of invoices.
+fn is_tally_key(key: &[u8]) -> bool {
     key.windows(b"ix/invoices/sums".len())
         .any(|s| s == b"ix/invoices/sums")
         || key.ends_with(b"ix/invoices/count/")
@@ -176,7 +176,7 @@ fn sums_missing_from_older_data_are_answered_without_a_write_and_rebuilt_by_the_
     let all = crate::store::scan_all(txn.as_read(), b"A").unwrap();
     let sums: Vec<_> = all
         .iter()
-        .filter(|(k, _)| kept(k))
+        .filter(|(k, _)| is_tally_key(k))
         .map(|(k, _)| k.clone())
         .collect();
     assert!(sums.len() > 10, "{} sum entries", sums.len());
@@ -191,17 +191,20 @@ fn sums_missing_from_older_data_are_answered_without_a_write_and_rebuilt_by_the_
         "<invoice><label>Neu</label></invoice>",
     );
     let stored = everything(&w);
-    assert!(stored.iter().all(|(k, _)| !kept(k)));
+    assert!(stored.iter().all(|(k, _)| !is_tally_key(k)));
     assert_eq!(answers(&w, ""), before);
     assert_eq!(everything(&w), stored, "a list writes nothing");
     let report = crate::domain::migrate::run(&w.store).unwrap();
     // Invoices, and the other kinds, of which there are none yet.
     assert_eq!(
-        report.kept_rebuilt,
+        report.tallies_rebuilt,
         crate::domain::documents::DocKind::ALL.len() as u64,
         "{report:?}"
     );
-    let rebuilt = everything(&w).into_iter().filter(|(k, _)| kept(k)).count();
+    let rebuilt = everything(&w)
+        .into_iter()
+        .filter(|(k, _)| is_tally_key(k))
+        .count();
     assert_eq!(rebuilt, sums.len());
     assert_eq!(answers(&w, ""), before);
 }

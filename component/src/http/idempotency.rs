@@ -1,10 +1,10 @@
 //! `Idempotency-Key`: a write request sent with a key is carried out once per account; the
-//! first answer is kept for 24 hours and sent again for the same key, so that a client
+//! first answer is saved for 24 hours and sent again for the same key, so that a client
 //! whose answer was lost (a timeout, or a 503 saying the commit's outcome is unknown) can
 //! send the request again without doing it twice. The same key with another request
 //! (method, path, query, content type or body) is 422.
 //!
-//! The answer must be kept exactly when the request's writes are: a request with a key
+//! The answer must be saved exactly when the request's writes are: a request with a key
 //! therefore runs in one write transaction (`Unit`), its reads and writes alike, and its
 //! answer is written into that transaction before the one commit. After a conflict the
 //! whole request runs again, as `in_write` does for one transaction. Work that leaves the
@@ -22,11 +22,11 @@ use crate::caps::{Caps, Entry, Read, Store, StoreError, Write, forward_read};
 use crate::domain::{Ctx, dispatch as recorded};
 use crate::store::{self, keys};
 
-/// How long an answer is kept.
-const KEPT_SECONDS: i64 = 24 * 60 * 60;
+/// How long an answer is saved.
+const SAVED_SECONDS: i64 = 24 * 60 * 60;
 /// The longest key taken.
 const KEY_CHARS_MAX: usize = 255;
-/// The format byte in front of a kept answer.
+/// The format byte in front of a saved answer.
 const FORMAT: u8 = 1;
 /// Expired answers removed per upkeep.
 const EXPIRE_BATCH: u32 = 500;
@@ -47,9 +47,11 @@ pub(super) fn key(req: &Request) -> Result<Option<&str>, ApiError> {
     Ok(Some(key))
 }
 
-/// A kept answer, with the fingerprint of the request that got it.
+/// A saved answer, with the fingerprint of the request that got it. Its stored form keeps
+/// the name it was recorded under in `forms.layout.json` (postcard writes no names).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Kept {
+#[serde(rename = "Kept")]
+pub(crate) struct SavedAnswer {
     fingerprint: [u8; 32],
     /// Unix seconds of the first answer.
     at: i64,
@@ -59,12 +61,12 @@ pub(crate) struct Kept {
     body: Vec<u8>,
 }
 
-fn encode(kept: &Kept) -> Vec<u8> {
-    store::encode_kept(FORMAT, kept)
+fn encode(saved: &SavedAnswer) -> Vec<u8> {
+    store::encode_with_format(FORMAT, saved)
 }
 
-fn decode(bytes: &[u8]) -> Result<Kept, StoreError> {
-    store::decode_kept(FORMAT, bytes, "kept answer")
+fn decode(bytes: &[u8]) -> Result<SavedAnswer, StoreError> {
+    store::decode_with_format(FORMAT, bytes, "saved answer")
 }
 
 /// What makes two requests the same one.
@@ -86,7 +88,7 @@ fn fingerprint(req: &Request) -> [u8; 32] {
     h.finalize().into()
 }
 
-/// Runs `handle` once per key: the kept answer when there is one for this request, 422
+/// Runs `handle` once per key: the saved answer when there is one for this request, 422
 /// when the key went with another, else `handle` in one transaction with its answer.
 pub(super) fn run(
     caps: &Caps,
@@ -115,7 +117,7 @@ pub(super) fn run(
                 tries += 1;
                 continue;
             }
-            // A failure of the server is not an answer to keep: nothing is kept, and the
+            // A failure of the server is not an answer to keep: nothing is saved, and the
             // request may be sent again with the key.
             Err(e) if e.status() >= 500 => return Err(e),
             Err(e) => Response::error(&e),
@@ -139,10 +141,10 @@ pub(super) fn run(
                 return answer;
             }
         }
-        let kept = kept_of(answer, req, fingerprint, ctx.now);
-        let expiry = keys::idempotency_expiry(ctx.now + KEPT_SECONDS, ctx.account_id, &key_hash);
+        let saved = saved_answer_of(answer, req, fingerprint, ctx.now);
+        let expiry = keys::idempotency_expiry(ctx.now + SAVED_SECONDS, ctx.account_id, &key_hash);
         let may_retry = tries < crate::limits::WRITE_TRIES;
-        match commit_kept(caps, unit, &at, &expiry, kept, may_retry)? {
+        match commit_saved(caps, unit, &at, &expiry, saved, may_retry)? {
             Some(answer) => return Ok(answer),
             None => {
                 pause_before_retry(caps, tries);
@@ -152,11 +154,16 @@ pub(super) fn run(
     }
 }
 
-/// An answer as it is kept: encoded in the request's format, with the request's
+/// An answer as it is saved: encoded in the request's format, with the request's
 /// fingerprint and the moment of the answer.
-fn kept_of(answer: Response, req: &Request, fingerprint: [u8; 32], now: i64) -> Kept {
+fn saved_answer_of(
+    answer: Response,
+    req: &Request,
+    fingerprint: [u8; 32],
+    now: i64,
+) -> SavedAnswer {
     let encoded = super::encode(answer, response_format(req));
-    Kept {
+    SavedAnswer {
         fingerprint,
         at: now,
         status: encoded.status,
@@ -165,19 +172,19 @@ fn kept_of(answer: Response, req: &Request, fingerprint: [u8; 32], now: i64) -> 
     }
 }
 
-/// Commits the request's unit with its answer kept at `at` (and its expiry), then hands
+/// Commits the request's unit with its answer saved at `at` (and its expiry), then hands
 /// over the messages the request recorded; the answer. `None` when the commit met a
 /// conflict and the request may run again.
-fn commit_kept(
+fn commit_saved(
     caps: &Caps,
     unit: Unit,
     at: &[u8],
     expiry: &[u8],
-    kept: Kept,
+    saved: SavedAnswer,
     may_retry: bool,
 ) -> Result<Option<Response>, ApiError> {
     let committed = unit
-        .put(at, &encode(&kept))
+        .put(at, &encode(&saved))
         .and_then(|()| unit.put(expiry, &[]))
         .and_then(|()| unit.commit());
     match committed {
@@ -185,14 +192,14 @@ fn commit_kept(
             for id in after {
                 hand_over(caps, id);
             }
-            Ok(Some(answer_of(kept)))
+            Ok(Some(answer_of(saved)))
         }
         Err(StoreError::Conflict) if may_retry => Ok(None),
         Err(e) => Err(e.into()),
     }
 }
 
-/// The answer kept for the key at `at` while it lasts: sent again for the same request,
+/// The answer saved for the key at `at` while it lasts: sent again for the same request,
 /// 422 for another.
 fn kept_answer(
     unit: &Unit,
@@ -201,10 +208,10 @@ fn kept_answer(
     key: &str,
     now: i64,
 ) -> Result<Option<Result<Response, ApiError>>, ApiError> {
-    let kept = unit.get(at)?.map(|b| decode(&b)).transpose()?;
-    Ok(kept.filter(|k| k.at + KEPT_SECONDS > now).map(|kept| {
-        if kept.fingerprint == *fingerprint {
-            Ok(replay(kept))
+    let saved = unit.get(at)?.map(|b| decode(&b)).transpose()?;
+    Ok(saved.filter(|k| k.at + SAVED_SECONDS > now).map(|saved| {
+        if saved.fingerprint == *fingerprint {
+            Ok(replay(saved))
         } else {
             Err(ApiError::Unprocessable(format!(
                 "the Idempotency-Key \"{key}\" was sent before with another request; \
@@ -231,23 +238,23 @@ fn hand_over(caps: &Caps, id: u64) {
     }
 }
 
-fn answer_of(kept: Kept) -> Response {
+fn answer_of(saved: SavedAnswer) -> Response {
     Response {
-        status: kept.status,
-        headers: kept.headers,
-        payload: super::Payload::Bytes(kept.body),
+        status: saved.status,
+        headers: saved.headers,
+        payload: super::Payload::Bytes(saved.body),
     }
 }
 
-/// The kept answer, marked as sent before.
-fn replay(kept: Kept) -> Response {
-    let mut r = answer_of(kept);
+/// The saved answer, marked as sent before.
+fn replay(saved: SavedAnswer) -> Response {
+    let mut r = answer_of(saved);
     r.headers
         .push(("idempotent-replayed".into(), "true".into()));
     r
 }
 
-/// Removes the answers kept longer than `KEPT_SECONDS`; returns how many.
+/// Removes the answers saved longer than `SAVED_SECONDS`; returns how many.
 pub fn expire(caps: &Caps) -> Result<u32, ApiError> {
     let now = caps.clock.now_unix();
     let prefix = keys::idempotency_expiries();
@@ -272,7 +279,7 @@ pub fn expire(caps: &Caps) -> Result<u32, ApiError> {
             // A key used again after it expired has a newer answer: that one stays.
             let current = txn.get(&at)?.map(|b| decode(&b)).transpose()?;
             Ok(match current {
-                Some(kept) if kept.at + KEPT_SECONDS == expires => {
+                Some(saved) if saved.at + SAVED_SECONDS == expires => {
                     txn.delete(&at)?;
                     1
                 }
@@ -301,7 +308,7 @@ struct Unit {
     /// Recorded messages to hand to mail after the commit.
     after: RefCell<Vec<u64>>,
     /// Whether a write of the request ended without its commit (it failed): its part of
-    /// the writes cannot be taken back alone, so none of them may be kept.
+    /// the writes cannot be taken back alone, so none of them may be saved.
     failed: Rc<Cell<bool>>,
 }
 
@@ -448,17 +455,17 @@ mod tests {
         assert_eq!(first.status, 201);
         let again = handle(&w.caps(), &req);
         assert_eq!(again.body, first.body);
-        assert_eq!(expire(&w.caps()).unwrap(), 0, "kept for a day");
+        assert_eq!(expire(&w.caps()).unwrap(), 0, "saved for a day");
         let clock = &w.clock().0;
-        clock.set(clock.get() + KEPT_SECONDS);
+        clock.set(clock.get() + SAVED_SECONDS);
         assert_eq!(expire(&w.caps()).unwrap(), 1);
         let fresh = handle(&w.caps(), &req);
         assert_eq!(fresh.status, 201);
-        assert_ne!(fresh.body, first.body, "a new client, not the kept answer");
+        assert_ne!(fresh.body, first.body, "a new client, not the saved answer");
     }
 
     /// A write that fails inside a keyed request keeps nothing, as its own transaction
-    /// would have: the refusal alone is kept, and sent again.
+    /// would have: the refusal alone is saved, and sent again.
     #[test]
     fn a_failed_write_of_a_keyed_request_keeps_nothing_but_the_refusal() {
         let w = World::new();
@@ -486,7 +493,7 @@ mod tests {
         assert_eq!(txn.get(b"written-before-the-refusal").unwrap(), None);
         let again = run(&caps, &ctx, &req, "k", handle).unwrap();
         assert_eq!(again.status, 400);
-        assert_eq!(runs.get(), 1, "the kept refusal is sent again");
+        assert_eq!(runs.get(), 1, "the saved refusal is sent again");
         assert!(
             again
                 .headers

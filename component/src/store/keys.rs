@@ -16,7 +16,7 @@
 //! - `A {account}file/{collection}/{field}/{id}`: a file field's bytes, outside the record
 //! - `A {account}one/{name}`: a per-account singleton (settings)
 //! - `A {account}ix/{collection}/{index}/{value}{id}`: secondary indexes of documents, and
-//!   below `ix/{collection}/` the kept sums and counts (`sums/`, `count/`, `status-count/`,
+//!   below `ix/{collection}/` the tallied sums and counts (`sums/`, `count/`, `status-count/`,
 //!   `sums-kept/`)
 //! - `A {account}idx/number/{range}/{prefix}\0{number}`: number claims;
 //!   `A {account}idx/client-docs/{client}{kind}{id}`: a client's documents;
@@ -211,7 +211,7 @@ pub fn parents(account: u64, collection: &str) -> Vec<u8> {
     k
 }
 
-/// Prefix of a secondary index (or of kept data) of a collection.
+/// Prefix of a secondary index (or of tallies) of a collection.
 pub fn index(account: u64, collection: &str, index: &str) -> Vec<u8> {
     let mut k = segment(account, "ix");
     k.extend_from_slice(collection.as_bytes());

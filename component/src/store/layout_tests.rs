@@ -82,7 +82,7 @@ fn layout() -> Value {
         StoredEinvoice,
         crate::domain::dispatch::Dispatch,
         crate::domain::incomings::Extra,
-        crate::http::idempotency::Kept,
+        crate::http::idempotency::SavedAnswer,
         crate::domain::clock::StoredClock,
         super::forms::StoredPortalLink,
     );

@@ -5,7 +5,7 @@
 //! (`DATA_VERSION`, kept at `G meta/version`). A record is written as one byte, the data
 //! version it was written at, followed by the postcard encoding of its stored form, and is
 //! read by the reader of that version (`decode`). Every other value (counters, parent
-//! pointers, number claims, index entries, kept counts, file bytes) has had one layout
+//! pointers, number claims, index entries, tallied counts, file bytes) has had one layout
 //! since version 1. A change that old bytes cannot be read through (a new index, kept
 //! data, a key entry's new shape) raises the version and comes with a migration
 //! (`domain::migrate`), run before the store is served.
@@ -27,8 +27,8 @@ use crate::limits;
 use forms::Tail;
 
 /// The data version of what this code writes. 1: decimals as 16-element tuples; 2:
-/// decimals as one byte string, kept sums with status counts; 3: key entries hold the
-/// principal, kept data exists for every account; 4: documents and items grew the
+/// decimals as one byte string, tallied sums with status counts; 3: key entries hold the
+/// principal, tallies exists for every account; 4: documents and items grew the
 /// e-invoice terms (stored after their earlier form, see `decode_with_tail`), completed
 /// documents have their e-invoices; 5: records naming another (an incoming's items,
 /// property values) are indexed by it, key entries carry the version; 6: clients are
@@ -56,12 +56,12 @@ pub fn version_of(bytes: &[u8]) -> Result<(u8, &[u8]), StoreError> {
 
 /// A value kept beside the records (a recorded message, a kept answer), which has its own
 /// `format` byte instead of the data version: the byte, then the postcard encoding.
-pub fn encode_kept<T: Serialize>(format: u8, value: &T) -> Vec<u8> {
-    postcard::to_extend(value, vec![format]).expect("kept values always serialize")
+pub fn encode_with_format<T: Serialize>(format: u8, value: &T) -> Vec<u8> {
+    postcard::to_extend(value, vec![format]).expect("values with a format byte always serialize")
 }
 
-/// A value of `encode_kept`, which must be of `format`; `what` names it when corrupt.
-pub fn decode_kept<T: DeserializeOwned>(
+/// A value of `encode_with_format`, which must be of `format`; `what` names it when corrupt.
+pub fn decode_with_format<T: DeserializeOwned>(
     format: u8,
     bytes: &[u8],
     what: &str,
@@ -212,7 +212,7 @@ pub fn next_ids(txn: &mut dyn Write, counter: &str, n: u32) -> Result<Vec<u64>, 
     Ok(ids)
 }
 
-/// A big-endian u64 value (counters, kept counts); `what` names it when corrupt.
+/// A big-endian u64 value (counters, tallied counts); `what` names it when corrupt.
 pub fn u64_of(bytes: &[u8], what: &str) -> Result<u64, StoreError> {
     let b: [u8; 8] = bytes
         .try_into()

@@ -660,7 +660,7 @@ struct Embedded {
 }
 
 /// Subsets kept compressed, the most recently used first.
-const EMBEDDED_KEPT: usize = 32;
+const EMBEDDED_CACHED: usize = 32;
 
 /// Font name and glyphs (old ids, subset order) → the subset embedded for them.
 type EmbeddedCache = Vec<(&'static str, Vec<u16>, Arc<Embedded>)>;
@@ -707,7 +707,7 @@ fn embedded(font: &FontUse) -> Result<Arc<Embedded>, String> {
     let mut cache = EMBEDDED.lock().unwrap_or_else(|p| p.into_inner());
     if kept(&mut cache).is_none() {
         cache.insert(0, (name, glyphs, built.clone()));
-        cache.truncate(EMBEDDED_KEPT);
+        cache.truncate(EMBEDDED_CACHED);
     }
     Ok(built)
 }

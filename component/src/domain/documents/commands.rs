@@ -289,7 +289,7 @@ fn load_client(txn: &dyn Read, account: u64, id: i64) -> Result<Record, Error> {
     records::load(txn, &CLIENTS, account, id as u64).map_err(|e| match e {
         Error::NotFound(_) => Error::invalid(format!("client_id {id} does not exist")),
         other @ (Error::Invalid(_)
-        | Error::Conflict(_)
+        | Error::Duplicate(_)
         | Error::Forbidden(_)
         | Error::Unavailable(_)
         | Error::Store(_)) => other,

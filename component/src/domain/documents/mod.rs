@@ -6,7 +6,7 @@
 //! ```text
 //! commands   query                       what changes documents / what reads lists
 //!    │   ╲    │
-//!    │    storage ── kept                load and save, index entries, kept sums and counts
+//!    │    storage ── tallies             load and save, index entries, tallied sums and counts
 //!    │       │        │
 //!    └── fields, keys │                  field tables and getters / key layout
 //!            │        │
@@ -15,7 +15,7 @@
 //!
 //! A document changes only through `commands::change`, which recomputes what it caches
 //! of its parts, moves its status by `lifecycle::transition`, saves it with its index
-//! entries and kept data (`storage::save`) and writes the comments of the change.
+//! entries and tallies (`storage::save`) and writes the comments of the change.
 
 #![warn(clippy::wildcard_enum_match_arm)]
 
@@ -24,7 +24,6 @@ pub mod commands;
 pub mod comments;
 pub mod fields;
 pub mod items;
-pub mod kept;
 mod keys;
 mod kind;
 mod lifecycle;
@@ -35,6 +34,7 @@ pub mod recurring;
 pub mod reminder;
 pub mod storage;
 pub mod tags;
+pub mod tallies;
 
 pub use commands::{Action, today};
 pub use fields::{DocField, Get, fields, to_record};

@@ -157,7 +157,7 @@ impl Document {
     }
 
     /// Whether the document is OPEN and of a kind whose OPEN documents fall due: what the
-    /// day decides (OPEN or OVERDUE), and what indexes and kept counts hold by due day.
+    /// day decides (OPEN or OVERDUE), and what indexes and tallied counts hold by due day.
     pub fn falls_due(&self) -> bool {
         self.status == Status::Open && self.kind.spec().falls_due
     }

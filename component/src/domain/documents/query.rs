@@ -4,8 +4,8 @@
 //! A page reads as little as its filter allows: the first pages of all documents straight
 //! from the records; a filter of statuses alone by merging the status index streams in id
 //! order; a filter of one indexed field from that index; anything else by loading the
-//! candidates and checking each. Counts come from the kept data where it answers them.
-//! Without kept data (documents from before it was kept, until the migration runs) every
+//! candidates and checking each. Counts come from the tallies where it answers them.
+//! Without tallies (documents from before tallies were kept, until the migration runs) every
 //! page and count is read from the documents: slower, never wrong, and never a write.
 
 use std::collections::VecDeque;
@@ -15,12 +15,12 @@ use super::super::date::Date;
 use super::super::records;
 use super::super::schema::Record;
 use super::fields;
-use super::kept::{self, Kept};
 use super::keys;
 use super::kind::DocKind;
 use super::lifecycle::{Shown, Status};
 use super::model::Document;
 use super::storage;
+use super::tallies::{self, Tallies};
 use crate::caps::Read;
 use crate::limits;
 use crate::store::{self, id_of_key, keys::i32_of_sortable};
@@ -98,7 +98,7 @@ impl Filter {
     }
 
     /// Whether the filter is statuses alone: its pages are read from the status index in
-    /// id order and its count from the kept counts.
+    /// id order and its count from the tallied counts.
     fn only_statuses(&self) -> bool {
         !self.statuses.is_empty()
             && self.only_indexed_fields()
@@ -297,7 +297,7 @@ fn candidates(
 )]
 pub fn page(
     txn: &dyn Read,
-    kept: Option<&Kept>,
+    tallies: Option<&Tallies>,
     account: u64,
     f: &Filter,
     order: &[(&'static str, bool)],
@@ -306,13 +306,13 @@ pub fn page(
     today: Date,
 ) -> Result<(Vec<Document>, usize), Error> {
     let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
-    if let (Some(kept), true) = (kept, order.is_empty()) {
+    if let (Some(tallies), true) = (tallies, order.is_empty()) {
         if f.is_empty() && start <= limits::DIRECT_PAGE_START_MAX {
-            let total = kept::count_all(txn, kept)? as usize;
+            let total = tallies::count_all(txn, tallies)? as usize;
             return Ok((first_records(txn, account, f.kind, start, per_page)?, total));
         }
         if f.only_statuses() {
-            let total = kept::count_statuses(txn, kept, &f.statuses, today)? as usize;
+            let total = tallies::count_statuses(txn, tallies, &f.statuses, today)? as usize;
             let ids = if start < total {
                 status_page_ids(txn, account, f, start, per_page as usize, today)?
             } else {
@@ -383,17 +383,17 @@ fn first_records(
 /// The number of documents matching the filter, loading as few as the filter allows.
 pub fn count(
     txn: &dyn Read,
-    kept: Option<&Kept>,
+    tallies: Option<&Tallies>,
     account: u64,
     f: &Filter,
     today: Date,
 ) -> Result<usize, Error> {
-    if let Some(kept) = kept {
+    if let Some(tallies) = tallies {
         if f.is_empty() {
-            return Ok(kept::count_all(txn, kept)? as usize);
+            return Ok(tallies::count_all(txn, tallies)? as usize);
         }
         if f.only_statuses() {
-            return Ok(kept::count_statuses(txn, kept, &f.statuses, today)? as usize);
+            return Ok(tallies::count_statuses(txn, tallies, &f.statuses, today)? as usize);
         }
     }
     if f.index_exact()

@@ -1,5 +1,5 @@
 //! Documents and their parts in the store: load and save (with the index entries, the
-//! number claim and the kept data moved in the same transaction), and the children
+//! number claim and the tallies moved in the same transaction), and the children
 //! (items, payments, comments, tags, each under its document). Converts the model to and
 //! from its stored forms (`store::forms`) by hand: every field is named on both sides.
 //!
@@ -13,7 +13,6 @@ use super::super::events::{self, Verb};
 use super::super::{Ctx, Error, numbering, pdfs};
 use super::comments::{self, Comment};
 use super::items::{self, Item};
-use super::kept;
 use super::keys;
 use super::kind::DocKind;
 use super::lifecycle::Status;
@@ -22,6 +21,7 @@ use super::payments::{self, Payment};
 use super::recurring::Schedule;
 use super::reminder::{Charge, Dunning};
 use super::tags::{self, Tag};
+use super::tallies;
 use crate::caps::{Read, Write};
 use crate::store::forms::{
     Dec16, DecTuple, DecimalForm, StoredComment, StoredDocument, StoredDocumentTail, StoredDunning,
@@ -592,7 +592,7 @@ pub fn child_collections(kind: DocKind) -> Vec<&'static str> {
     .collect()
 }
 
-/// Writes the document and moves its index entries, number claim and kept data; its
+/// Writes the document and moves its index entries, number claim and tallies; its
 /// event is `create` without `old`, `status` when its stored status moved, else `update`.
 pub fn save(
     ctx: &Ctx,
@@ -610,7 +610,7 @@ pub fn save(
     if let Some(new_claim) = new_claim.filter(|c| old_claim.as_ref() != Some(c)) {
         let range = new.kind.range();
         if !numbering::claim(txn, account, range, &new_claim.0, new_claim.1, new.id)? {
-            return Err(Error::Conflict(format!(
+            return Err(Error::Duplicate(format!(
                 "number {} is already used by another {} with prefix \"{}\"",
                 new_claim.1,
                 new.kind.label(),
@@ -622,17 +622,17 @@ pub fn save(
         }
     }
     // Entries the save leaves as they are are not written again.
-    let kept_entries = old
+    let old_entries = old
         .map(|o| keys::index_entries(account, o))
         .unwrap_or_default();
     let entries = keys::index_entries(account, new);
-    for (k, _) in kept_entries.iter().filter(|e| !entries.contains(e)) {
+    for (k, _) in old_entries.iter().filter(|e| !entries.contains(e)) {
         txn.delete(k)?;
     }
-    for (k, v) in entries.iter().filter(|e| !kept_entries.contains(e)) {
+    for (k, v) in entries.iter().filter(|e| !old_entries.contains(e)) {
         txn.put(k, v)?;
     }
-    kept::update(txn, account, new.kind, old, Some(new))?;
+    tallies::update(txn, account, new.kind, old, Some(new))?;
     let bytes = store::encode(&to_stored(new));
     txn.put(&keys::record(account, new.kind, new.id), &bytes)?;
     let verb = match old {
@@ -683,7 +683,7 @@ pub fn delete(ctx: &Ctx, txn: &mut dyn Write, doc: &Document) -> Result<(), Erro
     for (k, _) in keys::index_entries(account, doc) {
         txn.delete(&k)?;
     }
-    kept::update(txn, account, kind, Some(doc), None)?;
+    tallies::update(txn, account, kind, Some(doc), None)?;
     if let Some((pre, number)) = claimed(doc) {
         numbering::release(txn, account, kind.range(), &pre, number)?;
     }

@@ -49,7 +49,7 @@ impl Rules for IncomingRules {
             if let Some(existing) =
                 find_duplicate(d.txn.as_read(), d.ctx.account_id, supplier as u64, &number)?
             {
-                return Err(Error::Conflict(format!(
+                return Err(Error::Duplicate(format!(
                     "incoming {existing} already holds number {number} of supplier {supplier}"
                 )));
             }
@@ -77,7 +77,7 @@ impl Rules for IncomingRules {
                     find_duplicate(d.txn.as_read(), d.ctx.account_id, supplier as u64, &number)?
                 && existing != d.record.id()
             {
-                return Err(Error::Conflict(format!(
+                return Err(Error::Duplicate(format!(
                     "incoming {existing} already holds number {number} of supplier {supplier}"
                 )));
             }

@@ -196,11 +196,11 @@ pub(crate) fn einvoice(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError
     let account = ctx.account_id;
     // The kept e-invoice of the profile asked for is all it takes: only completed
     // documents have one.
-    let kept = match asked {
+    let stored = match asked {
         Some(p) => einvoice::load(txn.as_ref(), account, kind, id, p)?.map(|i| (p, i)),
         None => None,
     };
-    let (profile, issued) = match kept {
+    let (profile, issued) = match stored {
         Some(found) => found,
         None => {
             let doc = storage::load(txn.as_ref(), account, kind, id)?;

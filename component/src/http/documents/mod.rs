@@ -21,7 +21,7 @@ use crate::caps::Caps;
 
 use crate::domain::date::Date;
 use crate::domain::documents::{
-    Action, DocKind, Document, Filter, Shown, commands, fields, kept, query, storage,
+    Action, DocKind, Document, Filter, Shown, commands, fields, query, storage, tallies,
 };
 use crate::domain::schema::{Field, Kind, Scalar};
 use crate::domain::settings::PAYMENT_TYPES;
@@ -250,12 +250,12 @@ pub(super) fn list(c: &Call<'_>, kind: DocKind, count_only: bool) -> Result<Resp
     let f = filter(kind, query)?;
     let today = commands::today(ctx);
     let txn = caps.store.begin_read()?;
-    let kept = kept::check(txn.as_ref(), ctx.account_id, kind)?;
+    let tallies = tallies::check(txn.as_ref(), ctx.account_id, kind)?;
     if let Some(raw) = query.get("group_by").filter(|_| takes(kind, "group_by")) {
         let keys = grouping::GroupKey::parse_list(raw, grouping::CLIENT).map_err(ApiError::bad)?;
         let groups = grouping::groups(
             txn.as_ref(),
-            kept.as_ref(),
+            tallies.as_ref(),
             ctx.account_id,
             &f,
             &keys,
@@ -273,7 +273,7 @@ pub(super) fn list(c: &Call<'_>, kind: DocKind, count_only: bool) -> Result<Resp
     let (page, per_page) = query.paging()?;
     let order = query.order(fields(kind))?;
     if count_only {
-        let total = query::count(txn.as_ref(), kept.as_ref(), ctx.account_id, &f, today)?;
+        let total = query::count(txn.as_ref(), tallies.as_ref(), ctx.account_id, &f, today)?;
         let mut r = Response::doc(
             200,
             crate::codec::Element::list(names(kind).plural, Vec::new()),
@@ -283,7 +283,7 @@ pub(super) fn list(c: &Call<'_>, kind: DocKind, count_only: bool) -> Result<Resp
     }
     let (docs, total) = query::page(
         txn.as_ref(),
-        kept.as_ref(),
+        tallies.as_ref(),
         ctx.account_id,
         &f,
         &order,
@@ -440,13 +440,13 @@ pub(super) fn preset(c: &Call<'_>, kind: DocKind) -> Result<Response, ApiError> 
     // Only the fields the preset sets: an empty element would clear a default.
     let held = |fields: &'static [Field], name: &str, r: &crate::domain::schema::Record| {
         let all = super::records::encode_record(fields, name, r, None);
-        let kept: Vec<crate::codec::Element> = all
+        let tallies: Vec<crate::codec::Element> = all
             .children()
             .iter()
             .filter(|e| r.get(&e.name).is_some())
             .cloned()
             .collect();
-        crate::codec::Element::node(name, kept)
+        crate::codec::Element::node(name, tallies)
     };
     let root = held(fields(kind), n.singular, &record);
     let item_fields = crate::domain::documents::items::fields(kind);

@@ -4,10 +4,10 @@
 //! and the number per stored status (open ones per due day).
 //!
 //! Every save moves a document's contribution in the same transaction (`update`), so the
-//! kept data always equals what summing the documents gives. An account's kept data exists
+//! tallies always equal what summing the documents gives. An account's tallies exist
 //! once a marker says so: the first document of an account writes it; data from before
-//! sums were kept gets it from the migration (`Rebuild`). Reads need a `Kept`, which only
-//! `check` makes, after seeing the marker: a list cannot count or group from kept data
+//! sums were kept gets it from the migration (`Rebuild`). Reads need a `Tallies`, which only
+//! `check` makes, after seeing the marker: a list cannot count or group from tallies
 //! that is not there, and never writes to make it so.
 
 use std::collections::BTreeMap;
@@ -32,24 +32,24 @@ const MARKER: &str = "sums-kept";
 const COUNT: &str = "count";
 const STATUS_COUNT: &str = "status-count";
 
-/// The data version at which the layout of kept data last changed (2: status counts, and
+/// The data version at which the layout of tallies last changed (2: status counts, and
 /// due days in open documents' status entries). The marker holds the version its data was
 /// built at; data built before this version is rebuilt by the migration.
 const LAYOUT_SINCE: u8 = 2;
 
-/// Proof that an account's documents of a kind have complete kept data.
-pub struct Kept {
+/// Proof that an account's documents of a kind have complete tallies.
+pub struct Tallies {
     account: u64,
     kind: DocKind,
 }
 
-/// Whether the kept data of an account's documents of a kind is complete: a `Kept` when
+/// Whether the tallies of an account's documents of a kind are complete: a `Tallies` when
 /// it is, `None` when the documents predate it (until the migration runs).
-pub fn check(txn: &dyn Read, account: u64, kind: DocKind) -> Result<Option<Kept>, Error> {
-    Ok(is_kept(txn, account, kind)?.then_some(Kept { account, kind }))
+pub fn check(txn: &dyn Read, account: u64, kind: DocKind) -> Result<Option<Tallies>, Error> {
+    Ok(has_tallies(txn, account, kind)?.then_some(Tallies { account, kind }))
 }
 
-fn is_kept(txn: &dyn Read, account: u64, kind: DocKind) -> Result<bool, Error> {
+fn has_tallies(txn: &dyn Read, account: u64, kind: DocKind) -> Result<bool, Error> {
     Ok(txn
         .get(&marker_key(account, kind))?
         .and_then(|v| v.first().copied())
@@ -213,13 +213,13 @@ fn corrupt(what: &str) -> Error {
     Error::Store(crate::caps::StoreError::Backend(format!("corrupt {what}")))
 }
 
-/// A kept count; an absent key counts none.
+/// A tallied count; an absent key counts none.
 fn read_counter(txn: &dyn Read, key: &[u8]) -> Result<u64, Error> {
     txn.get(key)?
         .map_or(Ok(0), |v| Ok(store::u64_of(&v, "count")?))
 }
 
-/// Adds one to a kept count, or takes one away; a count of none is no key.
+/// Adds one to a tallied count, or takes one away; a count of none is no key.
 fn add_to_counter(txn: &mut dyn Write, key: &[u8], add: bool) -> Result<(), Error> {
     let n = read_counter(txn.as_read(), key)?;
     let n = if add { n + 1 } else { n.saturating_sub(1) };
@@ -232,18 +232,18 @@ fn add_to_counter(txn: &mut dyn Write, key: &[u8], add: bool) -> Result<(), Erro
 }
 
 /// The number of all documents of the kind.
-pub fn count_all(txn: &dyn Read, kept: &Kept) -> Result<u64, Error> {
-    read_counter(txn, &count_key(kept.account, kept.kind))
+pub fn count_all(txn: &dyn Read, tallies: &Tallies) -> Result<u64, Error> {
+    read_counter(txn, &count_key(tallies.account, tallies.kind))
 }
 
 /// The number of documents showing one of `statuses` today.
 pub fn count_statuses(
     txn: &dyn Read,
-    kept: &Kept,
+    tallies: &Tallies,
     statuses: &[Shown],
     today: Date,
 ) -> Result<u64, Error> {
-    let (account, kind) = (kept.account, kept.kind);
+    let (account, kind) = (tallies.account, tallies.kind);
     let mut total = 0;
     for stored in Status::of(kind.lifecycle()) {
         if stored
@@ -282,13 +282,13 @@ pub fn count_statuses(
 /// Calls `f` with every kept sum of the kind.
 pub fn for_each_sum(
     txn: &dyn Read,
-    kept: &Kept,
+    tallies: &Tallies,
     mut f: impl FnMut(SumKey, Sums) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let prefix = keys::index(kept.account, kept.kind.collection(), SUMS);
+    let prefix = keys::index(tallies.account, tallies.kind.collection(), SUMS);
     store::for_each(txn, &prefix, |(k, v)| {
         f(
-            SumKey::read(kept.kind, &k[prefix.len()..])?,
+            SumKey::read(tallies.kind, &k[prefix.len()..])?,
             Sums::decode(&v)?,
         )
     })
@@ -304,7 +304,7 @@ pub fn update(
     old: Option<&Document>,
     new: Option<&Document>,
 ) -> Result<(), Error> {
-    if !is_kept(txn.as_read(), account, kind)? {
+    if !has_tallies(txn.as_read(), account, kind)? {
         let any = txn.scan(&doc_keys::all(account, kind), None, 1, false)?;
         if !any.is_empty() {
             return Ok(());
@@ -352,7 +352,7 @@ pub fn update(
     Ok(())
 }
 
-/// The kept data of every document of an account's kind, summed afresh: `add` each
+/// The tallies of every document of an account's kind, summed afresh: `add` each
 /// document, then `write` replaces whatever was kept before.
 #[derive(Default)]
 pub struct Rebuild {
@@ -394,7 +394,7 @@ impl Rebuild {
 
     /// Compares what is kept of an account's documents of a kind with this recount of
     /// them, for the consistency check: `problem` gets one sentence per difference. The
-    /// number of kept values read.
+    /// number of tallied values read.
     pub fn compare(
         self,
         txn: &dyn Read,
@@ -403,13 +403,13 @@ impl Rebuild {
         problem: &mut dyn FnMut(String),
     ) -> Result<u64, Error> {
         let label = kind.label();
-        if !is_kept(txn, account, kind)? {
+        if !has_tallies(txn, account, kind)? {
             // Without the marker nothing is kept yet, which is right only while there is
             // nothing to keep.
             if self.count > 0 {
                 problem(format!(
-                    "account {account}: its {} {label}s have no kept sums and counts (the \
-                     marker of kept data is missing or older than data version {LAYOUT_SINCE})",
+                    "account {account}: its {} {label}s have no tallied sums and counts (the \
+                     marker of the tallies is missing or older than data version {LAYOUT_SINCE})",
                     self.count
                 ));
             }
@@ -428,15 +428,15 @@ impl Rebuild {
             let recount = sums.remove(&k);
             match (Sums::decode(&v), recount) {
                 (Err(e), _) => problem(format!(
-                    "account {account}: the kept sums of {label}s {at} cannot be read: {e:?}"
+                    "account {account}: the tallied sums of {label}s {at} cannot be read: {e:?}"
                 )),
                 (Ok(kept), Some(recount)) if kept == recount => {}
                 (Ok(kept), Some(recount)) => problem(format!(
-                    "account {account}: the kept sums of {label}s {at} are {kept}, but the \
+                    "account {account}: the tallied sums of {label}s {at} are {kept}, but the \
                      documents add up to {recount}"
                 )),
                 (Ok(kept), None) => problem(format!(
-                    "account {account}: the kept sums of {label}s {at} are {kept}, but no \
+                    "account {account}: the tallied sums of {label}s {at} are {kept}, but no \
                      document is summed there"
                 )),
             }
@@ -444,7 +444,7 @@ impl Rebuild {
         })?;
         for (k, recount) in sums {
             problem(format!(
-                "account {account}: the kept sums of {label}s {} are missing; the documents \
+                "account {account}: the tallied sums of {label}s {} are missing; the documents \
                  add up to {recount}",
                 describe_sums(kind, &k[prefix.len()..])
             ));
@@ -457,7 +457,7 @@ impl Rebuild {
             let recount = counts.remove(&k).unwrap_or(0);
             if kept != recount {
                 problem(format!(
-                    "account {account}: the kept count of {label}s {at} is {kept}, but there \
+                    "account {account}: the tallied count of {label}s {at} is {kept}, but there \
                      are {recount}"
                 ));
             }
@@ -465,7 +465,7 @@ impl Rebuild {
         })?;
         for (k, recount) in counts {
             problem(format!(
-                "account {account}: the kept count of {label}s {} is missing; there are \
+                "account {account}: the tallied count of {label}s {} is missing; there are \
                  {recount}",
                 describe_counted(&k[prefix.len()..])
             ));
@@ -474,7 +474,7 @@ impl Rebuild {
         let kept = read_counter(txn, &count_key(account, kind))?;
         if kept != count {
             problem(format!(
-                "account {account}: the kept count of all {label}s is {kept}, but there are \
+                "account {account}: the tallied count of all {label}s is {kept}, but there are \
                  {count}"
             ));
         }
@@ -533,7 +533,7 @@ fn describe_counted(tail: &[u8]) -> String {
     }
 }
 
-/// Whether an account's kind needs its kept data rebuilt (for the migration).
+/// Whether an account's kind needs its tallies rebuilt (for the migration).
 pub fn needs_rebuild(txn: &dyn Read, account: u64, kind: DocKind) -> Result<bool, Error> {
-    Ok(!is_kept(txn, account, kind)?)
+    Ok(!has_tallies(txn, account, kind)?)
 }
