@@ -162,6 +162,9 @@ fn agreement(x: &mut Xml, inv: &Invoice) {
     x.open("ram:BuyerOrderReferencedDocument");
     x.text("ram:IssuerAssignedID", &inv.order_reference);
     x.close();
+    x.open("ram:ContractReferencedDocument");
+    x.text("ram:IssuerAssignedID", &inv.contract_reference);
+    x.close();
     x.close();
 }
 
@@ -670,6 +673,7 @@ pub(crate) mod samples {
             due_date: Some(date("2026-03-15")),
             buyer_reference: "04011000-12345-67".into(),
             order_reference: "PO-4711".into(),
+            contract_reference: "K-2026-17".into(),
             preceding: None,
             notes: vec![
                 "Vielen Dank für Ihren Auftrag – 5 € Rabatt <sofort> & mehr 🚀".into(),
@@ -756,6 +760,7 @@ pub(crate) mod samples {
             due_date: Some(date("2026-03-20")),
             buyer_reference: "ACME-7".into(),
             order_reference: String::new(),
+            contract_reference: String::new(),
             preceding: None,
             notes: Vec::new(),
             payment_terms: "Der Betrag wird am 20.03.2026 per Lastschrift eingezogen.".into(),
@@ -828,6 +833,7 @@ pub(crate) mod samples {
             due_date: Some(date("2026-03-24")),
             buyer_reference: "04011000-12345-67".into(),
             order_reference: String::new(),
+            contract_reference: String::new(),
             preceding: Some(("RE-2026-0001".into(), Some(date("2026-03-01")))),
             notes: vec!["Gutschrift zu RE-2026-0001".into()],
             payment_terms: "Wir erstatten den Betrag bis 24.03.2026.".into(),
@@ -882,6 +888,7 @@ pub(crate) mod samples {
             due_date: Some(date("2026-04-02")),
             buyer_reference: "AT-WIEN-1".into(),
             order_reference: String::new(),
+            contract_reference: String::new(),
             preceding: None,
             notes: Vec::new(),
             payment_terms: "Zahlbar innerhalb von 30 Tagen.".into(),
@@ -963,6 +970,7 @@ pub(crate) mod samples {
             due_date: Some(date("2026-03-18")),
             buyer_reference: "04011000-12345-67".into(),
             order_reference: String::new(),
+            contract_reference: String::new(),
             preceding: None,
             notes: Vec::new(),
             payment_terms: String::new(),
@@ -1216,7 +1224,8 @@ mod tests {
                 "ram:BuyerReference",
                 "ram:SellerTradeParty",
                 "ram:BuyerTradeParty",
-                "ram:BuyerOrderReferencedDocument"
+                "ram:BuyerOrderReferencedDocument",
+                "ram:ContractReferencedDocument"
             ]
         );
         assert_eq!(

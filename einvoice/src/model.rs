@@ -342,6 +342,8 @@ pub struct Invoice {
     pub due_date: Option<Date>,
     /// BT-10.
     pub buyer_reference: String,
+    /// BT-12.
+    pub contract_reference: String,
     /// BT-13.
     pub order_reference: String,
     /// BT-25 and BT-26: the invoice a credit note corrects.

@@ -108,6 +108,10 @@ pub fn write(inv: &Invoice, profile: Profile) -> Vec<u8> {
         x.close();
     }
 
+    x.open("cac:ContractDocumentReference");
+    x.text("cbc:ID", &inv.contract_reference);
+    x.close();
+
     let creditor_id = match &inv.payment.direct_debit {
         Some(d) => d.creditor_id.as_str(),
         None => "",
@@ -440,6 +444,7 @@ mod tests {
                 "cbc:DocumentCurrencyCode",
                 "cbc:BuyerReference",
                 "cac:OrderReference",
+                "cac:ContractDocumentReference",
                 "cac:AccountingSupplierParty",
                 "cac:AccountingCustomerParty",
                 "cac:Delivery",

@@ -240,7 +240,8 @@ fn scenarios() -> Vec<Scenario> {
         plain(
             "hours-and-units",
             i,
-            "<order_reference>Bestellung 2026-0815</order_reference>",
+            "<order_reference>Bestellung 2026-0815</order_reference>\
+             <contract_reference>Rahmenvertrag RV-2026-03</contract_reference>",
             vec![
                 line(i, "Entwicklung", "12.5", "95", "19", "<unit>h</unit>"),
                 line(i, "Kabel", "25", "1.2", "19", "<unit>m</unit><unit_code>MTR</unit_code>"),

@@ -22,6 +22,7 @@ const SECOND_KEY: &str = "4761652499d423e5cff5f588eaeb3afe629746e991f3f79b2ec8a9
 const ADDED: &[&str] = &[
     "buyer_reference",
     "order_reference",
+    "contract_reference",
     "unit_code",
     "tax_category",
     "tax_exemption_reason",

@@ -113,6 +113,10 @@ fn make_invoice(
             "order_reference",
             Some(Scalar::Text(r.order_reference.clone())),
         ),
+        (
+            "contract_reference",
+            Some(Scalar::Text(r.contract_reference.clone())),
+        ),
         ("offer_id", int(r.offer_id)),
         ("confirmation_id", int(r.confirmation_id)),
         ("date", Some(Scalar::Date(date))),

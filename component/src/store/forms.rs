@@ -223,6 +223,8 @@ tail!(
         dunning: Option<StoredDunning>,
         /// The document's link to the customer portal; empty without one.
         portal_url: String,
+        /// BT-12 of its e-invoices.
+        contract_reference: String,
     }
 );
 

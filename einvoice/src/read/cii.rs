@@ -62,6 +62,7 @@ pub(super) const RAM: &[&str] = &[
     "CityName",
     "CompleteNumber",
     "Content",
+    "ContractReferencedDocument",
     "CountryID",
     "CountrySubDivisionName",
     "CreditorReferenceID",
@@ -260,6 +261,9 @@ impl Builder {
             ["BuyerTradeParty", rest @ ..] => cii_party(&mut self.buyer, false, rest, v, a),
             ["BuyerOrderReferencedDocument", "IssuerAssignedID" | "ID"] => {
                 fill(&mut self.order_reference, v);
+            }
+            ["ContractReferencedDocument", "IssuerAssignedID"] => {
+                fill(&mut self.contract_reference, v);
             }
             _ => {}
         }

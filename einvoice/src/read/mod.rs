@@ -576,6 +576,7 @@ struct Builder {
     due_date: Option<Date>,
     buyer_reference: String,
     order_reference: String,
+    contract_reference: String,
     preceding: Option<(String, Option<Date>)>,
     /// Referenced invoices seen: only the first is BT-25.
     references: u32,
@@ -692,6 +693,7 @@ impl Builder {
             due_date: None,
             buyer_reference: String::new(),
             order_reference: String::new(),
+            contract_reference: String::new(),
             preceding: None,
             references: 0,
             notes: Vec::new(),
@@ -887,6 +889,7 @@ impl Builder {
                 due_date: self.due_date,
                 buyer_reference: self.buyer_reference,
                 order_reference: self.order_reference,
+                contract_reference: self.contract_reference,
                 preceding: self.preceding,
                 notes,
                 payment_terms: self.payment_terms,

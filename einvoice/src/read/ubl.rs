@@ -18,6 +18,7 @@ pub(super) const CAC: &[&str] = &[
     "BillingReference",
     "ClassifiedTaxCategory",
     "Contact",
+    "ContractDocumentReference",
     "Country",
     "CreditNoteLine",
     "Delivery",
@@ -153,6 +154,7 @@ impl Builder {
             ["DocumentCurrencyCode"] => fill(&mut self.currency, v),
             ["BuyerReference"] => fill(&mut self.buyer_reference, v),
             ["OrderReference", "ID"] => fill(&mut self.order_reference, v),
+            ["ContractDocumentReference", "ID"] => fill(&mut self.contract_reference, v),
             ["BillingReference", "InvoiceDocumentReference", field] if self.references == 1 => {
                 if let Some((number, date)) = &mut self.preceding {
                     match *field {

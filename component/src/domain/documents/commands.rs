@@ -966,6 +966,7 @@ fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
         ("reduction", &mut doc.reduction),
         ("buyer_reference", &mut doc.buyer_reference),
         ("order_reference", &mut doc.order_reference),
+        ("contract_reference", &mut doc.contract_reference),
     ] {
         if let Some(v) = text_of(c, name) {
             *field = v;

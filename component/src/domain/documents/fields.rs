@@ -66,6 +66,7 @@ pub enum Get {
     TemplateId,
     BuyerReference,
     OrderReference,
+    ContractReference,
     OfferId,
     ConfirmationId,
     ValidityDays,
@@ -206,6 +207,7 @@ impl Get {
             Get::TemplateId => d.template_id.map(Value::Int),
             Get::BuyerReference => text(&d.buyer_reference),
             Get::OrderReference => text(&d.order_reference),
+            Get::ContractReference => text(&d.contract_reference),
             Get::OfferId => d.offer_id.map(Value::Int),
             Get::ConfirmationId => d.confirmation_id.map(Value::Int),
             Get::ValidityDays => Some(Value::Int(d.validity_date.days_since(d.date))),
@@ -468,6 +470,9 @@ const BUYER_REFERENCE: DocField = DocField::new("buyer_reference", Kind::Text, G
     );
 const ORDER_REFERENCE: DocField = DocField::new("order_reference", Kind::Text, Get::OrderReference)
     .doc("Purchase order reference (BT-13) of e-invoices.");
+const CONTRACT_REFERENCE: DocField =
+    DocField::new("contract_reference", Kind::Text, Get::ContractReference)
+        .doc("Contract reference (BT-12) of e-invoices, e.g. a framework contract's number.");
 const OFFER_NUMBER: DocField = DocField::new("offer_number", Kind::Text, Get::FormattedNumber)
     .read_only()
     .doc(
@@ -642,6 +647,7 @@ pub static RECURRING: &[DocField] = &[
     PAYMENT_TYPES,
     BUYER_REFERENCE,
     ORDER_REFERENCE,
+    CONTRACT_REFERENCE,
     R_EMAIL_SENDER,
     R_EMAIL_SUBJECT,
     R_EMAIL_MESSAGE,
@@ -813,6 +819,7 @@ pub static INVOICE: &[DocField] = &[
     TEMPLATE_ID,
     BUYER_REFERENCE,
     ORDER_REFERENCE,
+    CONTRACT_REFERENCE,
     OFFER_ID,
     CONFIRMATION_ID,
     RECURRING_ID,
@@ -855,6 +862,7 @@ pub static CREDIT_NOTE: &[DocField] = &[
     TEMPLATE_ID,
     BUYER_REFERENCE,
     ORDER_REFERENCE,
+    CONTRACT_REFERENCE,
 ];
 
 /// Offer fields in response order.

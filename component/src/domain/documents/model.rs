@@ -70,9 +70,10 @@ pub struct Document {
     pub tags: Vec<String>,
     /// Article ids of the items (for the `article_id` filter).
     pub article_ids: Vec<i64>,
-    /// E-invoice references: BT-10 (e.g. a Leitweg-ID) and BT-13.
+    /// E-invoice references: BT-10 (e.g. a Leitweg-ID), BT-13 and BT-12.
     pub buyer_reference: String,
     pub order_reference: String,
+    pub contract_reference: String,
     /// The offer and the order confirmation the document was made from.
     pub offer_id: Option<i64>,
     pub confirmation_id: Option<i64>,
@@ -138,6 +139,7 @@ impl Document {
             article_ids: Vec::new(),
             buyer_reference: String::new(),
             order_reference: String::new(),
+            contract_reference: String::new(),
             offer_id: None,
             confirmation_id: None,
             validity_date: day,
@@ -233,6 +235,7 @@ pub fn sample(kind: DocKind, id: u64) -> Document {
         tax_free: false,
         buyer_reference: String::new(),
         order_reference: "PO 4711".into(),
+        contract_reference: String::new(),
         total_net: Decimal::new(10000, 2),
         total_gross: Decimal::new(11900, 2),
         total_net_unreduced: Decimal::new(10000, 2),

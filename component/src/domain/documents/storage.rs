@@ -120,7 +120,7 @@ stored_form!(
         taxes: taxes_to_stored, taxes_from_stored,
     ],
     grown: StoredDocumentTail [buyer_reference, order_reference, offer_id, confirmation_id,
-        recurring_id, portal_url]
+        recurring_id, portal_url, contract_reference]
         dates [validity_date]
         map [schedule: schedule_to_stored, schedule_from_stored,
             dunning: dunning_to_stored, dunning_from_stored],

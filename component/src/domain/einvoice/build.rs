@@ -250,6 +250,7 @@ pub fn build(s: &Sources<'_>) -> Invoice {
         due_date: Some(doc.due_date.to_time()),
         buyer_reference,
         order_reference: doc.order_reference.trim().to_owned(),
+        contract_reference: doc.contract_reference.trim().to_owned(),
         preceding: s
             .preceding
             .as_ref()
