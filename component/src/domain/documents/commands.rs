@@ -29,7 +29,7 @@ use super::payments::{self, Payment};
 use super::recurring::Schedule;
 use super::storage;
 use super::tags::{self, Tag};
-use crate::caps::{EmbeddedFile, Pdf, Random, Read, Write};
+use crate::caps::{EmbeddedFile, Pdf, PdfDocument, Random, Read, Write};
 use crate::limits;
 use crate::store;
 
@@ -427,27 +427,7 @@ fn defaults_for(
     let discount_days = term("discount_days", "discount_date").to_i64().unwrap_or(0);
     let discount_rate = term("discount_rate", "discount_rate");
     let validity_days = defaults.int("offer_validity_days").unwrap_or(30);
-    let mut reduction = client.text("reduction").to_owned();
-    if let Err(e) = Reduction::parse(&reduction) {
-        problems.push((
-            "reduction",
-            format!(
-                "client {}'s {e}: change the client's reduction",
-                client.id()
-            ),
-        ));
-        reduction.clear();
-    }
-    let client_basis = client.text("net_gross");
-    let net_gross = if client_basis == "NET" || client_basis == "GROSS" {
-        client_basis.to_owned()
-    } else {
-        defaults.text("net_gross").to_owned()
-    };
-    let currency = match client.text("currency_code") {
-        "" => defaults.text("currency_code").to_owned(),
-        c => c.to_owned(),
-    };
+    let reduction = client_reduction(client, &mut problems);
     let setting_text = |name: &str| defaults.text(&kind.setting(name)).to_owned();
     let doc = Document {
         id,
@@ -463,27 +443,14 @@ fn defaults_for(
         label: setting_text("label"),
         intro: setting_text("intro"),
         note: setting_text("note"),
-        currency_code: currency,
+        currency_code: client_currency(client, defaults),
         payment_types: defaults.text("payment_types").to_owned(),
-        net_gross,
+        net_gross: client_basis(client, defaults),
         reduction,
         buyer_reference: client.text("buyer_reference").to_owned(),
         validity_date: date.add_days(validity_days),
         dunning: (kind == DocKind::Reminder).then(Box::default),
-        schedule: (kind == DocKind::Recurring).then(|| {
-            Box::new(Schedule {
-                cycle: "MONTHLY".into(),
-                cycle_number: 1,
-                action: "CREATE".into(),
-                hour: 2,
-                start_date: Some(date),
-                due_days,
-                discount_days,
-                letter_duplex: true,
-                letter_paper_weight: 80,
-                ..Schedule::default()
-            })
-        }),
+        schedule: (kind == DocKind::Recurring).then(|| new_schedule(date, due_days, discount_days)),
         ..Document::blank(kind, date)
     };
     (
@@ -495,6 +462,58 @@ fn defaults_for(
             problems,
         },
     )
+}
+
+/// The client's reduction; one that does not parse is a problem of the `reduction` field
+/// and leaves the document without one.
+fn client_reduction(client: &Record, problems: &mut Vec<(&'static str, String)>) -> String {
+    let mut reduction = client.text("reduction").to_owned();
+    if let Err(e) = Reduction::parse(&reduction) {
+        problems.push((
+            "reduction",
+            format!(
+                "client {}'s {e}: change the client's reduction",
+                client.id()
+            ),
+        ));
+        reduction.clear();
+    }
+    reduction
+}
+
+/// The client's price basis (NET or GROSS), else the settings'.
+fn client_basis(client: &Record, defaults: &Record) -> String {
+    let client_basis = client.text("net_gross");
+    if client_basis == "NET" || client_basis == "GROSS" {
+        client_basis.to_owned()
+    } else {
+        defaults.text("net_gross").to_owned()
+    }
+}
+
+/// The client's currency, else the settings'.
+fn client_currency(client: &Record, defaults: &Record) -> String {
+    match client.text("currency_code") {
+        "" => defaults.text("currency_code").to_owned(),
+        c => c.to_owned(),
+    }
+}
+
+/// The schedule of a new recurring invoice: monthly from `date`, creating (not sending)
+/// at 2 o'clock, with the client's payment terms.
+fn new_schedule(date: Date, due_days: i64, discount_days: i64) -> Box<Schedule> {
+    Box::new(Schedule {
+        cycle: "MONTHLY".into(),
+        cycle_number: 1,
+        action: "CREATE".into(),
+        hour: 2,
+        start_date: Some(date),
+        due_days,
+        discount_days,
+        letter_duplex: true,
+        letter_paper_weight: 80,
+        ..Schedule::default()
+    })
 }
 
 /// Creates a draft with its items. Every absent field takes its default from the settings,
@@ -516,26 +535,15 @@ pub fn create(
         schema::check_mandatory(fields::fields(kind), changes, &mut errors);
     }
     if new_items.len() > limits::ITEMS_MAX {
-        errors.push(format!(
-            "a {} holds at most {} items",
-            kind.label(),
-            limits::ITEMS_MAX
-        ));
+        errors.push(too_many_items(kind));
     }
-    let Some(client_id) = int_of(changes, "client_id")
-        .flatten()
-        .or(source.as_ref().map(|s| s.client_id as i64))
-    else {
-        return Err(Error::Invalid(errors));
-    };
-    let client = match load_client(txn.as_read(), account, client_id) {
-        Ok(c) => c,
-        Err(Error::Invalid(mut e)) => {
-            errors.append(&mut e);
-            return Err(Error::Invalid(errors));
-        }
-        Err(e) => return Err(e),
-    };
+    let (client_id, client) = client_of_new(
+        txn.as_read(),
+        account,
+        changes,
+        source.as_ref(),
+        &mut errors,
+    )?;
     let links = linked(
         txn.as_read(),
         account,
@@ -554,25 +562,9 @@ pub fn create(
         }
     }
     if let Some(src) = &source {
-        doc.invoice_id = Some(src.id as i64);
-        doc.net_gross = src.net_gross.clone();
-        doc.currency_code = src.currency_code.clone();
-        doc.quote = src.quote;
-        doc.address = src.address.clone();
-        doc.reduction = src.reduction.clone();
+        take_credited(&mut doc, src);
     }
-    for linked in &links {
-        let id = Some(linked.id as i64);
-        match linked.kind {
-            DocKind::Offer => doc.offer_id = id,
-            DocKind::Confirmation => doc.confirmation_id = id,
-            DocKind::Invoice => doc.invoice_id = id,
-            DocKind::CreditNote
-            | DocKind::DeliveryNote
-            | DocKind::Recurring
-            | DocKind::Reminder => {}
-        }
-    }
+    take_links(&mut doc, &links);
     if let Some(s) = doc.schedule.as_deref_mut() {
         // A new series starts tomorrow unless told otherwise.
         s.start_date = Some(ctx.today().add_days(1));
@@ -585,18 +577,115 @@ pub fn create(
     }
     validate(&doc, &mut errors);
     plan(ctx, txn.as_read(), &mut doc, changes, true, &mut errors)?;
-    let mut built = build_items(ctx, txn.as_read(), &doc, new_items, &mut errors)?;
-    if let (Some(src), true) = (&source, new_items.is_empty()) {
-        for item in storage::items(txn.as_read(), account, DocKind::Invoice, src.id)? {
-            built.push(items::copy_to(&item, id, ctx.now));
-        }
-    }
+    let built = items_of_new(
+        ctx,
+        txn.as_read(),
+        &doc,
+        new_items,
+        source.as_ref(),
+        &mut errors,
+    )?;
     if !errors.is_empty() {
         return Err(Error::Invalid(errors));
     }
+    save_new(ctx, txn, doc, &client, &pre, built, &links)
+}
+
+/// The refusal of a document with more items than it may hold.
+fn too_many_items(kind: DocKind) -> String {
+    format!(
+        "a {} holds at most {} items",
+        kind.label(),
+        limits::ITEMS_MAX
+    )
+}
+
+/// The items of a new document: the request's, or without any, the credited invoice's.
+fn items_of_new(
+    ctx: &Ctx,
+    txn: &dyn Read,
+    doc: &Document,
+    new_items: &[Changes],
+    source: Option<&Document>,
+    errors: &mut Vec<String>,
+) -> Result<Vec<Item>, Error> {
+    let mut built = build_items(ctx, txn, doc, new_items, errors)?;
+    if let (Some(src), true) = (source, new_items.is_empty()) {
+        for item in storage::items(txn, ctx.account_id, DocKind::Invoice, src.id)? {
+            built.push(items::copy_to(&item, doc.id, ctx.now));
+        }
+    }
+    Ok(built)
+}
+
+/// The client of a new document, `client_id` or else the credited invoice's, with its id.
+/// Without one, or when it names no client, the request is refused with every problem
+/// found so far.
+fn client_of_new(
+    txn: &dyn Read,
+    account: u64,
+    changes: &Changes,
+    source: Option<&Document>,
+    errors: &mut Vec<String>,
+) -> Result<(i64, Record), Error> {
+    let Some(client_id) = int_of(changes, "client_id")
+        .flatten()
+        .or(source.map(|s| s.client_id as i64))
+    else {
+        return Err(Error::Invalid(std::mem::take(errors)));
+    };
+    match load_client(txn, account, client_id) {
+        Ok(c) => Ok((client_id, c)),
+        Err(Error::Invalid(mut e)) => {
+            errors.append(&mut e);
+            Err(Error::Invalid(std::mem::take(errors)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A credit note takes the credited invoice's price basis, currency, quote, address and
+/// reduction, and names the invoice.
+fn take_credited(doc: &mut Document, src: &Document) {
+    doc.invoice_id = Some(src.id as i64);
+    doc.net_gross = src.net_gross.clone();
+    doc.currency_code = src.currency_code.clone();
+    doc.quote = src.quote;
+    doc.address = src.address.clone();
+    doc.reduction = src.reduction.clone();
+}
+
+/// Names on a new document the documents it was made from.
+fn take_links(doc: &mut Document, links: &[Document]) {
+    for linked in links {
+        let id = Some(linked.id as i64);
+        match linked.kind {
+            DocKind::Offer => doc.offer_id = id,
+            DocKind::Confirmation => doc.confirmation_id = id,
+            DocKind::Invoice => doc.invoice_id = id,
+            DocKind::CreditNote
+            | DocKind::DeliveryNote
+            | DocKind::Recurring
+            | DocKind::Reminder => {}
+        }
+    }
+}
+
+/// Stores a new, valid draft: its final number, tax rule and totals, then the document,
+/// its items, its CREATE comment and the notes on the documents it was made from.
+fn save_new(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    mut doc: Document,
+    client: &Record,
+    pre: &str,
+    mut built: Vec<Item>,
+    links: &[Document],
+) -> Result<Document, Error> {
+    let (account, kind) = (ctx.account_id, doc.kind);
     doc.payment_types = normalize_payment_types(&doc.payment_types);
-    doc.formatted_number = numbering::format_number(&pre, doc.number, doc.number_length);
-    doc.tax_free = kind == DocKind::Reminder || is_tax_free(txn.as_read(), account, &client)?;
+    doc.formatted_number = numbering::format_number(pre, doc.number, doc.number_length);
+    doc.tax_free = kind == DocKind::Reminder || is_tax_free(txn.as_read(), account, client)?;
     storage::number_items(txn, kind, &mut built)?;
     apply_totals(&mut doc, &built);
     // The document before its items: their events show its values.
@@ -611,7 +700,7 @@ pub fn create(
         "CREATE",
         &format!("{} created", kind.title()),
     )?;
-    note_links(ctx, txn, &doc, &links)?;
+    note_links(ctx, txn, &doc, links)?;
     Ok(doc)
 }
 
@@ -922,43 +1011,18 @@ fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
     if let Some(Some(n)) = int_of(c, "number") {
         doc.number = n;
     }
-    if let Some(v) = text_of(c, "number_pre") {
-        doc.number_pre = v;
-    }
     if let Some(Some(n)) = int_of(c, "number_length") {
         doc.number_length = n;
     }
-    if let Some(Some(d)) = date_of(c, "date") {
-        doc.date = d;
-        doc.due_date = d.add_days(terms.due_days);
-        doc.discount_date = d.add_days(terms.discount_days);
-        doc.validity_date = d.add_days(terms.validity_days);
-    }
-    if let (Some(Some(days)), None) = (int_of(c, "due_days"), &doc.schedule) {
-        doc.due_date = doc.date.add_days(days);
-    }
-    if let Some(Some(days)) = int_of(c, "validity_days") {
-        doc.validity_date = doc.date.add_days(days);
-    }
-    if let Some(v) = text_of(c, "supply_date") {
-        doc.supply_date = v;
-    }
-    if let Some(v) = text_of(c, "supply_date_type") {
-        doc.supply_date_type = v;
-    }
-    if let Some(Some(d)) = date_of(c, "due_date") {
-        doc.due_date = d;
-    }
-    if let Some(v) = text_of(c, "address") {
-        doc.address = v;
-    }
+    apply_dates(doc, c, terms);
     if let Some(v) = dec_of(c, "discount_rate") {
         doc.discount_rate = v.unwrap_or_default();
     }
-    if let Some(Some(d)) = date_of(c, "discount_date") {
-        doc.discount_date = d;
-    }
     for (name, field) in [
+        ("number_pre", &mut doc.number_pre),
+        ("supply_date", &mut doc.supply_date),
+        ("supply_date_type", &mut doc.supply_date_type),
+        ("address", &mut doc.address),
         ("label", &mut doc.label),
         ("intro", &mut doc.intro),
         ("note", &mut doc.note),
@@ -967,6 +1031,7 @@ fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
         ("buyer_reference", &mut doc.buyer_reference),
         ("order_reference", &mut doc.order_reference),
         ("contract_reference", &mut doc.contract_reference),
+        ("title", &mut doc.title),
     ] {
         if let Some(v) = text_of(c, name) {
             *field = v;
@@ -984,11 +1049,33 @@ fn apply(doc: &mut Document, c: &Changes, terms: &Terms) {
     if let Some(v) = int_of(c, "template_id") {
         doc.template_id = v;
     }
-    if let Some(v) = text_of(c, "title") {
-        doc.title = v;
-    }
     if let Some(v) = int_of(c, "free_text_id") {
         doc.free_text_id = v;
+    }
+}
+
+/// Copies the request's dates onto the document. A new `date` moves the due, discount and
+/// validity dates by the document's `terms`; days or dates given as well win over them.
+/// Without a schedule, `due_days` sets the due date (a schedule keeps them for its
+/// invoices).
+fn apply_dates(doc: &mut Document, c: &Changes, terms: &Terms) {
+    if let Some(Some(d)) = date_of(c, "date") {
+        doc.date = d;
+        doc.due_date = d.add_days(terms.due_days);
+        doc.discount_date = d.add_days(terms.discount_days);
+        doc.validity_date = d.add_days(terms.validity_days);
+    }
+    if let (Some(Some(days)), None) = (int_of(c, "due_days"), &doc.schedule) {
+        doc.due_date = doc.date.add_days(days);
+    }
+    if let Some(Some(days)) = int_of(c, "validity_days") {
+        doc.validity_date = doc.date.add_days(days);
+    }
+    if let Some(Some(d)) = date_of(c, "due_date") {
+        doc.due_date = d;
+    }
+    if let Some(Some(d)) = date_of(c, "discount_date") {
+        doc.discount_date = d;
     }
 }
 
@@ -1283,15 +1370,8 @@ pub fn complete(
 ) -> Result<Document, Error> {
     let account = ctx.account_id;
     let old = load_for(ctx, txn.as_read(), kind, id, Event::Complete)?;
-    if old.dunning.is_some()
-        && let Some(problem) = claims::refusal(
-            &claims::invoice_of(txn.as_read(), account, &old)?,
-            today(ctx),
-        )
-    {
-        return Err(Error::invalid(format!(
-            "the reminder cannot be completed: {problem}"
-        )));
+    if old.dunning.is_some() {
+        check_claim(ctx, txn.as_read(), &old)?;
     }
     // The request's template first, for every kind, then the document's own.
     let asked = template_id.or(old.template_id.map(|t| t as u64));
@@ -1329,34 +1409,78 @@ pub fn complete(
     } else {
         None
     };
-    let template_text = match &template {
+    let printed = Printed {
+        doc: &doc,
+        items: &items,
+        client: &client,
+        defaults: &defaults,
+    };
+    save_pdfs(
+        ctx,
+        txn,
+        pdf,
+        &printed,
+        template.as_ref(),
+        factur_x.as_deref(),
+    )?;
+    Ok(doc)
+}
+
+/// Refuses to complete a reminder whose invoice may not be claimed (any longer).
+fn check_claim(ctx: &Ctx, txn: &dyn Read, reminder: &Document) -> Result<(), Error> {
+    let invoice = claims::invoice_of(txn, ctx.account_id, reminder)?;
+    match claims::refusal(&invoice, today(ctx)) {
+        Some(problem) => Err(Error::invalid(format!(
+            "the reminder cannot be completed: {problem}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What a completed document's PDFs are printed from.
+struct Printed<'a> {
+    doc: &'a Document,
+    items: &'a [Item],
+    client: &'a Record,
+    defaults: &'a Record,
+}
+
+/// Renders and stores the PDF of a completed document and its print version, named by the
+/// kind's `filename` setting; with `einvoice_pdf` set, both carry the Factur-X XML.
+fn save_pdfs(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    pdf: &dyn Pdf,
+    printed: &Printed,
+    template: Option<&Record>,
+    factur_x: Option<&[u8]>,
+) -> Result<(), Error> {
+    let Printed {
+        doc,
+        items,
+        client,
+        defaults,
+    } = *printed;
+    let (account, kind, id) = (ctx.account_id, doc.kind, doc.id);
+    let template_text = match template {
         Some(t) => templates::text_of(txn.as_read(), account, t)?,
         None => Vec::new(),
     };
-    let values = printing::values_of(&doc, &client, &defaults);
+    let values = printing::values_of(doc, client, defaults);
     let filename = match defaults.text(&kind.setting("filename")).trim() {
         "" => format!("{}_{id}", kind.spec().file_stem),
         pattern => values.resolve(pattern),
     };
     let filename = format!("{}.pdf", filenames::sanitize(&filename));
-    let layouts = printing::documents(&doc, &items, &client, &defaults, &values, &template_text);
+    let layouts = printing::documents(doc, items, client, defaults, &values, &template_text);
     for (variant, mut layout) in [pdfs::Variant::Original, pdfs::Variant::Print]
         .into_iter()
         .zip(layouts)
     {
         if defaults.bool("einvoice_pdf")
-            && let Some(xml) = &factur_x
+            && let Some(xml) = factur_x
         {
-            layout.archival = true;
-            layout.attachments = vec![EmbeddedFile {
-                filename: faktura_einvoice::FACTUR_X_FILE.into(),
-                mimetype: "text/xml".into(),
-                description: "Factur-X / ZUGFeRD invoice (EN 16931)".into(),
-                relationship: "Alternative".into(),
-                modified: format_datetime(ctx.now),
-                content: xml.clone(),
-            }];
-            layout.factur_x = Some(("EN 16931".into(), faktura_einvoice::FACTUR_X_FILE.into()));
+            attach_factur_x(&mut layout, xml, ctx.now);
         }
         let bytes = pdf
             .render(&layout)
@@ -1372,7 +1496,21 @@ pub fn complete(
         )?;
     }
     drop(values);
-    Ok(doc)
+    Ok(())
+}
+
+/// Makes a PDF an archival one (PDF/A-3) that carries the Factur-X XML as its alternative.
+fn attach_factur_x(layout: &mut PdfDocument, xml: &[u8], now: i64) {
+    layout.archival = true;
+    layout.attachments = vec![EmbeddedFile {
+        filename: faktura_einvoice::FACTUR_X_FILE.into(),
+        mimetype: "text/xml".into(),
+        description: "Factur-X / ZUGFeRD invoice (EN 16931)".into(),
+        relationship: "Alternative".into(),
+        modified: format_datetime(now),
+        content: xml.to_vec(),
+    }];
+    layout.factur_x = Some(("EN 16931".into(), faktura_einvoice::FACTUR_X_FILE.into()));
 }
 
 /// Issues the e-invoices of a completed document; the Factur-X XML, when its profile
@@ -1711,11 +1849,7 @@ pub fn add_item(
     };
     let existing = storage::items(txn.as_read(), ctx.account_id, kind, document_id)?;
     if existing.len() >= limits::ITEMS_MAX {
-        return Err(Error::invalid(format!(
-            "a {} holds at most {} items",
-            kind.label(),
-            limits::ITEMS_MAX
-        )));
+        return Err(Error::invalid(too_many_items(kind)));
     }
     let position = existing.last().map_or(1, |i| i.position + 1);
     let default_tax = item_tax(txn.as_read(), ctx.account_id, kind)?;
