@@ -91,28 +91,30 @@ const RTF_SKIP: &[&str] = &[
     "shp",
 ];
 
+/// The paragraphs of an rtf document's body text: control words that break lines or
+/// paragraphs are kept as such, text in destinations that are not body text is skipped.
 fn rtf(file: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(file);
     let chars: Vec<char> = text.chars().collect();
-    let mut paras = Vec::new();
-    let mut current = String::new();
-    // Per group: whether its text is skipped.
-    let mut skip_stack = vec![false];
+    let mut body = RtfBody {
+        paras: Vec::new(),
+        current: String::new(),
+        skip_stack: vec![false],
+        fallback: 0,
+    };
     let mut i = 0;
-    // Characters to skip after \uN (the ANSI fallback).
-    let mut fallback = 0usize;
     while i < chars.len() {
         let c = chars[i];
-        let skipping = *skip_stack.last().unwrap_or(&false);
+        let skipping = *body.skip_stack.last().unwrap_or(&false);
         match c {
             '{' => {
-                skip_stack.push(skipping);
+                body.skip_stack.push(skipping);
                 i += 1;
             }
             '}' => {
-                skip_stack.pop();
-                if skip_stack.is_empty() {
-                    skip_stack.push(false);
+                body.skip_stack.pop();
+                if body.skip_stack.is_empty() {
+                    body.skip_stack.push(false);
                 }
                 i += 1;
             }
@@ -120,49 +122,11 @@ fn rtf(file: &[u8]) -> Vec<String> {
                 i += 1;
                 let Some(&next) = chars.get(i) else { break };
                 if next.is_ascii_alphabetic() {
-                    let start = i;
-                    while i < chars.len() && chars[i].is_ascii_alphabetic() {
-                        i += 1;
-                    }
-                    let word: String = chars[start..i].iter().collect();
-                    let num_start = i;
-                    if i < chars.len() && (chars[i] == '-' || chars[i].is_ascii_digit()) {
-                        i += 1;
-                        while i < chars.len() && chars[i].is_ascii_digit() {
-                            i += 1;
-                        }
-                    }
-                    let param: Option<i64> =
-                        chars[num_start..i].iter().collect::<String>().parse().ok();
-                    if i < chars.len() && chars[i] == ' ' {
-                        i += 1;
-                    }
-                    if RTF_SKIP.contains(&word.as_str()) {
-                        if let Some(top) = skip_stack.last_mut() {
-                            *top = true;
-                        }
-                        continue;
-                    }
-                    if skipping {
-                        continue;
-                    }
-                    match word.as_str() {
-                        "par" | "sect" | "page" => paras.push(std::mem::take(&mut current)),
-                        "line" => current.push('\n'),
-                        "tab" => current.push('\t'),
-                        "u" => {
-                            if let Some(n) = param {
-                                let code = if n < 0 { n + 65536 } else { n } as u32;
-                                current.extend(char::from_u32(code));
-                                fallback = 1;
-                            }
-                        }
-                        _ => {}
-                    }
+                    let (word, param, end) = control_word(&chars, i);
+                    i = end;
+                    body.control_word(&word, param, skipping);
                 } else if next == '*' {
-                    if let Some(top) = skip_stack.last_mut() {
-                        *top = true;
-                    }
+                    body.skip_group();
                     i += 1;
                 } else if next == '\'' {
                     let hex: String = chars
@@ -170,32 +134,108 @@ fn rtf(file: &[u8]) -> Vec<String> {
                         .map(|s| s.iter().collect())
                         .unwrap_or_default();
                     i += 3;
-                    if fallback > 0 {
-                        fallback -= 1;
-                    } else if !skipping && let Ok(b) = u8::from_str_radix(&hex, 16) {
-                        current.push(cp1252(b));
-                    }
+                    body.hex_char(&hex, skipping);
                 } else {
                     // \\ \{ \} and other escaped symbols.
                     if !skipping && matches!(next, '\\' | '{' | '}') {
-                        current.push(next);
+                        body.current.push(next);
                     }
                     i += 1;
                 }
             }
             '\r' | '\n' => i += 1,
             _ => {
-                if fallback > 0 {
-                    fallback -= 1;
-                } else if !skipping {
-                    current.push(c);
-                }
+                body.text_char(c, skipping);
                 i += 1;
             }
         }
     }
-    paras.push(current);
-    paras
+    body.paras.push(body.current);
+    body.paras
+}
+
+/// The control word whose letters start at `start`: the word, its numeric parameter and
+/// where the text after it begins (past the one space that may end it).
+fn control_word(chars: &[char], start: usize) -> (String, Option<i64>, usize) {
+    let mut i = start;
+    while i < chars.len() && chars[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    let word: String = chars[start..i].iter().collect();
+    let num_start = i;
+    if i < chars.len() && (chars[i] == '-' || chars[i].is_ascii_digit()) {
+        i += 1;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    let param: Option<i64> = chars[num_start..i].iter().collect::<String>().parse().ok();
+    if i < chars.len() && chars[i] == ' ' {
+        i += 1;
+    }
+    (word, param, i)
+}
+
+/// The body text of an rtf document as far as it is read.
+struct RtfBody {
+    paras: Vec<String>,
+    /// The paragraph being read.
+    current: String,
+    /// Per group: whether its text is skipped.
+    skip_stack: Vec<bool>,
+    /// Characters to skip after \uN (the ANSI fallback).
+    fallback: usize,
+}
+
+impl RtfBody {
+    /// Skips the text of the group being read (a destination that is not body text).
+    fn skip_group(&mut self) {
+        if let Some(top) = self.skip_stack.last_mut() {
+            *top = true;
+        }
+    }
+
+    /// Takes a control word: a destination to skip, a break, a tab or a Unicode character.
+    fn control_word(&mut self, word: &str, param: Option<i64>, skipping: bool) {
+        if RTF_SKIP.contains(&word) {
+            self.skip_group();
+            return;
+        }
+        if skipping {
+            return;
+        }
+        match word {
+            "par" | "sect" | "page" => self.paras.push(std::mem::take(&mut self.current)),
+            "line" => self.current.push('\n'),
+            "tab" => self.current.push('\t'),
+            "u" => {
+                if let Some(n) = param {
+                    let code = if n < 0 { n + 65536 } else { n } as u32;
+                    self.current.extend(char::from_u32(code));
+                    self.fallback = 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Takes a Windows-1252 character written as \'hh, unless it is a fallback to skip.
+    fn hex_char(&mut self, hex: &str, skipping: bool) {
+        if self.fallback > 0 {
+            self.fallback -= 1;
+        } else if !skipping && let Ok(b) = u8::from_str_radix(hex, 16) {
+            self.current.push(cp1252(b));
+        }
+    }
+
+    /// Takes a plain character of text, unless it is a fallback to skip.
+    fn text_char(&mut self, c: char, skipping: bool) {
+        if self.fallback > 0 {
+            self.fallback -= 1;
+        } else if !skipping {
+            self.current.push(c);
+        }
+    }
 }
 
 /// Windows-1252 to Unicode for the bytes RTF writes as \'hh.
