@@ -232,74 +232,10 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
     let printed = printing::page(&doc, &items, &client, &settings, &values);
     let today = ctx.today();
     let shown = doc.shown(today);
-    let einvoice = if doc.kind.spec().einvoices {
-        let profile = einvoice::profile_of(&client);
-        einvoice::load(txn, account, doc.kind, doc.id, profile)?
-            .filter(|issued| matches!(issued, einvoice::Issued::Xml { .. }))
-            .map(|_| profile)
-    } else {
-        None
-    };
+    let einvoice = einvoice_offered(txn, account, &doc, &client)?;
     let locale = settings.text("locale");
-    let money = |d: Decimal| printing::format_money(d, &doc.currency_code, locale);
-    let date = |d: Date| printing::format_date(d, locale);
-    let owner = match settings.text("company_bank_account_owner").trim() {
-        "" => settings.text("company_name").trim().to_owned(),
-        owner => owner.to_owned(),
-    };
-    let payment = if doc.kind.spec().payable
-        && doc.status == Status::Open
-        && doc.open_amount() > Decimal::ZERO
-    {
-        Some(Payment {
-            amount: money(doc.open_amount()),
-            due_date: date(doc.due_date),
-            owner,
-            iban: settings.text("company_bank_iban").to_owned(),
-            bic: settings.text("company_bank_bic").to_owned(),
-            reference: doc.formatted_number.clone(),
-            discount: (!doc.discount_rate.is_zero()
-                && doc.paid_amount.is_zero()
-                && doc.discount_date >= today)
-                .then(|| {
-                    (
-                        date(doc.discount_date),
-                        money(doc.total_gross - doc.discount_amount()),
-                    )
-                }),
-        })
-    } else if let Some(dunning) = doc.dunning.as_deref()
-        && doc.status == Status::Open
-        && doc.total_gross > Decimal::ZERO
-    {
-        // A reminder asks for its claim with fees and interest, paid as its invoice is:
-        // the invoice's number is the reference that matches the payment to it.
-        Some(Payment {
-            amount: money(doc.total_gross),
-            due_date: date(doc.due_date),
-            owner,
-            iban: settings.text("company_bank_iban").to_owned(),
-            bic: settings.text("company_bank_bic").to_owned(),
-            reference: dunning.invoice_number.clone(),
-            discount: None,
-        })
-    } else {
-        None
-    };
-    let offer = (doc.kind.lifecycle() == Lifecycle::Offer).then(|| match doc.status {
-        Status::Open if doc.validity_date >= today => {
-            OfferState::Answerable(date(doc.validity_date))
-        }
-        Status::Open => OfferState::Lapsed(date(doc.validity_date)),
-        Status::Draft
-        | Status::Paid
-        | Status::Canceled
-        | Status::Won
-        | Status::Lost
-        | Status::Cleared
-        | Status::Completed
-        | Status::Created => OfferState::Settled,
-    });
+    let payment = payment_asked(&doc, &settings, today);
+    let offer = offer_state(&doc, today, locale);
     let comments = storage::children::<Comment>(txn, account, doc.kind, doc.id)?
         .into_iter()
         .filter(|c| c.actionkey == "PORTAL_COMMENT")
@@ -321,6 +257,85 @@ pub fn open(txn: &dyn Read, ctx: &Ctx, link: &Link) -> Result<Result<Opened, Clo
         comments,
         doc,
     }))))
+}
+
+/// The e-invoice profile a document's page offers for download: the one its client
+/// receives, when the document's XML of it was issued.
+fn einvoice_offered(
+    txn: &dyn Read,
+    account: u64,
+    doc: &Document,
+    client: &Record,
+) -> Result<Option<faktura_einvoice::Profile>, Error> {
+    if !doc.kind.spec().einvoices {
+        return Ok(None);
+    }
+    let profile = einvoice::profile_of(client);
+    Ok(einvoice::load(txn, account, doc.kind, doc.id, profile)?
+        .filter(|issued| matches!(issued, einvoice::Issued::Xml { .. }))
+        .map(|_| profile))
+}
+
+/// The transfer a document's page asks for: what is open of an open payable document,
+/// with its cash discount while that applies, or a reminder's whole claim. `None` for
+/// every other document.
+fn payment_asked(doc: &Document, settings: &Record, today: Date) -> Option<Payment> {
+    let locale = settings.text("locale");
+    let money = |d: Decimal| printing::format_money(d, &doc.currency_code, locale);
+    let date = |d: Date| printing::format_date(d, locale);
+    let owner = match settings.text("company_bank_account_owner").trim() {
+        "" => settings.text("company_name").trim().to_owned(),
+        owner => owner.to_owned(),
+    };
+    let transfer = |amount: Decimal, reference: &str, discount| Payment {
+        amount: money(amount),
+        due_date: date(doc.due_date),
+        owner,
+        iban: settings.text("company_bank_iban").to_owned(),
+        bic: settings.text("company_bank_bic").to_owned(),
+        reference: reference.to_owned(),
+        discount,
+    };
+    if doc.kind.spec().payable && doc.status == Status::Open && doc.open_amount() > Decimal::ZERO {
+        let discount = (!doc.discount_rate.is_zero()
+            && doc.paid_amount.is_zero()
+            && doc.discount_date >= today)
+            .then(|| {
+                (
+                    date(doc.discount_date),
+                    money(doc.total_gross - doc.discount_amount()),
+                )
+            });
+        Some(transfer(doc.open_amount(), &doc.formatted_number, discount))
+    } else if let Some(dunning) = doc.dunning.as_deref()
+        && doc.status == Status::Open
+        && doc.total_gross > Decimal::ZERO
+    {
+        // A reminder asks for its claim with fees and interest, paid as its invoice is:
+        // the invoice's number is the reference that matches the payment to it.
+        Some(transfer(doc.total_gross, &dunning.invoice_number, None))
+    } else {
+        None
+    }
+}
+
+/// Where an offer stands for its client on `today`; `None` for other kinds.
+fn offer_state(doc: &Document, today: Date, locale: &str) -> Option<OfferState> {
+    let date = |d: Date| printing::format_date(d, locale);
+    (doc.kind.lifecycle() == Lifecycle::Offer).then(|| match doc.status {
+        Status::Open if doc.validity_date >= today => {
+            OfferState::Answerable(date(doc.validity_date))
+        }
+        Status::Open => OfferState::Lapsed(date(doc.validity_date)),
+        Status::Draft
+        | Status::Paid
+        | Status::Canceled
+        | Status::Won
+        | Status::Lost
+        | Status::Cleared
+        | Status::Completed
+        | Status::Created => OfferState::Settled,
+    })
 }
 
 /// A moment as the account's day and time, the day in `locale`'s way.
