@@ -416,60 +416,13 @@ impl Rebuild {
             return Ok(0);
         }
         let Rebuild {
-            mut sums,
-            mut counts,
+            sums,
+            counts,
             count,
         } = self;
         let mut read = 1;
-        let prefix = keys::index(account, kind.collection(), SUMS);
-        store::for_each(txn, &prefix, |(k, v)| {
-            read += 1;
-            let at = describe_sums(kind, &k[prefix.len()..]);
-            let recount = sums.remove(&k);
-            match (Sums::decode(&v), recount) {
-                (Err(e), _) => problem(format!(
-                    "account {account}: the tallied sums of {label}s {at} cannot be read: {e:?}"
-                )),
-                (Ok(kept), Some(recount)) if kept == recount => {}
-                (Ok(kept), Some(recount)) => problem(format!(
-                    "account {account}: the tallied sums of {label}s {at} are {kept}, but the \
-                     documents add up to {recount}"
-                )),
-                (Ok(kept), None) => problem(format!(
-                    "account {account}: the tallied sums of {label}s {at} are {kept}, but no \
-                     document is summed there"
-                )),
-            }
-            Ok::<_, Error>(())
-        })?;
-        for (k, recount) in sums {
-            problem(format!(
-                "account {account}: the tallied sums of {label}s {} are missing; the documents \
-                 add up to {recount}",
-                describe_sums(kind, &k[prefix.len()..])
-            ));
-        }
-        let prefix = keys::index(account, kind.collection(), STATUS_COUNT);
-        store::for_each(txn, &prefix, |(k, v)| {
-            read += 1;
-            let at = describe_counted(&k[prefix.len()..]);
-            let kept = store::u64_of(&v, "count")?;
-            let recount = counts.remove(&k).unwrap_or(0);
-            if kept != recount {
-                problem(format!(
-                    "account {account}: the tallied count of {label}s {at} is {kept}, but there \
-                     are {recount}"
-                ));
-            }
-            Ok::<_, Error>(())
-        })?;
-        for (k, recount) in counts {
-            problem(format!(
-                "account {account}: the tallied count of {label}s {} is missing; there are \
-                 {recount}",
-                describe_counted(&k[prefix.len()..])
-            ));
-        }
+        read += compare_sums(txn, account, kind, sums, problem)?;
+        read += compare_counts(txn, account, kind, counts, problem)?;
         read += 1;
         let kept = read_counter(txn, &count_key(account, kind))?;
         if kept != count {
@@ -480,6 +433,83 @@ impl Rebuild {
         }
         Ok(read)
     }
+}
+
+/// Compares the kept sums of an account's documents of a kind with their recount `sums`,
+/// for `Rebuild::compare`. The number of sums read.
+fn compare_sums(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    mut sums: BTreeMap<Vec<u8>, Sums>,
+    problem: &mut dyn FnMut(String),
+) -> Result<u64, Error> {
+    let label = kind.label();
+    let mut read = 0;
+    let prefix = keys::index(account, kind.collection(), SUMS);
+    store::for_each(txn, &prefix, |(k, v)| {
+        read += 1;
+        let at = describe_sums(kind, &k[prefix.len()..]);
+        let recount = sums.remove(&k);
+        match (Sums::decode(&v), recount) {
+            (Err(e), _) => problem(format!(
+                "account {account}: the tallied sums of {label}s {at} cannot be read: {e:?}"
+            )),
+            (Ok(kept), Some(recount)) if kept == recount => {}
+            (Ok(kept), Some(recount)) => problem(format!(
+                "account {account}: the tallied sums of {label}s {at} are {kept}, but the \
+                 documents add up to {recount}"
+            )),
+            (Ok(kept), None) => problem(format!(
+                "account {account}: the tallied sums of {label}s {at} are {kept}, but no \
+                 document is summed there"
+            )),
+        }
+        Ok::<_, Error>(())
+    })?;
+    for (k, recount) in sums {
+        problem(format!(
+            "account {account}: the tallied sums of {label}s {} are missing; the documents \
+             add up to {recount}",
+            describe_sums(kind, &k[prefix.len()..])
+        ));
+    }
+    Ok(read)
+}
+
+/// Compares the kept counts by status of an account's documents of a kind with their
+/// recount `counts`, for `Rebuild::compare`. The number of counts read.
+fn compare_counts(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    mut counts: BTreeMap<Vec<u8>, u64>,
+    problem: &mut dyn FnMut(String),
+) -> Result<u64, Error> {
+    let label = kind.label();
+    let mut read = 0;
+    let prefix = keys::index(account, kind.collection(), STATUS_COUNT);
+    store::for_each(txn, &prefix, |(k, v)| {
+        read += 1;
+        let at = describe_counted(&k[prefix.len()..]);
+        let kept = store::u64_of(&v, "count")?;
+        let recount = counts.remove(&k).unwrap_or(0);
+        if kept != recount {
+            problem(format!(
+                "account {account}: the tallied count of {label}s {at} is {kept}, but there \
+                 are {recount}"
+            ));
+        }
+        Ok::<_, Error>(())
+    })?;
+    for (k, recount) in counts {
+        problem(format!(
+            "account {account}: the tallied count of {label}s {} is missing; there are \
+             {recount}",
+            describe_counted(&k[prefix.len()..])
+        ));
+    }
+    Ok(read)
 }
 
 impl std::fmt::Display for Sums {
