@@ -52,22 +52,7 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
         return Ok(report);
     }
     if from < 3 {
-        // Version 3: key entries hold the principal, and every account has tallies.
-        let mut txn = store.begin_write()?;
-        report.key_entries = accounts::migrate_key_entries(txn.as_mut())?;
-        txn.commit()?;
-        for account in account_ids(store)? {
-            for kind in DocKind::ALL {
-                if !tallies::needs_rebuild(store.begin_read()?.as_ref(), account, kind)? {
-                    continue;
-                }
-                repair_open_entries(store, account, kind)?;
-                let mut txn = store.begin_write()?;
-                rebuild_tallies(txn.as_mut(), account, kind)?;
-                txn.commit()?;
-                report.tallies_rebuilt += 1;
-            }
-        }
+        key_entries_and_tallies(store, &mut report)?;
     }
     if from < 4 {
         // Version 4: completed documents have their e-invoices (made from the data as it
@@ -79,25 +64,7 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
         }
     }
     if from < 7 {
-        // Version 7: documents are indexed by the contact they name, and every account has
-        // dunning levels and base rates.
-        for account in account_ids(store)? {
-            for kind in DocKind::ALL {
-                report.index_entries += index_contacts(store, account, kind)?;
-            }
-            let mut txn = store.begin_write()?;
-            if super::dunning::unseeded(txn.as_read(), account)? {
-                let ctx = super::Ctx {
-                    account_id: account,
-                    user_id: 0,
-                    is_admin: true,
-                    now: 0,
-                    utc_offset: 0,
-                };
-                super::dunning::seed(&ctx, txn.as_mut())?;
-            }
-            txn.commit()?;
-        }
+        report.index_entries += contacts_and_dunning(store)?;
     }
     // Version 5: the records that name another (an incoming's items, payments, comments)
     // are found through an index. Version 6: clients are found by number and by a part of
@@ -115,6 +82,50 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
     txn.commit()?;
     report.to = DATA_VERSION;
     Ok(report)
+}
+
+/// Version 3: key entries hold the principal, and every account has tallies.
+fn key_entries_and_tallies(store: &dyn Store, report: &mut Report) -> Result<(), Error> {
+    let mut txn = store.begin_write()?;
+    report.key_entries = accounts::migrate_key_entries(txn.as_mut())?;
+    txn.commit()?;
+    for account in account_ids(store)? {
+        for kind in DocKind::ALL {
+            if !tallies::needs_rebuild(store.begin_read()?.as_ref(), account, kind)? {
+                continue;
+            }
+            repair_open_entries(store, account, kind)?;
+            let mut txn = store.begin_write()?;
+            rebuild_tallies(txn.as_mut(), account, kind)?;
+            txn.commit()?;
+            report.tallies_rebuilt += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Version 7: documents are indexed by the contact they name, and every account has
+/// dunning levels and base rates. The index entries written.
+fn contacts_and_dunning(store: &dyn Store) -> Result<u64, Error> {
+    let mut index_entries = 0;
+    for account in account_ids(store)? {
+        for kind in DocKind::ALL {
+            index_entries += index_contacts(store, account, kind)?;
+        }
+        let mut txn = store.begin_write()?;
+        if super::dunning::unseeded(txn.as_read(), account)? {
+            let ctx = super::Ctx {
+                account_id: account,
+                user_id: 0,
+                is_admin: true,
+                now: 0,
+                utc_offset: 0,
+            };
+            super::dunning::seed(&ctx, txn.as_mut())?;
+        }
+        txn.commit()?;
+    }
+    Ok(index_entries)
 }
 
 /// Every account's id.
