@@ -130,9 +130,58 @@ pub fn import(
     label: Option<&str>,
     note: Option<&str>,
 ) -> Result<Record, Error> {
+    let (format, file) = (parsed.format, &parsed.file);
+    let inv = &parsed.read.invoice;
+    let supplier = suppliers::match_or_create(ctx, txn, &inv.seller)?;
+    let changes = incoming_of(parsed, supplier, filename, label, note);
+    let record = records::create(ctx, txn, &INCOMINGS, &changes)?;
+    let id = record.id();
+    for line in &inv.lines {
+        records::create(ctx, txn, &INCOMING_ITEMS, &items::changes(id, line))?;
+    }
+    let extra = Extra {
+        taxes: inv
+            .vat
+            .iter()
+            .map(|v| {
+                (
+                    v.category.code().to_owned(),
+                    v.rate.normalize().to_string(),
+                    v.taxable.normalize().to_string(),
+                    v.tax.normalize().to_string(),
+                )
+            })
+            .collect(),
+        findings: parsed.findings.clone(),
+    };
+    txn.put(&extra_key(ctx.account_id, id), &store::encode(&extra))?;
+    txn.put(&file_key(ctx.account_id, id), file)?;
+    let name = match filename.trim() {
+        "" => "an e-invoice",
+        name => name,
+    };
+    comments::write(
+        ctx,
+        txn,
+        id,
+        "IMPORT",
+        &format!("Imported from {name} ({format})"),
+    )?;
+    Ok(record)
+}
+
+/// The fields of the incoming a parsed upload makes, of `supplier`: what the e-invoice
+/// says, the upload's `label` and `note` (else the e-invoice's notes), and the file's
+/// name, size and format.
+fn incoming_of(
+    parsed: &Parsed,
+    supplier: u64,
+    filename: &str,
+    label: Option<&str>,
+    note: Option<&str>,
+) -> Changes {
     let (read, format, file) = (&parsed.read, parsed.format, &parsed.file);
     let inv = &read.invoice;
-    let supplier = suppliers::match_or_create(ctx, txn, &inv.seller)?;
     let mut changes = Changes::default();
     let kind = kind_of(&inv.type_code);
     let t = &inv.totals;
@@ -170,40 +219,7 @@ pub fn import(
     set("profile", text(&read.specification));
     set("filename", text(filename));
     set("filesize", Some(Some(Scalar::Int(file.len() as i64))));
-    let record = records::create(ctx, txn, &INCOMINGS, &changes)?;
-    let id = record.id();
-    for line in &inv.lines {
-        records::create(ctx, txn, &INCOMING_ITEMS, &items::changes(id, line))?;
-    }
-    let extra = Extra {
-        taxes: inv
-            .vat
-            .iter()
-            .map(|v| {
-                (
-                    v.category.code().to_owned(),
-                    v.rate.normalize().to_string(),
-                    v.taxable.normalize().to_string(),
-                    v.tax.normalize().to_string(),
-                )
-            })
-            .collect(),
-        findings: parsed.findings.clone(),
-    };
-    txn.put(&extra_key(ctx.account_id, id), &store::encode(&extra))?;
-    txn.put(&file_key(ctx.account_id, id), file)?;
-    let name = match filename.trim() {
-        "" => "an e-invoice",
-        name => name,
-    };
-    comments::write(
-        ctx,
-        txn,
-        id,
-        "IMPORT",
-        &format!("Imported from {name} ({format})"),
-    )?;
-    Ok(record)
+    changes
 }
 
 #[cfg(test)]
