@@ -38,71 +38,10 @@ impl Rules for IncomingRules {
                 .push(format!("supplier_id {supplier} does not exist"));
             return Ok(());
         }
-        if d.old.is_none() {
-            if d.record.get("format").is_none() {
-                d.record.set("format", Some(Scalar::Text("manual".into())));
-            }
-            if d.record.get("type").is_none() {
-                d.record.set("type", Some(Scalar::Text("INVOICE".into())));
-            }
-            let number = d.record.text("number").to_owned();
-            if let Some(existing) =
-                find_duplicate(d.txn.as_read(), d.ctx.account_id, supplier as u64, &number)?
-            {
-                return Err(Error::Duplicate(format!(
-                    "incoming {existing} already holds number {number} of supplier {supplier}"
-                )));
-            }
-            d.txn.put(
-                &keys::supplier_incoming(d.ctx.account_id, supplier as u64, d.record.id()),
-                &[],
-            )?;
-        } else if let Some(old) = d.old {
-            // An imported incoming says what its file says: only what the file does not
-            // hold (label, note, the due date it is paid by, a better supplier match)
-            // changes.
-            if old.text("format") != "manual" {
-                for (name, _) in &d.changes.values {
-                    if !IMPORTED_CHANGEABLE.contains(name) && old.get(name) != d.record.get(name) {
-                        d.errors.push(format!(
-                            "{name} comes from the imported e-invoice and cannot be changed"
-                        ));
-                    }
-                }
-            }
-            let number = d.record.text("number").trim().to_owned();
-            let old_supplier = old.int("supplier_id").unwrap_or(0);
-            if (old_supplier != supplier || old.text("number").trim() != number)
-                && let Some(existing) =
-                    find_duplicate(d.txn.as_read(), d.ctx.account_id, supplier as u64, &number)?
-                && existing != d.record.id()
-            {
-                return Err(Error::Duplicate(format!(
-                    "incoming {existing} already holds number {number} of supplier {supplier}"
-                )));
-            }
-            if old_supplier != supplier && d.errors.is_empty() {
-                // The supplier's index follows a changed supplier.
-                let (account, id) = (d.ctx.account_id, d.record.id());
-                d.txn
-                    .delete(&keys::supplier_incoming(account, old_supplier as u64, id))?;
-                d.txn
-                    .put(&keys::supplier_incoming(account, supplier as u64, id), &[])?;
-            }
-            let due_now = due(d.record);
-            if due(old) != due_now {
-                // A payment marked as paying it all pays what is due now.
-                let paid = payments::paid(
-                    d.txn.as_read(),
-                    d.ctx.account_id,
-                    d.record.id(),
-                    None,
-                    due_now,
-                )?;
-                d.record.set("paid_amount", Some(Scalar::Dec(paid)));
-            }
+        match d.old {
+            None => prepare_new(d, supplier),
+            Some(old) => prepare_update(d, old, supplier),
         }
-        Ok(())
     }
 
     fn before_delete(&self, ctx: &Ctx, txn: &mut dyn Write, record: &Record) -> Result<(), Error> {
@@ -118,6 +57,83 @@ impl Rules for IncomingRules {
         }
         Ok(())
     }
+}
+
+/// A new incoming: `manual` and an invoice unless told otherwise, refused when its
+/// supplier already has one of its number, and entered in its supplier's index.
+fn prepare_new(d: Draft<'_>, supplier: i64) -> Result<(), Error> {
+    if d.record.get("format").is_none() {
+        d.record.set("format", Some(Scalar::Text("manual".into())));
+    }
+    if d.record.get("type").is_none() {
+        d.record.set("type", Some(Scalar::Text("INVOICE".into())));
+    }
+    let number = d.record.text("number").to_owned();
+    if let Some(existing) =
+        find_duplicate(d.txn.as_read(), d.ctx.account_id, supplier as u64, &number)?
+    {
+        return Err(duplicate(existing, &number, supplier));
+    }
+    d.txn.put(
+        &keys::supplier_incoming(d.ctx.account_id, supplier as u64, d.record.id()),
+        &[],
+    )?;
+    Ok(())
+}
+
+/// An update of the incoming `old`: an imported one keeps what its file says, a new
+/// supplier or number must not be another incoming's, the supplier's index follows the
+/// supplier, and a changed amount due changes what its payments pay.
+fn prepare_update(d: Draft<'_>, old: &Record, supplier: i64) -> Result<(), Error> {
+    // An imported incoming says what its file says: only what the file does not
+    // hold (label, note, the due date it is paid by, a better supplier match)
+    // changes.
+    if old.text("format") != "manual" {
+        for (name, _) in &d.changes.values {
+            if !IMPORTED_CHANGEABLE.contains(name) && old.get(name) != d.record.get(name) {
+                d.errors.push(format!(
+                    "{name} comes from the imported e-invoice and cannot be changed"
+                ));
+            }
+        }
+    }
+    let number = d.record.text("number").trim().to_owned();
+    let old_supplier = old.int("supplier_id").unwrap_or(0);
+    if (old_supplier != supplier || old.text("number").trim() != number)
+        && let Some(existing) =
+            find_duplicate(d.txn.as_read(), d.ctx.account_id, supplier as u64, &number)?
+        && existing != d.record.id()
+    {
+        return Err(duplicate(existing, &number, supplier));
+    }
+    if old_supplier != supplier && d.errors.is_empty() {
+        // The supplier's index follows a changed supplier.
+        let (account, id) = (d.ctx.account_id, d.record.id());
+        d.txn
+            .delete(&keys::supplier_incoming(account, old_supplier as u64, id))?;
+        d.txn
+            .put(&keys::supplier_incoming(account, supplier as u64, id), &[])?;
+    }
+    let due_now = due(d.record);
+    if due(old) != due_now {
+        // A payment marked as paying it all pays what is due now.
+        let paid = payments::paid(
+            d.txn.as_read(),
+            d.ctx.account_id,
+            d.record.id(),
+            None,
+            due_now,
+        )?;
+        d.record.set("paid_amount", Some(Scalar::Dec(paid)));
+    }
+    Ok(())
+}
+
+/// The refusal of a second incoming of a supplier's number.
+fn duplicate(existing: u64, number: &str, supplier: i64) -> Error {
+    Error::Duplicate(format!(
+        "incoming {existing} already holds number {number} of supplier {supplier}"
+    ))
 }
 
 /// The incoming of `supplier` with `number`, if one exists (found through the number's
