@@ -105,8 +105,40 @@ pub fn values_of<'a>(doc: &'a Document, client: &'a Record, settings: &'a Record
 /// The values placeholders resolve to for a document (`[Invoice.…]`, `[Offer.…]`, ...).
 pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String, String)> {
     let locale = settings.text("locale");
+    let mut values = document_values(doc, locale);
+    // The link under a name of every kind, for texts that e-mail documents of any kind.
+    values.push((
+        "Document.customerportal_url".to_owned(),
+        doc.portal_url.clone(),
+    ));
+    if let Some(d) = doc.dunning.as_deref() {
+        let money = |d: Decimal| format_money(d, &doc.currency_code, locale);
+        let date = |d: Option<Date>| d.map(|d| format_date(d, locale)).unwrap_or_default();
+        values.extend(
+            [
+                ("Reminder.reminder_level", d.level.to_string()),
+                ("Reminder.reminder_level_name", d.level_name.clone()),
+                ("Invoice.invoice_number", d.invoice_number.clone()),
+                ("Invoice.date", date(d.invoice_date)),
+                ("Invoice.due_date", date(d.invoice_due_date)),
+                ("Invoice.open_amount", money(d.claim)),
+            ]
+            .map(|(k, v)| (k.to_owned(), v)),
+        );
+    }
+    push_party_values(&mut values, client, settings);
+    if let Some(d) = doc.dunning.as_deref() {
+        // The subject's own placeholders name the invoice, the client, the company.
+        let subject = placeholders::resolve(&d.subject, &values);
+        values.push(("Reminder.subject".to_owned(), subject));
+    }
+    values
+}
+
+/// The document's own values, under the name of its kind (`Invoice.date`, ...).
+fn document_values(doc: &Document, locale: &str) -> Vec<(String, String)> {
     let money = |d: Decimal| format_money(d, &doc.currency_code, locale);
-    let mut values: Vec<(String, String)> = [
+    [
         ("id", doc.id.to_string()),
         (doc.kind.number_field(), doc.formatted_number.clone()),
         ("number", doc.number.to_string()),
@@ -129,26 +161,12 @@ pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String
     ]
     .into_iter()
     .map(|(k, v)| (format!("{}.{k}", doc.kind.placeholder_object()), v))
-    .collect();
-    // The link under a name of every kind, for texts that e-mail documents of any kind.
-    values.push((
-        "Document.customerportal_url".to_owned(),
-        doc.portal_url.clone(),
-    ));
-    if let Some(d) = doc.dunning.as_deref() {
-        let date = |d: Option<Date>| d.map(|d| format_date(d, locale)).unwrap_or_default();
-        values.extend(
-            [
-                ("Reminder.reminder_level", d.level.to_string()),
-                ("Reminder.reminder_level_name", d.level_name.clone()),
-                ("Invoice.invoice_number", d.invoice_number.clone()),
-                ("Invoice.date", date(d.invoice_date)),
-                ("Invoice.due_date", date(d.invoice_due_date)),
-                ("Invoice.open_amount", money(d.claim)),
-            ]
-            .map(|(k, v)| (k.to_owned(), v)),
-        );
-    }
+    .collect()
+}
+
+/// Adds the values of the client (`Client.name`, ...) and of the seller (`Company.name`,
+/// ...).
+fn push_party_values(values: &mut Vec<(String, String)>, client: &Record, settings: &Record) {
     for field in [
         "name",
         "client_number",
@@ -178,12 +196,6 @@ pub fn values(doc: &Document, client: &Record, settings: &Record) -> Vec<(String
             settings.text(&format!("company_{field}")).to_owned(),
         ));
     }
-    if let Some(d) = doc.dunning.as_deref() {
-        // The subject's own placeholders name the invoice, the client, the company.
-        let subject = placeholders::resolve(&d.subject, &values);
-        values.push(("Reminder.subject".to_owned(), subject));
-    }
-    values
 }
 
 /// The document as its two PDFs show it, the original and the print version, each with
@@ -217,6 +229,8 @@ pub fn page(
     layout(doc, items, client, settings, values, &[], false)
 }
 
+/// The document as its PDF shows it, without the GiroCode: a reminder its claim, every
+/// other kind its items and totals.
 fn layout(
     doc: &Document,
     items: &[Item],
@@ -228,46 +242,29 @@ fn layout(
 ) -> PdfDocument {
     let locale = settings.text("locale");
     let resolve = |t: &str| values.resolve(t);
-    let sender = sender_line(settings);
-    let mut preamble: Vec<String> = template_text
-        .iter()
-        .map(|t| resolve(t))
-        .filter(|t| !t.trim().is_empty())
-        .collect();
-    if !doc.intro.trim().is_empty() {
-        preamble.push(resolve(&doc.intro));
-    }
-    let footer = [
-        settings.text("company_name"),
-        settings.text("company_vat_number"),
-    ]
-    .iter()
-    .filter(|s| !s.is_empty())
-    .copied()
-    .collect::<Vec<_>>()
-    .join(" · ");
+    // What the PDF of every kind shows alike.
+    let frame = PdfDocument {
+        sender: sender_line(settings),
+        recipient: doc.address.lines().map(str::to_owned).collect(),
+        preamble: preamble(doc, template_text, &resolve),
+        footer: footer_line(settings),
+        print,
+        ..PdfDocument::default()
+    };
     if let Some(dunning) = doc.dunning.as_deref() {
         return PdfDocument {
             title: match resolve(&dunning.subject).trim() {
                 "" => doc.kind.title().to_owned(),
                 subject => subject.to_owned(),
             },
-            sender,
-            recipient: doc.address.lines().map(str::to_owned).collect(),
             meta: reminder_meta(doc, dunning, client, locale),
-            preamble,
             items: claim_table(doc, dunning, items, locale),
             totals: vec![(
                 "Amount due".to_owned(),
                 format_money(doc.total_gross, &doc.currency_code, locale),
             )],
             closing: reminder_closing(doc, items, locale, &resolve),
-            footer,
-            print,
-            archival: false,
-            attachments: Vec::new(),
-            factur_x: None,
-            matrix: None,
+            ..frame
         };
     }
     // Delivery notes show quantities only, unless the settings ask for prices.
@@ -278,10 +275,7 @@ fn layout(
         } else {
             format!("{} {}", doc.title.trim(), doc.formatted_number)
         },
-        sender,
-        recipient: doc.address.lines().map(str::to_owned).collect(),
         meta: meta(doc, client, locale),
-        preamble,
         items: item_table(doc, items, locale, priced),
         totals: if priced {
             totals(doc, locale)
@@ -289,13 +283,39 @@ fn layout(
             Vec::new()
         },
         closing: closing(doc, locale, &resolve),
-        footer,
-        print,
-        archival: false,
-        attachments: Vec::new(),
-        factur_x: None,
-        matrix: None,
+        ..frame
     }
+}
+
+/// The paragraphs before the items: the template's text, then the document's
+/// introduction, placeholders resolved; empty ones left out.
+fn preamble(
+    doc: &Document,
+    template_text: &[String],
+    resolve: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    let mut preamble: Vec<String> = template_text
+        .iter()
+        .map(|t| resolve(t))
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    if !doc.intro.trim().is_empty() {
+        preamble.push(resolve(&doc.intro));
+    }
+    preamble
+}
+
+/// The line at the foot of every page: the seller's name and VAT number, those given.
+fn footer_line(settings: &Record) -> String {
+    [
+        settings.text("company_name"),
+        settings.text("company_vat_number"),
+    ]
+    .iter()
+    .filter(|s| !s.is_empty())
+    .copied()
+    .collect::<Vec<_>>()
+    .join(" · ")
 }
 
 /// The seller's line above the recipient: name, street, post code and city.
