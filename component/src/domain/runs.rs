@@ -8,7 +8,7 @@
 
 use super::date::Date;
 use super::dispatch::{self, Dispatch};
-use super::documents::recurring::receivers;
+use super::documents::recurring::{Schedule, receivers};
 use super::documents::{DocKind, Document, commands, items::Item, storage};
 use super::emails::{self, EmailRequest, LetterRequest};
 use super::records;
@@ -90,6 +90,36 @@ fn make_invoice(
     locale: &str,
 ) -> Result<Document, Error> {
     let s = r.schedule.as_deref().expect("a recurring has its schedule");
+    let changes = invoice_changes(r, s, date, locale);
+    let lines: Vec<Changes> = items
+        .iter()
+        .map(|i| item_changes(i, date, locale))
+        .collect();
+    let made = commands::create(ctx, txn, DocKind::Invoice, &changes, &lines)?;
+    let mut invoice = made.clone();
+    invoice.recurring_id = Some(r.id as i64);
+    storage::save(ctx, txn, Some(&made), &invoice)?;
+    let name = match s.name.trim() {
+        "" => format!("recurring invoice {}", r.id),
+        n => format!("recurring invoice {} ({n})", r.id),
+    };
+    commands::note(
+        ctx,
+        txn,
+        &invoice,
+        "CREATE_FROM_RECURRING",
+        &format!(
+            "Invoice created by {name}, run {}, for {date}",
+            s.counter + 1
+        ),
+    )?;
+    Ok(invoice)
+}
+
+/// The recurring `r` with its schedule `s` as the fields of the invoice of a run dated
+/// `date`: due and discount dates by the schedule's terms, texts' date placeholders
+/// resolved, an empty address left to the client's.
+fn invoice_changes(r: &Document, s: &Schedule, date: Date, locale: &str) -> Changes {
     let text = |t: &str| Some(Scalar::Text(date_texts::resolve(t, date, locale)));
     let int = |v: Option<i64>| v.map(Scalar::Int);
     let mut values: Vec<(&'static str, Option<Scalar>)> = vec![
@@ -136,33 +166,10 @@ fn make_invoice(
     if !r.address.trim().is_empty() {
         values.push(("address", text(&r.address)));
     }
-    let changes = Changes {
+    Changes {
         values: values.into_iter().filter(|(_, v)| v.is_some()).collect(),
         ..Changes::default()
-    };
-    let lines: Vec<Changes> = items
-        .iter()
-        .map(|i| item_changes(i, date, locale))
-        .collect();
-    let made = commands::create(ctx, txn, DocKind::Invoice, &changes, &lines)?;
-    let mut invoice = made.clone();
-    invoice.recurring_id = Some(r.id as i64);
-    storage::save(ctx, txn, Some(&made), &invoice)?;
-    let name = match s.name.trim() {
-        "" => format!("recurring invoice {}", r.id),
-        n => format!("recurring invoice {} ({n})", r.id),
-    };
-    commands::note(
-        ctx,
-        txn,
-        &invoice,
-        "CREATE_FROM_RECURRING",
-        &format!(
-            "Invoice created by {name}, run {}, for {date}",
-            s.counter + 1
-        ),
-    )?;
-    Ok(invoice)
+    }
 }
 
 /// A recurring's item as an item of the invoice of a run dated `date`.
@@ -245,15 +252,31 @@ fn act(
             txn.as_read(),
             DocKind::Invoice,
             invoice.id,
-            LetterRequest {
-                color: s.letter_color,
-                duplex: s.letter_duplex,
-                paper_weight: s.letter_paper_weight.clamp(0, u32::MAX as i64) as u32,
-                attachments: Vec::new(),
-            },
+            letter_request(s),
         ),
         _ => return Ok((None, String::new())),
     };
+    hand_over(ctx, txn, invoice, parcel)
+}
+
+/// The letter of a run, as the recurring's schedule `s` asks for it.
+fn letter_request(s: &Schedule) -> LetterRequest {
+    LetterRequest {
+        color: s.letter_color,
+        duplex: s.letter_duplex,
+        paper_weight: s.letter_paper_weight.clamp(0, u32::MAX as i64) as u32,
+        attachments: Vec::new(),
+    }
+}
+
+/// Records the dispatch of a run's e-mail or letter, to hand over after the commit; a
+/// `parcel` refused as invalid is why the invoice was not sent.
+fn hand_over(
+    ctx: &Ctx,
+    txn: &mut dyn Write,
+    invoice: &Document,
+    parcel: Result<Dispatch, Error>,
+) -> Result<(Option<(u64, Dispatch)>, String), Error> {
     match parcel {
         Ok(d) => Ok((Some(dispatch::record(txn, d, ctx.now)?), String::new())),
         Err(Error::Invalid(problems)) => Ok((
@@ -274,7 +297,7 @@ fn email_request(
     txn: &dyn Read,
     account: u64,
     r: &Document,
-    s: &super::documents::recurring::Schedule,
+    s: &Schedule,
     date: Date,
     locale: &str,
 ) -> Result<EmailRequest, Error> {
