@@ -7,7 +7,7 @@ use rust_decimal::Decimal;
 use super::money::Reduction;
 use super::numbering;
 use super::records::{Draft, Resource, Rules};
-use super::schema::{Field, Kind, Record, Scalar};
+use super::schema::{Changes, Field, Kind, Record, Scalar};
 use super::settings;
 use super::{Ctx, Error, address, codes};
 use crate::caps::Write;
@@ -250,41 +250,7 @@ struct ClientRules;
 
 impl Rules for ClientRules {
     fn prepare(&self, d: Draft<'_>) -> Result<(), Error> {
-        if ["name", "first_name", "last_name"]
-            .iter()
-            .all(|f| d.record.text(f).trim().is_empty())
-        {
-            d.errors
-                .push("name is mandatory (or first_name and last_name)".into());
-        }
-        let iban = d.record.text("bank_iban").to_owned();
-        if !d.record.text("debit_mandate_reference").trim().is_empty() && !codes::is_iban(&iban) {
-            d.errors.push(format!(
-                "bank_iban must be a valid IBAN when debit_mandate_reference is set, got \"{iban}\""
-            ));
-        }
-        if let Err(e) = Reduction::parse(d.record.text("reduction")) {
-            d.errors.push(e);
-        }
-        if let Some(len) = d.record.int("number_length")
-            && !(0..=limits::NUMBER_LENGTH_MAX).contains(&len)
-        {
-            d.errors.push(format!(
-                "number_length must be between 0 and {}, got {len}",
-                limits::NUMBER_LENGTH_MAX
-            ));
-        }
-        if let Some(n) = d.record.int("number")
-            && n < 1
-        {
-            d.errors.push(format!("number must be at least 1, got {n}"));
-        }
-        if let Some(group) = d.record.int("price_group")
-            && !(1..=5).contains(&group)
-        {
-            d.errors
-                .push(format!("price_group must be between 1 and 5, got {group}"));
-        }
+        check_client(d.record, d.errors);
         let defaults = settings::load_stored(d.txn.as_read(), d.ctx.account_id)?;
         for (field, _) in TERMS {
             if let Err(e) = term(d.record, &defaults, field) {
@@ -292,31 +258,7 @@ impl Rules for ClientRules {
             }
         }
         if d.old.is_none() {
-            if !d.changes.has("number_pre") {
-                d.record
-                    .set("number_pre", defaults.get("client_number_pre").cloned());
-            }
-            if !d.changes.has("number_length") {
-                d.record.set(
-                    "number_length",
-                    defaults.get("client_number_length").cloned(),
-                );
-            }
-            for (field, default) in [
-                ("archived", Scalar::Bool(false)),
-                ("tax_rule", Scalar::Text("COUNTRY".into())),
-                ("net_gross", Scalar::Text("SETTINGS".into())),
-                ("discount_rate_type", Scalar::Text("SETTINGS".into())),
-                ("discount_days_type", Scalar::Text("SETTINGS".into())),
-                ("due_days_type", Scalar::Text("SETTINGS".into())),
-                ("price_group", Scalar::Int(1)),
-                ("consumer", Scalar::Bool(false)),
-                ("dunning_run", Scalar::Bool(true)),
-            ] {
-                if !d.changes.has(field) {
-                    d.record.set(field, Some(default));
-                }
-            }
+            set_new_defaults(d.record, d.changes, &defaults);
         }
         if !d.errors.is_empty() {
             return Ok(());
@@ -351,5 +293,72 @@ impl Rules for ClientRules {
             &super::property_values::CLIENT_PROPERTY_VALUES,
             record.id(),
         )
+    }
+}
+
+/// The problems of a client's own fields: a name, an IBAN for a debit mandate, its
+/// reduction, number and price group.
+fn check_client(record: &Record, errors: &mut Vec<String>) {
+    if ["name", "first_name", "last_name"]
+        .iter()
+        .all(|f| record.text(f).trim().is_empty())
+    {
+        errors.push("name is mandatory (or first_name and last_name)".into());
+    }
+    let iban = record.text("bank_iban").to_owned();
+    if !record.text("debit_mandate_reference").trim().is_empty() && !codes::is_iban(&iban) {
+        errors.push(format!(
+            "bank_iban must be a valid IBAN when debit_mandate_reference is set, got \"{iban}\""
+        ));
+    }
+    if let Err(e) = Reduction::parse(record.text("reduction")) {
+        errors.push(e);
+    }
+    if let Some(len) = record.int("number_length")
+        && !(0..=limits::NUMBER_LENGTH_MAX).contains(&len)
+    {
+        errors.push(format!(
+            "number_length must be between 0 and {}, got {len}",
+            limits::NUMBER_LENGTH_MAX
+        ));
+    }
+    if let Some(n) = record.int("number")
+        && n < 1
+    {
+        errors.push(format!("number must be at least 1, got {n}"));
+    }
+    if let Some(group) = record.int("price_group")
+        && !(1..=5).contains(&group)
+    {
+        errors.push(format!("price_group must be between 1 and 5, got {group}"));
+    }
+}
+
+/// A new client's defaults for the fields the request leaves out: its number's form from
+/// the settings, the others fixed.
+fn set_new_defaults(record: &mut Record, changes: &Changes, defaults: &Record) {
+    if !changes.has("number_pre") {
+        record.set("number_pre", defaults.get("client_number_pre").cloned());
+    }
+    if !changes.has("number_length") {
+        record.set(
+            "number_length",
+            defaults.get("client_number_length").cloned(),
+        );
+    }
+    for (field, default) in [
+        ("archived", Scalar::Bool(false)),
+        ("tax_rule", Scalar::Text("COUNTRY".into())),
+        ("net_gross", Scalar::Text("SETTINGS".into())),
+        ("discount_rate_type", Scalar::Text("SETTINGS".into())),
+        ("discount_days_type", Scalar::Text("SETTINGS".into())),
+        ("due_days_type", Scalar::Text("SETTINGS".into())),
+        ("price_group", Scalar::Int(1)),
+        ("consumer", Scalar::Bool(false)),
+        ("dunning_run", Scalar::Bool(true)),
+    ] {
+        if !changes.has(field) {
+            record.set(field, Some(default));
+        }
     }
 }
