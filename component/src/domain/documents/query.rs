@@ -465,9 +465,42 @@ fn status_page_ids(
     per_page: usize,
     today: Date,
 ) -> Result<Vec<u64>, Error> {
-    let wants = |s: Shown| f.statuses.contains(&s);
     let batch = (2 * start.saturating_add(per_page)).clamp(64, limits::INDEX_SCAN_BATCH as usize);
-    let stream = |status, due| StatusStream::new(account, f.kind, status, due, batch as u32);
+    let mut streams = status_streams(account, f, batch as u32, today);
+    let mut skip = start;
+    let mut ids = Vec::with_capacity(per_page);
+    while ids.len() < per_page {
+        let mut next: Option<(usize, u64)> = None;
+        for (i, s) in streams.iter_mut().enumerate() {
+            if let Some(id) = s.head(txn)?
+                && next.is_none_or(|(_, lowest)| id < lowest)
+            {
+                next = Some((i, id));
+            }
+        }
+        let Some((i, id)) = next else { break };
+        let (_, value) = streams[i]
+            .fetched
+            .pop_front()
+            .expect("the head was fetched");
+        if !streams[i].due.passes(txn, account, f.kind, id, &value)? {
+            continue;
+        }
+        if skip > 0 {
+            skip -= 1;
+        } else {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// The status streams a statuses-only filter reads: one per stored status it shows, and
+/// for a kind that falls due, the open documents' stream passing those due from `today`
+/// (OPEN), before it (OVERDUE) or both.
+fn status_streams(account: u64, f: &Filter, batch: u32, today: Date) -> Vec<StatusStream> {
+    let wants = |s: Shown| f.statuses.contains(&s);
+    let stream = |status, due| StatusStream::new(account, f.kind, status, due, batch);
     let mut streams = Vec::new();
     for status in Status::of(f.kind.lifecycle()) {
         if stored_as(f.kind, Shown::Open) == Some(*status) && wants(Shown::Open)
@@ -487,47 +520,36 @@ fn status_page_ids(
         (false, true) => streams.push(stream(Status::Open, Due::Before(today))),
         (false, false) => {}
     }
-    let mut skip = start;
-    let mut ids = Vec::with_capacity(per_page);
-    while ids.len() < per_page {
-        let mut next: Option<(usize, u64)> = None;
-        for (i, s) in streams.iter_mut().enumerate() {
-            if let Some(id) = s.head(txn)?
-                && next.is_none_or(|(_, lowest)| id < lowest)
-            {
-                next = Some((i, id));
-            }
-        }
-        let Some((i, id)) = next else { break };
-        let (_, value) = streams[i]
-            .fetched
-            .pop_front()
-            .expect("the head was fetched");
-        let passes = match streams[i].due {
-            Due::Any => true,
+    streams
+}
+
+impl Due {
+    /// Whether the document `id`, whose status entry holds `value`, passes by the day it
+    /// is due.
+    fn passes(
+        self,
+        txn: &dyn Read,
+        account: u64,
+        kind: DocKind,
+        id: u64,
+        value: &[u8],
+    ) -> Result<bool, Error> {
+        match self {
+            Due::Any => Ok(true),
             Due::From(day) | Due::Before(day) => {
-                let due_day = match i32_of_sortable(&value) {
+                let due_day = match i32_of_sortable(value) {
                     Some(due) => due,
                     // An entry from before due days were kept: the document knows.
-                    None => storage::load(txn, account, f.kind, id)?.due_date.julian(),
+                    None => storage::load(txn, account, kind, id)?.due_date.julian(),
                 };
-                match streams[i].due {
+                Ok(match self {
                     Due::From(_) => due_day >= day,
                     Due::Before(_) => due_day < day,
                     Due::Any => true,
-                }
+                })
             }
-        };
-        if !passes {
-            continue;
-        }
-        if skip > 0 {
-            skip -= 1;
-        } else {
-            ids.push(id);
         }
     }
-    Ok(ids)
 }
 
 /// Every document matching the filter, in id order.
