@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 pub use bindings::exports::faktura::service::admin::CheckReport;
 pub use engine::{Limits, Runtime, check_component as engine_check_component};
-pub use faktura_backend::outbox::{DeliveryState, OutboxEntry, list as list_outbox};
+pub use faktura_providers::outbox::{DeliveryState, OutboxEntry, list as list_outbox};
 pub use mail::{MailConfig, deliver_once as deliver_outbox, entries as outbox_entries};
 pub use server::{Server, serve};
 pub use store::transfer::Moved;

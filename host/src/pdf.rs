@@ -1,9 +1,9 @@
 //! The `pdf` interface: the guest's records handed to the shared renderer
-//! (`faktura_backend::render`), which lays out the pages and draws the thumbnails. It
+//! (`faktura_providers::render`), which lays out the pages and draws the thumbnails. It
 //! owns only the mapping between the generated bindings and the renderer's types; it must
 //! not lay out anything itself.
 
-use faktura_backend::render;
+use faktura_providers::render;
 use wasmtime::component::{HasData, Linker};
 
 use crate::bindings::faktura::service::pdf::{

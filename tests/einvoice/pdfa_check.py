@@ -14,7 +14,7 @@ actions, transparency, filters and colour spaces. It is no full validator (veraP
 it does not check glyph widths, .notdef use or the ICC profile's contents beyond its
 header. Needs `pip install pikepdf` and Debian's `qpdf`.
 
-A sample to check: `cargo run -p faktura-backend --example pdfa_sample -- /tmp/s.pdf
+A sample to check: `cargo run -p faktura-providers --example pdfa_sample -- /tmp/s.pdf
 /tmp/s.xml && python3 tests/einvoice/pdfa_check.py /tmp/s.pdf --xml /tmp/s.xml`.
 """
 

@@ -1,5 +1,5 @@
 //! The WIT side of the plug: `generate!` for the `plug` world and the exported interfaces
-//! mapped onto `store`, `faktura_backend::render` and `faktura_backend::outbox`.
+//! mapped onto `store`, `faktura_providers::render` and `faktura_providers::outbox`.
 
 #![expect(
     unsafe_code,
@@ -8,7 +8,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use faktura_backend::{kv, outbox, render};
+use faktura_providers::{kv, outbox, render};
 
 use crate::Config;
 use crate::store::{self, StoreError};

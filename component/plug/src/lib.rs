@@ -6,7 +6,7 @@
 //! another: the store keeps `faktura.redb` there (`store`: readers side by side with each
 //! other and with the writer, writers in turn through `lease`), mail goes to `outbox/` in
 //! the host's format, letters to
-//! `FAKTURA_POSTAL` when set. The PDF renderer is the host's (`faktura_backend::render`).
+//! `FAKTURA_POSTAL` when set. The PDF renderer is the host's (`faktura_providers::render`).
 //! No rate limit applies. Only `bindings` names WIT.
 
 pub mod lease;

@@ -1,5 +1,5 @@
 //! The `store` interface on redb over WASI files: `DATA/faktura.redb`, the same file and
-//! table (`faktura_backend::kv`) the faktura host keeps, so a data directory moves between
+//! table (`faktura_providers::kv`) the faktura host keeps, so a data directory moves between
 //! the two (never served by both at once).
 //!
 //! Requests run in instances (one per request, or one for many requests in turn) that share
@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use faktura_backend::kv::{self, TABLE};
+use faktura_providers::kv::{self, TABLE};
 use redb::backends::FileBackend;
 use redb::{
     BackendError, ConcurrencyMode, Database, ReadOnlyDatabase, ReadOnlyTable, ReadTransaction,

@@ -1,4 +1,4 @@
-//! The outbox of the data directory, on a redb store (`faktura_backend::outbox` keeps the
+//! The outbox of the data directory, on a redb store (`faktura_providers::outbox` keeps the
 //! format, which the plug writes too): `send` returns only once the message is on disk in
 //! `outbox/queue/`, `post` once the letter is in the postal queue directory.
 //!
@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use faktura_backend::outbox::{
+use faktura_providers::outbox::{
     self, DeliveryState, FAILED, MailError, OutboxEntry, QUEUE, SENT, list, now_unix, retire,
 };
 use lettre::address::Envelope;

@@ -14,7 +14,7 @@ mod smtp;
 
 use std::path::PathBuf;
 
-use faktura_backend::outbox::{self, OutboxEntry};
+use faktura_providers::outbox::{self, OutboxEntry};
 use tokio::sync::Notify;
 use wasmtime::component::{HasData, Linker};
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use deadpool_postgres::Object;
-use faktura_backend::outbox::{self, DeliveryState, MailError, OutboxEntry};
+use faktura_providers::outbox::{self, DeliveryState, MailError, OutboxEntry};
 use lettre::address::{Address, Envelope};
 use lettre::message::Mailbox;
 use lettre::{AsyncSmtpTransport, Tokio1Executor};

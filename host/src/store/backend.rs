@@ -15,7 +15,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use faktura_backend::kv;
+use faktura_providers::kv;
 
 /// A future that can move between threads, borrowing for `'a`.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

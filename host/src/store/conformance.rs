@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, ensure};
-use faktura_backend::kv;
+use faktura_providers::kv;
 
 use super::backend::{Backend, BoxFuture, DbError, Entry, ReadTxn, WriteTxn};
 

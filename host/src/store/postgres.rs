@@ -22,7 +22,7 @@
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 
 use deadpool_postgres::Object;
-use faktura_backend::kv;
+use faktura_providers::kv;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 

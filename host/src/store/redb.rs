@@ -1,4 +1,4 @@
-//! The redb backend: one file in the data dir, one table of byte keys (`faktura_backend::kv`),
+//! The redb backend: one file in the data dir, one table of byte keys (`faktura_providers::kv`),
 //! with batched commit and group commit.
 //!
 //! It owns the database, the writer's gate, the open batch, each writer's undo log and the
@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use faktura_backend::kv::{self, TABLE};
+use faktura_providers::kv::{self, TABLE};
 use redb::{ReadableDatabase, ReadableTable};
 use tokio::sync::{Mutex, OwnedMutexGuard, watch};
 

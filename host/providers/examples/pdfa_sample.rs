@@ -2,11 +2,11 @@
 //! `tests/einvoice/pdfa_check.py`:
 //!
 //! ```sh
-//! cargo run -p faktura-backend --example pdfa_sample -- /tmp/sample.pdf /tmp/factur-x.xml
+//! cargo run -p faktura-providers --example pdfa_sample -- /tmp/sample.pdf /tmp/factur-x.xml
 //! python3 tests/einvoice/pdfa_check.py /tmp/sample.pdf --xml /tmp/factur-x.xml
 //! ```
 
-use faktura_backend::render::{
+use faktura_providers::render::{
     Archive, Conformance, Document, EmbeddedFile, FacturX, MetaRow, Table, render_archival,
 };
 
