@@ -737,6 +737,12 @@ impl Builder {
         }
     }
 
+    /// BT-115 as the document states it.
+    fn payable(&mut self, amount: Decimal) {
+        self.totals.payable = amount;
+        self.payable_read = true;
+    }
+
     /// BT-110, unless `currency` says it is BT-111 (another currency than BT-5).
     fn vat_total(&mut self, amount: Decimal, currency: Option<&str>) {
         let invoice_currency =
