@@ -368,21 +368,7 @@ impl Parse {
         let local = qname.local_name().into_inner();
         let name = match (&self.builder, self.stack.last()) {
             (None, _) => {
-                let (syntax, zugferd1) = match (ns, local) {
-                    (Ns::Cii, "CrossIndustryInvoice") => (Syntax::Cii, false),
-                    (Ns::Zugferd1, "CrossIndustryDocument") => (Syntax::Cii, true),
-                    (Ns::UblInvoice, "Invoice") | (Ns::UblCreditNote, "CreditNote") => {
-                        (Syntax::Ubl, false)
-                    }
-                    _ => {
-                        return Err(ReadError::NotAnInvoice(match uri {
-                            Some(uri) => format!("{{{uri}}}{}", shorten(local)),
-                            None => shorten(qname.into_inner()).to_owned(),
-                        }));
-                    }
-                };
-                self.builder = Some(Builder::new(syntax, zugferd1));
-                self.scan = (!zugferd1).then(|| Scan::new(syntax));
+                self.open_root(ns, local, qname.into_inner(), uri)?;
                 ROOT
             }
             (Some(_), Some(&UNKNOWN)) => UNKNOWN,
@@ -391,7 +377,57 @@ impl Parse {
         self.stack.push(name);
         self.text.clear();
         self.attrs = Attrs::default();
-        // The code-list rules read attributes of elements the model has no term for.
+        let mut codes = self.read_attributes(e, name)?;
+        if let Some(scan) = &mut self.scan {
+            if name != UNKNOWN && name != ROOT {
+                codes.scheme_id.clone_from(&self.attrs.scheme_id);
+                codes.unit_code.clone_from(&self.attrs.unit_code);
+                codes.currency_id.clone_from(&self.attrs.currency_id);
+            }
+            scan.open(ns, local, codes);
+        }
+        if name != UNKNOWN
+            && let Some(b) = &mut self.builder
+            && let Some(path) = self.stack.get(1..)
+            && !path.is_empty()
+        {
+            b.start(path);
+        }
+        Ok(())
+    }
+
+    /// The root element opens: the e-invoice's syntax decides the builder and the
+    /// code-list scan; any other root is `NotAnInvoice`.
+    fn open_root(
+        &mut self,
+        ns: Ns,
+        local: &str,
+        qname: &str,
+        uri: Option<&str>,
+    ) -> Result<(), ReadError> {
+        let (syntax, zugferd1) = match (ns, local) {
+            (Ns::Cii, "CrossIndustryInvoice") => (Syntax::Cii, false),
+            (Ns::Zugferd1, "CrossIndustryDocument") => (Syntax::Cii, true),
+            (Ns::UblInvoice, "Invoice") | (Ns::UblCreditNote, "CreditNote") => (Syntax::Ubl, false),
+            _ => {
+                return Err(ReadError::NotAnInvoice(match uri {
+                    Some(uri) => format!("{{{uri}}}{}", shorten(local)),
+                    None => shorten(qname).to_owned(),
+                }));
+            }
+        };
+        self.builder = Some(Builder::new(syntax, zugferd1));
+        self.scan = (!zugferd1).then(|| Scan::new(syntax));
+        Ok(())
+    }
+
+    /// The attributes of element `name` that terms read (into `self.attrs`), and those
+    /// the code-list rules read of elements the model has no term for (returned).
+    fn read_attributes(
+        &mut self,
+        e: &BytesStart<'_>,
+        name: &'static str,
+    ) -> Result<CodeAttrs, ReadError> {
         let scanned = self.scan.is_some();
         let mut codes = CodeAttrs::default();
         let mut attributes = e.attributes();
@@ -420,22 +456,7 @@ impl Parse {
                 *slot = Some(value.into_owned());
             }
         }
-        if let Some(scan) = &mut self.scan {
-            if name != UNKNOWN && name != ROOT {
-                codes.scheme_id.clone_from(&self.attrs.scheme_id);
-                codes.unit_code.clone_from(&self.attrs.unit_code);
-                codes.currency_id.clone_from(&self.attrs.currency_id);
-            }
-            scan.open(ns, local, codes);
-        }
-        if name != UNKNOWN
-            && let Some(b) = &mut self.builder
-            && let Some(path) = self.stack.get(1..)
-            && !path.is_empty()
-        {
-            b.start(path);
-        }
-        Ok(())
+        Ok(codes)
     }
 
     fn close(&mut self) -> Result<(), ReadError> {
