@@ -215,36 +215,18 @@ fn address(x: &mut Xml, a: &Address) {
     x.close();
 }
 
+/// The header trade settlement: BT-90, BT-83, BT-5, the payment means (BG-16), the VAT
+/// breakdowns, the document allowances and charges, the payment terms, the totals
+/// (BG-22) and the preceding invoice (BG-3).
 fn settlement(x: &mut Xml, inv: &Invoice) {
     let pay = &inv.payment;
-    let debit = pay.direct_debit.as_ref();
     x.open("ram:ApplicableHeaderTradeSettlement");
-    if let Some(d) = debit {
+    if let Some(d) = &pay.direct_debit {
         x.text("ram:CreditorReferenceID", &d.creditor_id);
     }
     x.text("ram:PaymentReference", &pay.remittance);
     x.text("ram:InvoiceCurrencyCode", &inv.currency);
-
-    if present(&pay.means_code) {
-        x.open("ram:SpecifiedTradeSettlementPaymentMeans");
-        x.text("ram:TypeCode", &pay.means_code);
-        x.text("ram:Information", &pay.means_text);
-        if let Some(d) = debit {
-            x.open("ram:PayerPartyDebtorFinancialAccount");
-            x.text("ram:IBANID", &d.debited_iban);
-            x.close();
-        }
-        if let Some(t) = &pay.credit_transfer {
-            x.open("ram:PayeePartyCreditorFinancialAccount");
-            x.text("ram:IBANID", &t.iban);
-            x.text("ram:AccountName", &t.account_name);
-            x.close();
-            x.open("ram:PayeeSpecifiedCreditorFinancialInstitution");
-            x.text("ram:BICID", &t.bic);
-            x.close();
-        }
-        x.close();
-    }
+    payment_means(x, inv);
 
     for v in &inv.vat {
         breakdown(x, v);
@@ -256,16 +238,63 @@ fn settlement(x: &mut Xml, inv: &Invoice) {
         allowance_charge(x, c, true);
     }
 
+    payment_terms(x, inv);
+    monetary_summation(x, inv);
+
+    if let Some((number, issued)) = &inv.preceding {
+        x.open("ram:InvoiceReferencedDocument");
+        x.text("ram:IssuerAssignedID", number);
+        if let Some(d) = issued {
+            date(x, "ram:FormattedIssueDateTime", "qdt:DateTimeString", *d);
+        }
+        x.close();
+    }
+    x.close();
+}
+
+/// The payment instructions (BG-16), when they have a means code: the debited account
+/// of a direct debit (BG-19) and the account of a credit transfer (BG-17).
+fn payment_means(x: &mut Xml, inv: &Invoice) {
+    let pay = &inv.payment;
+    if !present(&pay.means_code) {
+        return;
+    }
+    x.open("ram:SpecifiedTradeSettlementPaymentMeans");
+    x.text("ram:TypeCode", &pay.means_code);
+    x.text("ram:Information", &pay.means_text);
+    if let Some(d) = &pay.direct_debit {
+        x.open("ram:PayerPartyDebtorFinancialAccount");
+        x.text("ram:IBANID", &d.debited_iban);
+        x.close();
+    }
+    if let Some(t) = &pay.credit_transfer {
+        x.open("ram:PayeePartyCreditorFinancialAccount");
+        x.text("ram:IBANID", &t.iban);
+        x.text("ram:AccountName", &t.account_name);
+        x.close();
+        x.open("ram:PayeeSpecifiedCreditorFinancialInstitution");
+        x.text("ram:BICID", &t.bic);
+        x.close();
+    }
+    x.close();
+}
+
+/// The payment terms (BT-20), the due date (BT-9) and a direct debit's mandate (BT-89).
+fn payment_terms(x: &mut Xml, inv: &Invoice) {
     x.open("ram:SpecifiedTradePaymentTerms");
     x.text("ram:Description", &inv.payment_terms);
     if let Some(d) = inv.due_date {
         date(x, "ram:DueDateDateTime", "udt:DateTimeString", d);
     }
-    if let Some(d) = debit {
+    if let Some(d) = &inv.payment.direct_debit {
         x.text("ram:DirectDebitMandateID", &d.mandate);
     }
     x.close();
+}
 
+/// The document totals (BG-22); the sums of charges and allowances when there are any,
+/// the rounding and prepaid amounts when they are not zero.
+fn monetary_summation(x: &mut Xml, inv: &Invoice) {
     let t = &inv.totals;
     x.open("ram:SpecifiedTradeSettlementHeaderMonetarySummation");
     x.amount("ram:LineTotalAmount", &[], t.line_net);
@@ -289,16 +318,6 @@ fn settlement(x: &mut Xml, inv: &Invoice) {
         x.amount("ram:TotalPrepaidAmount", &[], t.paid);
     }
     x.amount("ram:DuePayableAmount", &[], t.payable);
-    x.close();
-
-    if let Some((number, issued)) = &inv.preceding {
-        x.open("ram:InvoiceReferencedDocument");
-        x.text("ram:IssuerAssignedID", number);
-        if let Some(d) = issued {
-            date(x, "ram:FormattedIssueDateTime", "qdt:DateTimeString", *d);
-        }
-        x.close();
-    }
     x.close();
 }
 

@@ -9,7 +9,7 @@
 use rust_decimal::{Decimal, RoundingStrategy};
 
 use crate::codes::Coded;
-use crate::model::{Category, Invoice, Profile};
+use crate::model::{Category, Invoice, Party, Profile};
 
 /// Rounds half away from zero to two decimal places: the VAT that a breakdown's taxable
 /// amount and rate give (BR-CO-17), rounded as the service's own totals are.
@@ -108,45 +108,9 @@ pub fn code_lists(unlisted: &[Coded]) -> Vec<Violation> {
 }
 
 fn core(c: &mut Check, inv: &Invoice, exact_vat: bool) {
-    let (s, b) = (&inv.seller, &inv.buyer);
-    c.require(
-        "BR-06",
-        "settings.company_name",
-        &s.name,
-        "Seller name (BT-27)",
-    );
-    c.require(
-        "BR-09",
-        "settings.company_country_code",
-        &s.address.country,
-        "Seller country code (BT-40)",
-    );
-    c.require("BR-07", "client.name", &b.name, "Buyer name (BT-44)");
-    c.require(
-        "BR-11",
-        "client.country_code",
-        &b.address.country,
-        "Buyer country code (BT-55)",
-    );
-    if inv.lines.is_empty() {
-        c.fail("BR-16", "items", "an e-invoice needs at least one item");
-    }
-    for (n, line) in inv.lines.iter().enumerate() {
-        if line.name.is_empty() {
-            c.fail(
-                "BR-25",
-                &format!("items[{}].title", n + 1),
-                "Item name (BT-153) is missing",
-            );
-        }
-        if line.net_price < Decimal::ZERO {
-            c.fail(
-                "BR-27",
-                &format!("items[{}].unit_price", n + 1),
-                "Item net price (BT-146) must not be negative",
-            );
-        }
-    }
+    let s = &inv.seller;
+    parties_named(c, inv);
+    lines_named_and_priced(c, inv);
     if s.vat_id.is_empty() && s.legal_registration.is_empty() && s.identifier.is_empty() {
         c.fail(
             "BR-CO-26",
@@ -167,6 +131,69 @@ fn core(c: &mut Check, inv: &Invoice, exact_vat: bool) {
             "a credit transfer needs the payment account identifier (BT-84)",
         );
     }
+    totals_add_up(c, inv);
+    vat_amounts_add_up(c, inv, exact_vat);
+    if inv.totals.payable > Decimal::ZERO && inv.due_date.is_none() && inv.payment_terms.is_empty()
+    {
+        c.fail(
+            "BR-CO-25",
+            "due_date",
+            "a positive amount due needs a due date or terms",
+        );
+    }
+}
+
+/// The seller (BG-4) and buyer (BG-7) have a name and a country code.
+fn parties_named(c: &mut Check, inv: &Invoice) {
+    let (s, b) = (&inv.seller, &inv.buyer);
+    c.require(
+        "BR-06",
+        "settings.company_name",
+        &s.name,
+        "Seller name (BT-27)",
+    );
+    c.require(
+        "BR-09",
+        "settings.company_country_code",
+        &s.address.country,
+        "Seller country code (BT-40)",
+    );
+    c.require("BR-07", "client.name", &b.name, "Buyer name (BT-44)");
+    c.require(
+        "BR-11",
+        "client.country_code",
+        &b.address.country,
+        "Buyer country code (BT-55)",
+    );
+}
+
+/// There is at least one invoice line (BG-25), and each has an item name and a net
+/// price that is not negative.
+fn lines_named_and_priced(c: &mut Check, inv: &Invoice) {
+    if inv.lines.is_empty() {
+        c.fail("BR-16", "items", "an e-invoice needs at least one item");
+    }
+    for (n, line) in inv.lines.iter().enumerate() {
+        if line.name.is_empty() {
+            c.fail(
+                "BR-25",
+                &format!("items[{}].title", n + 1),
+                "Item name (BT-153) is missing",
+            );
+        }
+        if line.net_price < Decimal::ZERO {
+            c.fail(
+                "BR-27",
+                &format!("items[{}].unit_price", n + 1),
+                "Item net price (BT-146) must not be negative",
+            );
+        }
+    }
+}
+
+/// The document totals (BG-22) are the sums of their parts, to the cent (BR-CO-10 to
+/// BR-CO-16).
+fn totals_add_up(c: &mut Check, inv: &Invoice) {
     let t = &inv.totals;
     let sum_lines: Decimal = inv.lines.iter().map(|l| l.net_amount).sum();
     let arithmetic: [(&'static str, bool, &str); 7] = [
@@ -211,6 +238,11 @@ fn core(c: &mut Check, inv: &Invoice, exact_vat: bool) {
             c.fail(rule, "items", format!("{term} does not add up"));
         }
     }
+}
+
+/// Each VAT breakdown's tax (BT-117) is its taxable amount times its rate (BR-CO-17):
+/// within a cent, or exactly when `exact_vat`.
+fn vat_amounts_add_up(c: &mut Check, inv: &Invoice, exact_vat: bool) {
     for v in &inv.vat {
         let expected = round_half_away_from_zero_2(v.taxable * v.rate / Decimal::ONE_HUNDRED);
         let off = (v.tax - expected).abs();
@@ -227,13 +259,6 @@ fn core(c: &mut Check, inv: &Invoice, exact_vat: bool) {
                 ),
             );
         }
-    }
-    if t.payable > Decimal::ZERO && inv.due_date.is_none() && inv.payment_terms.is_empty() {
-        c.fail(
-            "BR-CO-25",
-            "due_date",
-            "a positive amount due needs a due date or terms",
-        );
     }
 }
 
@@ -265,8 +290,36 @@ fn rule(category: Category, n: u8) -> &'static str {
 }
 
 fn categories(c: &mut Check, inv: &Invoice) {
-    let (s, b) = (&inv.seller, &inv.buyer);
-    let used = |cat: Category| inv.lines.iter().any(|l| l.category == cat);
+    let s = &inv.seller;
+    line_rates(c, inv);
+    vat_identifiers(c, inv);
+    if used(inv, Category::K) {
+        intra_community_delivery(c, inv);
+    }
+    if used(inv, Category::G) && s.vat_id.is_empty() {
+        c.fail(
+            "BR-G-02",
+            "settings.company_vat_number",
+            "an export (G) needs the seller's VAT identifier (BT-31)",
+        );
+    }
+    if used(inv, Category::O) && inv.lines.iter().any(|l| l.category != Category::O) {
+        c.fail(
+            "BR-O-11",
+            "items",
+            "an e-invoice with items not subject to VAT (O) may have no other category",
+        );
+    }
+    exemption_reasons(c, inv);
+}
+
+/// Whether a line of `inv` has the VAT category `cat`.
+fn used(inv: &Invoice, cat: Category) -> bool {
+    inv.lines.iter().any(|l| l.category == cat)
+}
+
+/// Each line's rate (BT-152) fits its category: above 0 for `S`, 0 for any other.
+fn line_rates(c: &mut Check, inv: &Invoice) {
     for (n, line) in inv.lines.iter().enumerate() {
         let field = format!("items[{}].tax_category", n + 1);
         let zero = line.rate.is_zero();
@@ -288,8 +341,14 @@ fn categories(c: &mut Check, inv: &Invoice) {
             );
         }
     }
+}
+
+/// The seller's and buyer's VAT identifiers (BT-31, BT-48) or tax number (BT-32) that
+/// the categories used need: `S`, `Z`, `E` the seller's, `AE` and `K` both parties'.
+fn vat_identifiers(c: &mut Check, inv: &Invoice) {
+    let (s, b) = (&inv.seller, &inv.buyer);
     for cat in [Category::S, Category::Z, Category::E] {
-        if used(cat) && s.vat_id.is_empty() && s.tax_number.is_empty() {
+        if used(inv, cat) && s.vat_id.is_empty() && s.tax_number.is_empty() {
             c.fail(
                 rule(cat, 2),
                 "settings.company_vat_number",
@@ -302,7 +361,7 @@ fn categories(c: &mut Check, inv: &Invoice) {
         }
     }
     for cat in [Category::AE, Category::K] {
-        if !used(cat) {
+        if !used(inv, cat) {
             continue;
         }
         if s.vat_id.is_empty() {
@@ -326,37 +385,31 @@ fn categories(c: &mut Check, inv: &Invoice) {
             );
         }
     }
-    if used(Category::K) {
-        if inv.delivery_date.is_none() {
-            c.fail(
-                "BR-IC-11",
-                "supply_date",
-                "an intra-community supply needs the delivery date (BT-72): supply_date with \
-                 supply_date_type SUPPLY_DATE or DELIVERY_DATE",
-            );
-        }
-        if inv.deliver_to.as_ref().is_none_or(|a| a.country.is_empty()) {
-            c.fail(
-                "BR-IC-12",
-                "client.country_code",
-                "Deliver to country code (BT-80) is missing",
-            );
-        }
-    }
-    if used(Category::G) && s.vat_id.is_empty() {
+}
+
+/// An intra-community supply (`K`) needs the delivery date (BT-72) and the deliver-to
+/// country (BT-80).
+fn intra_community_delivery(c: &mut Check, inv: &Invoice) {
+    if inv.delivery_date.is_none() {
         c.fail(
-            "BR-G-02",
-            "settings.company_vat_number",
-            "an export (G) needs the seller's VAT identifier (BT-31)",
+            "BR-IC-11",
+            "supply_date",
+            "an intra-community supply needs the delivery date (BT-72): supply_date with \
+             supply_date_type SUPPLY_DATE or DELIVERY_DATE",
         );
     }
-    if used(Category::O) && inv.lines.iter().any(|l| l.category != Category::O) {
+    if inv.deliver_to.as_ref().is_none_or(|a| a.country.is_empty()) {
         c.fail(
-            "BR-O-11",
-            "items",
-            "an e-invoice with items not subject to VAT (O) may have no other category",
+            "BR-IC-12",
+            "client.country_code",
+            "Deliver to country code (BT-80) is missing",
         );
     }
+}
+
+/// Each VAT breakdown (BG-23) of an exempt category has an exemption reason (BT-120)
+/// or its code (BT-121).
+fn exemption_reasons(c: &mut Check, inv: &Invoice) {
     for v in &inv.vat {
         if v.category.needs_reason() && v.exemption_reason.is_empty() && v.exemption_code.is_empty()
         {
@@ -384,6 +437,43 @@ fn xrechnung(c: &mut Check, inv: &Invoice) {
         &inv.buyer_reference,
         "Buyer reference (BT-10, e.g. the Leitweg-ID; on the document or the client)",
     );
+    xrechnung_seller(c, s);
+    xrechnung_buyer_and_delivery(c, inv);
+    c.require(
+        "PEPPOL-EN16931-R020",
+        "settings.company_electronic_address",
+        &s.electronic_address,
+        "Seller electronic address (BT-34; settings.company_email is its default)",
+    );
+    c.require(
+        "PEPPOL-EN16931-R010",
+        "client.electronic_address",
+        &b.electronic_address,
+        "Buyer electronic address (BT-49; the client's email is its default)",
+    );
+    let uses = |cats: &[Category]| inv.lines.iter().any(|l| cats.contains(&l.category));
+    if uses(&[
+        Category::S,
+        Category::Z,
+        Category::E,
+        Category::AE,
+        Category::K,
+        Category::G,
+    ]) && s.vat_id.is_empty()
+        && s.tax_number.is_empty()
+    {
+        c.fail(
+            "BR-DE-16",
+            "settings.company_tax_number",
+            "the seller needs a VAT identifier (BT-31) or a tax number (BT-32)",
+        );
+    }
+    xrechnung_payment_means(c, inv);
+}
+
+/// XRechnung's seller (BG-4): city, post code and a contact point (BG-6) with a name,
+/// a telephone number and an e-mail address of the shapes it accepts.
+fn xrechnung_seller(c: &mut Check, s: &Party) {
     c.require(
         "BR-DE-3",
         "settings.company_city",
@@ -428,6 +518,12 @@ fn xrechnung(c: &mut Check, inv: &Invoice) {
             "not an e-mail address XRechnung accepts",
         );
     }
+}
+
+/// XRechnung's buyer (BG-7) and deliver-to address (BG-15), when there is one: city
+/// and post code.
+fn xrechnung_buyer_and_delivery(c: &mut Check, inv: &Invoice) {
+    let b = &inv.buyer;
     c.require(
         "BR-DE-8",
         "client.city",
@@ -454,35 +550,11 @@ fn xrechnung(c: &mut Check, inv: &Invoice) {
             "Deliver to post code (BT-78)",
         );
     }
-    c.require(
-        "PEPPOL-EN16931-R020",
-        "settings.company_electronic_address",
-        &s.electronic_address,
-        "Seller electronic address (BT-34; settings.company_email is its default)",
-    );
-    c.require(
-        "PEPPOL-EN16931-R010",
-        "client.electronic_address",
-        &b.electronic_address,
-        "Buyer electronic address (BT-49; the client's email is its default)",
-    );
-    let uses = |cats: &[Category]| inv.lines.iter().any(|l| cats.contains(&l.category));
-    if uses(&[
-        Category::S,
-        Category::Z,
-        Category::E,
-        Category::AE,
-        Category::K,
-        Category::G,
-    ]) && s.vat_id.is_empty()
-        && s.tax_number.is_empty()
-    {
-        c.fail(
-            "BR-DE-16",
-            "settings.company_tax_number",
-            "the seller needs a VAT identifier (BT-31) or a tax number (BT-32)",
-        );
-    }
+}
+
+/// XRechnung's payment instructions (BG-16): no card payments, and a direct debit
+/// (BG-19) with its mandate, creditor and debited account.
+fn xrechnung_payment_means(c: &mut Check, inv: &Invoice) {
     match inv.payment.means_code.as_str() {
         "48" | "54" | "55" => c.fail(
             "BR-DE-24-a",

@@ -75,38 +75,8 @@ pub fn write(inv: &Invoice, profile: Profile) -> Vec<u8> {
     let mut x = Xml::new(6 * 1024 + 1536 * inv.lines.len());
     x.open_with(kind.root, &[("xmlns", kind.namespace), NS_CAC, NS_CBC]);
 
-    x.text("cbc:CustomizationID", profile.specification());
-    x.text("cbc:ProfileID", BILLING_PROCESS);
-    x.text("cbc:ID", &inv.number);
-    date(&mut x, "cbc:IssueDate", inv.issue_date);
-    if kind.header_due_date
-        && let Some(d) = inv.due_date
-    {
-        date(&mut x, "cbc:DueDate", d);
-    }
-    x.text(kind.type_code, &inv.type_code);
-    for note in &inv.notes {
-        x.text("cbc:Note", note);
-    }
-    x.text("cbc:DocumentCurrencyCode", cur);
-    x.text("cbc:BuyerReference", &inv.buyer_reference);
-
-    x.open("cac:OrderReference");
-    x.text("cbc:ID", &inv.order_reference);
-    x.close();
-
-    if let Some((number, issued)) = &inv.preceding
-        && present(number)
-    {
-        x.open("cac:BillingReference");
-        x.open("cac:InvoiceDocumentReference");
-        x.text("cbc:ID", number);
-        if let Some(d) = issued {
-            date(&mut x, "cbc:IssueDate", *d);
-        }
-        x.close();
-        x.close();
-    }
+    header(&mut x, inv, profile, kind);
+    preceding_invoice(&mut x, inv);
 
     x.open("cac:ContractDocumentReference");
     x.text("cbc:ID", &inv.contract_reference);
@@ -124,17 +94,7 @@ pub fn write(inv: &Invoice, profile: Profile) -> Vec<u8> {
         true,
     );
     party(&mut x, "cac:AccountingCustomerParty", &inv.buyer, "", false);
-
-    x.open("cac:Delivery");
-    if let Some(d) = inv.delivery_date {
-        date(&mut x, "cbc:ActualDeliveryDate", d);
-    }
-    if let Some(a) = &inv.deliver_to {
-        x.open("cac:DeliveryLocation");
-        address(&mut x, "cac:Address", a);
-        x.close();
-    }
-    x.close();
+    delivery(&mut x, inv);
 
     payment_means(&mut x, inv, kind);
     x.open("cac:PaymentTerms");
@@ -148,14 +108,80 @@ pub fn write(inv: &Invoice, profile: Profile) -> Vec<u8> {
         allowance_charge(&mut x, cur, c, true);
     }
 
-    let t = &inv.totals;
     x.open("cac:TaxTotal");
-    x.amount("cbc:TaxAmount", &[("currencyID", cur)], t.vat);
+    x.amount("cbc:TaxAmount", &[("currencyID", cur)], inv.totals.vat);
     for v in &inv.vat {
         subtotal(&mut x, cur, v);
     }
     x.close();
+    monetary_total(&mut x, inv);
 
+    for line in &inv.lines {
+        invoice_line(&mut x, cur, kind, line);
+    }
+    x.finish()
+}
+
+/// The document's own terms, up to the order reference: BT-24, BT-23, BT-1, BT-2, BT-9
+/// (of an invoice), BT-3, the notes (BG-1), BT-5, BT-10 and BT-13.
+fn header(x: &mut Xml, inv: &Invoice, profile: Profile, kind: &Kind) {
+    x.text("cbc:CustomizationID", profile.specification());
+    x.text("cbc:ProfileID", BILLING_PROCESS);
+    x.text("cbc:ID", &inv.number);
+    date(x, "cbc:IssueDate", inv.issue_date);
+    if kind.header_due_date
+        && let Some(d) = inv.due_date
+    {
+        date(x, "cbc:DueDate", d);
+    }
+    x.text(kind.type_code, &inv.type_code);
+    for note in &inv.notes {
+        x.text("cbc:Note", note);
+    }
+    x.text("cbc:DocumentCurrencyCode", &inv.currency);
+    x.text("cbc:BuyerReference", &inv.buyer_reference);
+
+    x.open("cac:OrderReference");
+    x.text("cbc:ID", &inv.order_reference);
+    x.close();
+}
+
+/// The preceding invoice reference (BG-3), when it has a number.
+fn preceding_invoice(x: &mut Xml, inv: &Invoice) {
+    if let Some((number, issued)) = &inv.preceding
+        && present(number)
+    {
+        x.open("cac:BillingReference");
+        x.open("cac:InvoiceDocumentReference");
+        x.text("cbc:ID", number);
+        if let Some(d) = issued {
+            date(x, "cbc:IssueDate", *d);
+        }
+        x.close();
+        x.close();
+    }
+}
+
+/// The delivery information (BG-13): the actual delivery date (BT-72) and the deliver-to
+/// address (BG-15).
+fn delivery(x: &mut Xml, inv: &Invoice) {
+    x.open("cac:Delivery");
+    if let Some(d) = inv.delivery_date {
+        date(x, "cbc:ActualDeliveryDate", d);
+    }
+    if let Some(a) = &inv.deliver_to {
+        x.open("cac:DeliveryLocation");
+        address(x, "cac:Address", a);
+        x.close();
+    }
+    x.close();
+}
+
+/// The document totals (BG-22); the sums of allowances and charges when there are any,
+/// the prepaid and rounding amounts when they are not zero.
+fn monetary_total(x: &mut Xml, inv: &Invoice) {
+    let cur = inv.currency.as_str();
+    let t = &inv.totals;
     x.open("cac:LegalMonetaryTotal");
     x.amount(
         "cbc:LineExtensionAmount",
@@ -190,11 +216,6 @@ pub fn write(inv: &Invoice, profile: Profile) -> Vec<u8> {
     }
     x.amount("cbc:PayableAmount", &[("currencyID", cur)], t.payable);
     x.close();
-
-    for line in &inv.lines {
-        invoice_line(&mut x, cur, kind, line);
-    }
-    x.finish()
 }
 
 /// BG-4 (`seller`, with BT-90 as its `SEPA` identifier) or BG-7.

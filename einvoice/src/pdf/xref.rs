@@ -200,36 +200,8 @@ impl<'a> Doc<'a> {
         let Obj::Stream(dict, start) = self.parse_at(off, None)?.1 else {
             return Err(malformed("no cross-reference data at startxref"));
         };
-        let widths: Vec<usize> = match dict_get(&dict, b"W") {
-            Some(Obj::Array(w)) => w
-                .iter()
-                .map(|w| match w {
-                    Obj::Int(n @ 0..=8) => usize::try_from(*n).unwrap_or(0),
-                    _ => 9,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        let [w0, w1, w2] = widths[..] else {
-            return Err(malformed("a cross-reference stream without /W [a b c]"));
-        };
-        if w0 > 8 || w1 > 8 || w2 > 8 || w0 + w1 + w2 == 0 {
-            return Err(malformed("bad /W of a cross-reference stream"));
-        }
-        let size = u64::try_from(dict_int(&dict, b"Size").unwrap_or(0)).unwrap_or(0);
-        let index: Vec<(u64, u64)> = match dict_get(&dict, b"Index") {
-            Some(Obj::Array(a)) => a
-                .chunks_exact(2)
-                .map(|pair| match pair {
-                    [Obj::Int(s), Obj::Int(n)] => Ok((
-                        u64::try_from(*s).map_err(|_| malformed("bad /Index"))?,
-                        u64::try_from(*n).map_err(|_| malformed("bad /Index"))?,
-                    )),
-                    _ => Err(malformed("bad /Index")),
-                })
-                .collect::<Result<_, _>>()?,
-            _ => vec![(0, size)],
-        };
+        let [w0, w1, w2] = xref_widths(&dict)?;
+        let index = xref_index(&dict)?;
         let raw = self.stream_bytes(&dict, start)?;
         let data = self.decode(&dict, raw)?;
         let field = |bytes: &[u8]| bytes.iter().fold(0u64, |n, &b| (n << 8) | u64::from(b));
@@ -510,35 +482,8 @@ impl<'a> Doc<'a> {
     /// as much as one that does not.
     pub(super) fn decode(&mut self, dict: &Dict, raw: &[u8]) -> Result<Vec<u8>, PdfError> {
         self.charge(raw.len())?;
-        let filters: Vec<Vec<u8>> = match dict_get(dict, b"Filter") {
-            None => Vec::new(),
-            Some(f) => match self.resolve(f.clone())? {
-                Obj::Null => Vec::new(),
-                Obj::Name(n) => vec![n],
-                Obj::Array(a) => a
-                    .into_iter()
-                    .map(|f| match f {
-                        Obj::Name(n) => Ok(n),
-                        _ => Err(malformed("a filter is not a name")),
-                    })
-                    .collect::<Result<_, _>>()?,
-                _ => return Err(malformed("/Filter is not a name")),
-            },
-        };
-        let parms: Vec<Option<Dict>> = match dict_get(dict, b"DecodeParms") {
-            None => Vec::new(),
-            Some(p) => match self.resolve(p.clone())? {
-                Obj::Dict(d) => vec![Some(d)],
-                Obj::Array(a) => a
-                    .into_iter()
-                    .map(|p| match p {
-                        Obj::Dict(d) => Some(d),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            },
-        };
+        let filters = self.filters(dict)?;
+        let parms = self.decode_parms(dict)?;
         let stream_max = self.limits.stream_bytes_max;
         let left = stream_max
             .saturating_mul(PDF_STREAMS_FACTOR)
@@ -580,4 +525,82 @@ impl<'a> Doc<'a> {
         }
         Ok(data.unwrap_or_default())
     }
+
+    /// The names of a stream's filters (`/Filter`), in the order they apply.
+    fn filters(&mut self, dict: &Dict) -> Result<Vec<Vec<u8>>, PdfError> {
+        Ok(match dict_get(dict, b"Filter") {
+            None => Vec::new(),
+            Some(f) => match self.resolve(f.clone())? {
+                Obj::Null => Vec::new(),
+                Obj::Name(n) => vec![n],
+                Obj::Array(a) => a
+                    .into_iter()
+                    .map(|f| match f {
+                        Obj::Name(n) => Ok(n),
+                        _ => Err(malformed("a filter is not a name")),
+                    })
+                    .collect::<Result<_, _>>()?,
+                _ => return Err(malformed("/Filter is not a name")),
+            },
+        })
+    }
+
+    /// The parameters of a stream's filters (`/DecodeParms`), one per filter where given.
+    fn decode_parms(&mut self, dict: &Dict) -> Result<Vec<Option<Dict>>, PdfError> {
+        Ok(match dict_get(dict, b"DecodeParms") {
+            None => Vec::new(),
+            Some(p) => match self.resolve(p.clone())? {
+                Obj::Dict(d) => vec![Some(d)],
+                Obj::Array(a) => a
+                    .into_iter()
+                    .map(|p| match p {
+                        Obj::Dict(d) => Some(d),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
+        })
+    }
+}
+
+/// The field widths of a cross-reference stream's rows (`/W [a b c]`, each at most 8
+/// bytes, not all zero).
+fn xref_widths(dict: &Dict) -> Result<[usize; 3], PdfError> {
+    let widths: Vec<usize> = match dict_get(dict, b"W") {
+        Some(Obj::Array(w)) => w
+            .iter()
+            .map(|w| match w {
+                Obj::Int(n @ 0..=8) => usize::try_from(*n).unwrap_or(0),
+                _ => 9,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let [w0, w1, w2] = widths[..] else {
+        return Err(malformed("a cross-reference stream without /W [a b c]"));
+    };
+    if w0 > 8 || w1 > 8 || w2 > 8 || w0 + w1 + w2 == 0 {
+        return Err(malformed("bad /W of a cross-reference stream"));
+    }
+    Ok([w0, w1, w2])
+}
+
+/// The subsections of a cross-reference stream (`/Index`: first object number and
+/// count), by default one from 0 to `/Size`.
+fn xref_index(dict: &Dict) -> Result<Vec<(u64, u64)>, PdfError> {
+    let size = u64::try_from(dict_int(dict, b"Size").unwrap_or(0)).unwrap_or(0);
+    Ok(match dict_get(dict, b"Index") {
+        Some(Obj::Array(a)) => a
+            .chunks_exact(2)
+            .map(|pair| match pair {
+                [Obj::Int(s), Obj::Int(n)] => Ok((
+                    u64::try_from(*s).map_err(|_| malformed("bad /Index"))?,
+                    u64::try_from(*n).map_err(|_| malformed("bad /Index"))?,
+                )),
+                _ => Err(malformed("bad /Index")),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => vec![(0, size)],
+    })
 }

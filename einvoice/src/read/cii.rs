@@ -291,37 +291,12 @@ impl Builder {
             ["CreditorReferenceID"] => fill(&mut self.debit.creditor_id, v),
             ["PaymentReference"] => fill(&mut self.payment.remittance, v),
             ["InvoiceCurrencyCode"] => fill(&mut self.currency, v),
-            ["SpecifiedTradeSettlementPaymentMeans", rest @ ..] if self.means == 1 => match rest {
-                ["TypeCode"] => fill(&mut self.payment.means_code, v),
-                ["Information"] => fill(&mut self.payment.means_text, v),
-                ["PayerPartyDebtorFinancialAccount", "IBANID"] => {
-                    fill(&mut self.debit.debited_iban, v);
-                }
-                [
-                    "PayeePartyCreditorFinancialAccount",
-                    "IBANID" | "ProprietaryID",
-                ] => {
-                    fill(&mut self.transfer.iban, v);
-                }
-                ["PayeePartyCreditorFinancialAccount", "AccountName"] => {
-                    fill(&mut self.transfer.account_name, v);
-                }
-                ["PayeeSpecifiedCreditorFinancialInstitution", "BICID"] => {
-                    fill(&mut self.transfer.bic, v);
-                }
-                _ => {}
-            },
+            ["SpecifiedTradeSettlementPaymentMeans", rest @ ..] if self.means == 1 => {
+                self.cii_payment_means(rest, v);
+            }
             ["ApplicableTradeTax", rest @ ..] => {
                 if let Some(vat) = self.vat.last_mut() {
-                    match rest {
-                        ["CalculatedAmount"] => vat.tax = decimal(v)?,
-                        ["BasisAmount"] => vat.taxable = decimal(v)?,
-                        ["CategoryCode"] => vat.category = Some(category(v)?),
-                        ["RateApplicablePercent"] => vat.rate = decimal(v)?,
-                        ["ExemptionReason"] => fill(&mut vat.exemption_reason, v),
-                        ["ExemptionReasonCode"] => fill(&mut vat.exemption_code, v),
-                        _ => {}
-                    }
+                    cii_vat_breakdown(vat, rest, v)?;
                 }
             }
             [
@@ -364,6 +339,32 @@ impl Builder {
         Ok(())
     }
 
+    /// BG-16 (the first `ram:SpecifiedTradeSettlementPaymentMeans`): the means, the
+    /// debited account of a direct debit (BG-19) and the account of a credit transfer
+    /// (BG-17).
+    fn cii_payment_means(&mut self, path: &[&str], v: &str) {
+        match path {
+            ["TypeCode"] => fill(&mut self.payment.means_code, v),
+            ["Information"] => fill(&mut self.payment.means_text, v),
+            ["PayerPartyDebtorFinancialAccount", "IBANID"] => {
+                fill(&mut self.debit.debited_iban, v);
+            }
+            [
+                "PayeePartyCreditorFinancialAccount",
+                "IBANID" | "ProprietaryID",
+            ] => {
+                fill(&mut self.transfer.iban, v);
+            }
+            ["PayeePartyCreditorFinancialAccount", "AccountName"] => {
+                fill(&mut self.transfer.account_name, v);
+            }
+            ["PayeeSpecifiedCreditorFinancialInstitution", "BICID"] => {
+                fill(&mut self.transfer.bic, v);
+            }
+            _ => {}
+        }
+    }
+
     /// BG-22.
     fn cii_total(&mut self, field: &str, v: &str, a: &Attrs) -> Result<(), String> {
         let t = &mut self.totals;
@@ -376,14 +377,25 @@ impl Builder {
             "RoundingAmount" => t.rounding = decimal(v)?,
             "GrandTotalAmount" => t.with_vat = decimal(v)?,
             "TotalPrepaidAmount" => t.paid = decimal(v)?,
-            "DuePayableAmount" => {
-                t.payable = decimal(v)?;
-                self.payable_read = true;
-            }
+            "DuePayableAmount" => self.payable(decimal(v)?),
             _ => {}
         }
         Ok(())
     }
+}
+
+/// BG-23 below `ram:ApplicableHeaderTradeSettlement/ram:ApplicableTradeTax`.
+fn cii_vat_breakdown(vat: &mut VatSoFar, path: &[&str], v: &str) -> Result<(), String> {
+    match path {
+        ["CalculatedAmount"] => vat.tax = decimal(v)?,
+        ["BasisAmount"] => vat.taxable = decimal(v)?,
+        ["CategoryCode"] => vat.category = Some(category(v)?),
+        ["RateApplicablePercent"] => vat.rate = decimal(v)?,
+        ["ExemptionReason"] => fill(&mut vat.exemption_reason, v),
+        ["ExemptionReasonCode"] => fill(&mut vat.exemption_code, v),
+        _ => {}
+    }
+    Ok(())
 }
 
 /// BG-25 below `ram:IncludedSupplyChainTradeLineItem`.

@@ -277,7 +277,7 @@ impl Scan {
         let scheme = a.scheme_id.as_deref();
         if f.ns == Ns::DataType && f.local == "Indicator" {
             // A charge indicator: its allowance or charge decides its reason codes by it.
-            return match boolean(f.text.as_deref().unwrap_or_default()) {
+            return match indicator(f) {
                 Some(v) if ram(1, "ChargeIndicator") && ram(2, "SpecifiedTradeAllowanceCharge") => {
                     Act::Grandparent(v)
                 }
@@ -289,178 +289,132 @@ impl Scan {
         }
         match f.local.as_str() {
             "TypeCode" if self.is(1, Ns::Cii, "ExchangedDocument") => {
-                Act::Check("BR-CL-01", List::DocumentTypesCii, Value::Text)
+                Act::text("BR-CL-01", List::DocumentTypesCii)
             }
-            "TaxTotalAmount" if a.currency_id.is_some() => Act::Check(
-                "BR-CL-03",
-                List::Currencies,
-                Value::Attr("currencyID", a.currency_id.as_deref()),
-            ),
-            "InvoiceCurrencyCode" => Act::Check("BR-CL-04", List::Currencies, Value::Text),
-            "TaxCurrencyCode" => Act::Check("BR-CL-05", List::Currencies, Value::Text),
-            "DueDateTypeCode" => Act::Check("BR-CL-06", List::DueDateTypesCii, Value::Text),
-            "ReferenceTypeCode" => Act::Check("BR-CL-07", List::ReferenceTypes, Value::Text),
-            "SubjectCode" => Act::Check("BR-CL-08", List::SubjectsCii, Value::Text),
-            "GlobalID" if scheme.is_some() => {
-                let value = Value::Attr("schemeID", scheme);
-                if !self.within(Ns::Ram, "SpecifiedTradeProduct")
-                    && !self.within(Ns::Ram, "ShipToTradeParty")
-                {
-                    Act::Check("BR-CL-10", List::Icd, value)
-                } else if ram(1, "SpecifiedTradeProduct") {
-                    Act::Check("BR-CL-21", List::Icd, value)
-                } else if ram(1, "ShipToTradeParty") && ram(2, "ApplicableHeaderTradeDelivery") {
-                    Act::Check("BR-CL-26", List::Icd, value)
-                } else {
-                    Act::Nothing
-                }
-            }
+            "TaxTotalAmount" if a.currency_id.is_some() => Act::currency(a),
+            "InvoiceCurrencyCode" => Act::text("BR-CL-04", List::Currencies),
+            "TaxCurrencyCode" => Act::text("BR-CL-05", List::Currencies),
+            "DueDateTypeCode" => Act::text("BR-CL-06", List::DueDateTypesCii),
+            "ReferenceTypeCode" => Act::text("BR-CL-07", List::ReferenceTypes),
+            "SubjectCode" => Act::text("BR-CL-08", List::SubjectsCii),
+            "GlobalID" if scheme.is_some() => self.cii_global_id(scheme),
             "ID" if scheme.is_some() && !self.within(Ns::Ram, "SpecifiedTaxRegistration") => {
-                Act::Check("BR-CL-11", List::Icd, Value::Attr("schemeID", scheme))
+                Act::scheme("BR-CL-11", List::Icd, scheme)
             }
-            "ClassCode" if a.list_id.is_some() => Act::Check(
-                "BR-CL-13",
-                List::ItemClassifications,
-                Value::Attr("listID", a.list_id.as_deref()),
-            ),
-            "CountryID" => Act::Check("BR-CL-14", List::CountriesCii, Value::Text),
-            "ID" if ram(1, "OriginTradeCountry") => {
-                Act::Check("BR-CL-15", List::CountriesCii, Value::Text)
-            }
+            "ClassCode" if a.list_id.is_some() => Act::classification(a),
+            "CountryID" => Act::text("BR-CL-14", List::CountriesCii),
+            "ID" if ram(1, "OriginTradeCountry") => Act::text("BR-CL-15", List::CountriesCii),
             "TypeCode" if ram(1, "SpecifiedTradeSettlementPaymentMeans") => {
-                Act::Check("BR-CL-16", List::PaymentMeans, Value::Text)
+                Act::text("BR-CL-16", List::PaymentMeans)
             }
             "CategoryCode" if ram(1, "CategoryTradeTax") => {
-                Act::Check("BR-CL-17", List::VatCategories, Value::Text)
+                Act::text("BR-CL-17", List::VatCategories)
             }
             "CategoryCode" if ram(1, "ApplicableTradeTax") => {
-                Act::Check("BR-CL-18", List::VatCategories, Value::Text)
+                Act::text("BR-CL-18", List::VatCategories)
             }
             "ReasonCode" if ram(1, "SpecifiedTradeAllowanceCharge") => Act::Wait(Value::Text),
             "SpecifiedTradeAllowanceCharge" => reasons(f),
-            "ExemptionReasonCode" => Act::Check("BR-CL-22", List::Vatex, Value::Text),
-            "BasisQuantity" | "BilledQuantity" if a.unit_code.is_some() => Act::Check(
-                "BR-CL-23",
-                List::Units,
-                Value::Attr("unitCode", a.unit_code.as_deref()),
-            ),
-            "AttachmentBinaryObject" => match &a.mime_code {
-                Some(mime) => {
-                    Act::Check("BR-CL-24", List::MimeCodes, Value::Exact("mimeCode", mime))
-                }
-                None => Act::Nothing,
-            },
+            "ExemptionReasonCode" => Act::text("BR-CL-22", List::Vatex),
+            "BasisQuantity" | "BilledQuantity" if a.unit_code.is_some() => Act::unit(a),
+            "AttachmentBinaryObject" => Act::mime(a),
             "URIID" if scheme.is_some() && ram(1, "URIUniversalCommunication") => {
-                Act::Check("BR-CL-25", List::Eas, Value::Attr("schemeID", scheme))
+                Act::scheme("BR-CL-25", List::Eas, scheme)
             }
             _ => Act::Nothing,
         }
     }
 
+    /// The scheme of a CII global identifier: a party's (BR-CL-10), an item's (BR-CL-21)
+    /// or a deliver-to location's (BR-CL-26).
+    fn cii_global_id<'f>(&self, scheme: Option<&'f str>) -> Act<'f> {
+        let ram = |n: usize, local: &str| self.is(n, Ns::Ram, local);
+        if !self.within(Ns::Ram, "SpecifiedTradeProduct")
+            && !self.within(Ns::Ram, "ShipToTradeParty")
+        {
+            Act::scheme("BR-CL-10", List::Icd, scheme)
+        } else if ram(1, "SpecifiedTradeProduct") {
+            Act::scheme("BR-CL-21", List::Icd, scheme)
+        } else if ram(1, "ShipToTradeParty") && ram(2, "ApplicableHeaderTradeDelivery") {
+            Act::scheme("BR-CL-26", List::Icd, scheme)
+        } else {
+            Act::Nothing
+        }
+    }
+
     /// The rules of UBL, in the order of the CEN schematron.
     fn ubl<'f>(&self, f: &'f Frame) -> Act<'f> {
-        let cac = |n: usize, local: &str| self.is(n, Ns::Cac, local);
-        let reference = cac(1, "AdditionalDocumentReference") || cac(1, "DocumentReference");
-        let a = &f.attrs;
-        let scheme = a.scheme_id.as_deref();
         if f.ns == Ns::Cac {
-            return match f.local.as_str() {
-                "AllowanceCharge" => reasons(f),
-                // BR-CL-07 takes the schemes of an invoiced object's identifiers.
-                "AdditionalDocumentReference" | "DocumentReference" if f.marks.contains(&true) => {
-                    Act::Decide("BR-CL-07", List::ReferenceTypes)
-                }
-                _ => Act::Nothing,
-            };
+            return ubl_aggregate(f);
         }
         if f.ns != Ns::Cbc {
             return Act::Nothing;
         }
+        let cac = |n: usize, local: &str| self.is(n, Ns::Cac, local);
+        let reference = cac(1, "AdditionalDocumentReference") || cac(1, "DocumentReference");
+        let a = &f.attrs;
+        let scheme = a.scheme_id.as_deref();
         let local = f.local.as_str();
         match local {
-            "InvoiceTypeCode" => Act::Check("BR-CL-01", List::InvoiceTypesUbl, Value::Text),
-            "CreditNoteTypeCode" => Act::Check("BR-CL-01", List::CreditNoteTypesUbl, Value::Text),
-            _ if UBL_AMOUNTS.binary_search(&local).is_ok() => Act::Check(
-                "BR-CL-03",
-                List::Currencies,
-                Value::Attr("currencyID", a.currency_id.as_deref()),
-            ),
-            "DocumentCurrencyCode" => Act::Check("BR-CL-04", List::Currencies, Value::Text),
-            "TaxCurrencyCode" => Act::Check("BR-CL-05", List::Currencies, Value::Text),
+            "InvoiceTypeCode" => Act::text("BR-CL-01", List::InvoiceTypesUbl),
+            "CreditNoteTypeCode" => Act::text("BR-CL-01", List::CreditNoteTypesUbl),
+            _ if UBL_AMOUNTS.binary_search(&local).is_ok() => Act::currency(a),
+            "DocumentCurrencyCode" => Act::text("BR-CL-04", List::Currencies),
+            "TaxCurrencyCode" => Act::text("BR-CL-05", List::Currencies),
             "DescriptionCode" if cac(1, "InvoicePeriod") => {
-                Act::Check("BR-CL-06", List::DueDateTypesUbl, Value::Text)
+                Act::text("BR-CL-06", List::DueDateTypesUbl)
             }
             // Compared as written: `cbc:DocumentTypeCode = '130'`.
             "DocumentTypeCode" if reference => Act::Mark(f.text.as_deref() == Some("130")),
             "ID" if scheme.is_some() && reference => Act::Wait(Value::Attr("schemeID", scheme)),
             "ID" if scheme.is_some() && cac(1, "PartyIdentification") => {
-                let list = if self.within(Ns::Cac, "AccountingSupplierParty")
-                    || self.within(Ns::Cac, "PayeeParty")
-                {
-                    List::IcdOrSepa
-                } else {
-                    List::Icd
-                };
-                Act::Check("BR-CL-10", list, Value::Attr("schemeID", scheme))
+                Act::scheme("BR-CL-10", self.ubl_party_identifiers(), scheme)
             }
             "CompanyID" if scheme.is_some() && cac(1, "PartyLegalEntity") => {
-                Act::Check("BR-CL-11", List::Icd, Value::Attr("schemeID", scheme))
+                Act::scheme("BR-CL-11", List::Icd, scheme)
             }
             "ItemClassificationCode"
                 if a.list_id.is_some() && cac(1, "CommodityClassification") =>
             {
-                Act::Check(
-                    "BR-CL-13",
-                    List::ItemClassifications,
-                    Value::Attr("listID", a.list_id.as_deref()),
-                )
+                Act::classification(a)
             }
-            "IdentificationCode" if cac(1, "Country") => {
-                Act::Check("BR-CL-14", List::CountriesUbl, Value::Text)
-            }
+            "IdentificationCode" if cac(1, "Country") => Act::text("BR-CL-14", List::CountriesUbl),
             "IdentificationCode" if cac(1, "OriginCountry") => {
-                Act::Check("BR-CL-15", List::CountriesUbl, Value::Text)
+                Act::text("BR-CL-15", List::CountriesUbl)
             }
             "PaymentMeansCode" if cac(1, "PaymentMeans") => {
-                Act::Check("BR-CL-16", List::PaymentMeans, Value::Text)
+                Act::text("BR-CL-16", List::PaymentMeans)
             }
-            "ID" if cac(1, "TaxCategory") => {
-                Act::Check("BR-CL-17", List::VatCategories, Value::Text)
-            }
-            "ID" if cac(1, "ClassifiedTaxCategory") => {
-                Act::Check("BR-CL-18", List::VatCategories, Value::Text)
-            }
-            "ChargeIndicator" if cac(1, "AllowanceCharge") => {
-                match boolean(f.text.as_deref().unwrap_or_default()) {
-                    Some(v) => Act::Mark(v),
-                    None => Act::Nothing,
-                }
-            }
-            "AllowanceChargeReasonCode" if cac(1, "AllowanceCharge") => Act::Wait(Value::Text),
-            "ID" if scheme.is_some() && cac(1, "StandardItemIdentification") => {
-                Act::Check("BR-CL-21", List::Icd, Value::Attr("schemeID", scheme))
-            }
-            "TaxExemptionReasonCode" => Act::Check("BR-CL-22", List::Vatex, Value::Text),
-            "InvoicedQuantity" | "BaseQuantity" | "CreditedQuantity" if a.unit_code.is_some() => {
-                Act::Check(
-                    "BR-CL-23",
-                    List::Units,
-                    Value::Attr("unitCode", a.unit_code.as_deref()),
-                )
-            }
-            "EmbeddedDocumentBinaryObject" => match &a.mime_code {
-                Some(mime) => {
-                    Act::Check("BR-CL-24", List::MimeCodes, Value::Exact("mimeCode", mime))
-                }
+            "ID" if cac(1, "TaxCategory") => Act::text("BR-CL-17", List::VatCategories),
+            "ID" if cac(1, "ClassifiedTaxCategory") => Act::text("BR-CL-18", List::VatCategories),
+            "ChargeIndicator" if cac(1, "AllowanceCharge") => match indicator(f) {
+                Some(v) => Act::Mark(v),
                 None => Act::Nothing,
             },
-            "EndpointID" if scheme.is_some() => {
-                Act::Check("BR-CL-25", List::Eas, Value::Attr("schemeID", scheme))
+            "AllowanceChargeReasonCode" if cac(1, "AllowanceCharge") => Act::Wait(Value::Text),
+            "ID" if scheme.is_some() && cac(1, "StandardItemIdentification") => {
+                Act::scheme("BR-CL-21", List::Icd, scheme)
             }
+            "TaxExemptionReasonCode" => Act::text("BR-CL-22", List::Vatex),
+            "InvoicedQuantity" | "BaseQuantity" | "CreditedQuantity" if a.unit_code.is_some() => {
+                Act::unit(a)
+            }
+            "EmbeddedDocumentBinaryObject" => Act::mime(a),
+            "EndpointID" if scheme.is_some() => Act::scheme("BR-CL-25", List::Eas, scheme),
             "ID" if scheme.is_some() && cac(1, "DeliveryLocation") => {
-                Act::Check("BR-CL-26", List::Icd, Value::Attr("schemeID", scheme))
+                Act::scheme("BR-CL-26", List::Icd, scheme)
             }
             _ => Act::Nothing,
+        }
+    }
+
+    /// The list of a UBL party identifier's scheme (BR-CL-10): the seller's and the
+    /// payee's may also be a SEPA creditor identifier.
+    fn ubl_party_identifiers(&self) -> List {
+        if self.within(Ns::Cac, "AccountingSupplierParty") || self.within(Ns::Cac, "PayeeParty") {
+            List::IcdOrSepa
+        } else {
+            List::Icd
         }
     }
 }
@@ -490,6 +444,72 @@ fn reasons(f: &Frame) -> Act<'static> {
         Act::Decide("BR-CL-20", List::ChargeReasons)
     } else {
         Act::Nothing
+    }
+}
+
+/// A UBL aggregate (`cac:`) ends: an allowance or charge decides its reason codes, a
+/// reference to an invoiced object the schemes of its identifiers.
+fn ubl_aggregate(f: &Frame) -> Act<'static> {
+    match f.local.as_str() {
+        "AllowanceCharge" => reasons(f),
+        // BR-CL-07 takes the schemes of an invoiced object's identifiers.
+        "AdditionalDocumentReference" | "DocumentReference" if f.marks.contains(&true) => {
+            Act::Decide("BR-CL-07", List::ReferenceTypes)
+        }
+        _ => Act::Nothing,
+    }
+}
+
+/// The value of a charge indicator that ended, if it is a boolean.
+fn indicator(f: &Frame) -> Option<bool> {
+    boolean(f.text.as_deref().unwrap_or_default())
+}
+
+impl<'f> Act<'f> {
+    /// The element's text must be in `list`.
+    fn text(rule: &'static str, list: List) -> Act<'f> {
+        Act::Check(rule, list, Value::Text)
+    }
+
+    /// The element's `schemeID` must be in `list`.
+    fn scheme(rule: &'static str, list: List, scheme: Option<&'f str>) -> Act<'f> {
+        Act::Check(rule, list, Value::Attr("schemeID", scheme))
+    }
+
+    /// An amount's `currencyID` must be a currency (BR-CL-03).
+    fn currency(a: &'f CodeAttrs) -> Act<'f> {
+        Act::Check(
+            "BR-CL-03",
+            List::Currencies,
+            Value::Attr("currencyID", a.currency_id.as_deref()),
+        )
+    }
+
+    /// An item classification's `listID` must be a classification scheme (BR-CL-13).
+    fn classification(a: &'f CodeAttrs) -> Act<'f> {
+        Act::Check(
+            "BR-CL-13",
+            List::ItemClassifications,
+            Value::Attr("listID", a.list_id.as_deref()),
+        )
+    }
+
+    /// A quantity's `unitCode` must be a unit of measure (BR-CL-23).
+    fn unit(a: &'f CodeAttrs) -> Act<'f> {
+        Act::Check(
+            "BR-CL-23",
+            List::Units,
+            Value::Attr("unitCode", a.unit_code.as_deref()),
+        )
+    }
+
+    /// An attachment's `mimeCode`, when it has one, must be a MIME code as written
+    /// (BR-CL-24).
+    fn mime(a: &'f CodeAttrs) -> Act<'f> {
+        match &a.mime_code {
+            Some(mime) => Act::Check("BR-CL-24", List::MimeCodes, Value::Exact("mimeCode", mime)),
+            None => Act::Nothing,
+        }
     }
 }
 

@@ -368,21 +368,7 @@ impl Parse {
         let local = qname.local_name().into_inner();
         let name = match (&self.builder, self.stack.last()) {
             (None, _) => {
-                let (syntax, zugferd1) = match (ns, local) {
-                    (Ns::Cii, "CrossIndustryInvoice") => (Syntax::Cii, false),
-                    (Ns::Zugferd1, "CrossIndustryDocument") => (Syntax::Cii, true),
-                    (Ns::UblInvoice, "Invoice") | (Ns::UblCreditNote, "CreditNote") => {
-                        (Syntax::Ubl, false)
-                    }
-                    _ => {
-                        return Err(ReadError::NotAnInvoice(match uri {
-                            Some(uri) => format!("{{{uri}}}{}", shorten(local)),
-                            None => shorten(qname.into_inner()).to_owned(),
-                        }));
-                    }
-                };
-                self.builder = Some(Builder::new(syntax, zugferd1));
-                self.scan = (!zugferd1).then(|| Scan::new(syntax));
+                self.open_root(ns, local, qname.into_inner(), uri)?;
                 ROOT
             }
             (Some(_), Some(&UNKNOWN)) => UNKNOWN,
@@ -391,7 +377,57 @@ impl Parse {
         self.stack.push(name);
         self.text.clear();
         self.attrs = Attrs::default();
-        // The code-list rules read attributes of elements the model has no term for.
+        let mut codes = self.read_attributes(e, name)?;
+        if let Some(scan) = &mut self.scan {
+            if name != UNKNOWN && name != ROOT {
+                codes.scheme_id.clone_from(&self.attrs.scheme_id);
+                codes.unit_code.clone_from(&self.attrs.unit_code);
+                codes.currency_id.clone_from(&self.attrs.currency_id);
+            }
+            scan.open(ns, local, codes);
+        }
+        if name != UNKNOWN
+            && let Some(b) = &mut self.builder
+            && let Some(path) = self.stack.get(1..)
+            && !path.is_empty()
+        {
+            b.start(path);
+        }
+        Ok(())
+    }
+
+    /// The root element opens: the e-invoice's syntax decides the builder and the
+    /// code-list scan; any other root is `NotAnInvoice`.
+    fn open_root(
+        &mut self,
+        ns: Ns,
+        local: &str,
+        qname: &str,
+        uri: Option<&str>,
+    ) -> Result<(), ReadError> {
+        let (syntax, zugferd1) = match (ns, local) {
+            (Ns::Cii, "CrossIndustryInvoice") => (Syntax::Cii, false),
+            (Ns::Zugferd1, "CrossIndustryDocument") => (Syntax::Cii, true),
+            (Ns::UblInvoice, "Invoice") | (Ns::UblCreditNote, "CreditNote") => (Syntax::Ubl, false),
+            _ => {
+                return Err(ReadError::NotAnInvoice(match uri {
+                    Some(uri) => format!("{{{uri}}}{}", shorten(local)),
+                    None => shorten(qname).to_owned(),
+                }));
+            }
+        };
+        self.builder = Some(Builder::new(syntax, zugferd1));
+        self.scan = (!zugferd1).then(|| Scan::new(syntax));
+        Ok(())
+    }
+
+    /// The attributes of element `name` that terms read (into `self.attrs`), and those
+    /// the code-list rules read of elements the model has no term for (returned).
+    fn read_attributes(
+        &mut self,
+        e: &BytesStart<'_>,
+        name: &'static str,
+    ) -> Result<CodeAttrs, ReadError> {
         let scanned = self.scan.is_some();
         let mut codes = CodeAttrs::default();
         let mut attributes = e.attributes();
@@ -420,22 +456,7 @@ impl Parse {
                 *slot = Some(value.into_owned());
             }
         }
-        if let Some(scan) = &mut self.scan {
-            if name != UNKNOWN && name != ROOT {
-                codes.scheme_id.clone_from(&self.attrs.scheme_id);
-                codes.unit_code.clone_from(&self.attrs.unit_code);
-                codes.currency_id.clone_from(&self.attrs.currency_id);
-            }
-            scan.open(ns, local, codes);
-        }
-        if name != UNKNOWN
-            && let Some(b) = &mut self.builder
-            && let Some(path) = self.stack.get(1..)
-            && !path.is_empty()
-        {
-            b.start(path);
-        }
-        Ok(())
+        Ok(codes)
     }
 
     fn close(&mut self) -> Result<(), ReadError> {
@@ -739,6 +760,12 @@ impl Builder {
         }
     }
 
+    /// BT-115 as the document states it.
+    fn payable(&mut self, amount: Decimal) {
+        self.totals.payable = amount;
+        self.payable_read = true;
+    }
+
     /// BT-110, unless `currency` says it is BT-111 (another currency than BT-5).
     fn vat_total(&mut self, amount: Decimal, currency: Option<&str>) {
         let invoice_currency =
@@ -754,131 +781,23 @@ impl Builder {
     /// breakdown or line with a rate is standard rated (`S`), and a line without any tax
     /// has the category and rate of the only breakdown, if there is just one.
     fn finish(mut self, unlisted: Vec<Coded>) -> Result<Read, ReadError> {
-        let malformed = |what: String| ReadError::Malformed(what);
         let issue_date = self.issue_date.ok_or_else(|| {
-            malformed(match self.syntax {
+            ReadError::Malformed(match self.syntax {
                 Syntax::Cii => "ExchangedDocument/IssueDateTime: no issue date (BT-2)".into(),
                 Syntax::Ubl => "IssueDate: no issue date (BT-2)".into(),
             })
         })?;
         let zugferd1 = self.zugferd1;
-
-        let mut vat = Vec::with_capacity(self.vat.len());
-        for (i, v) in self.vat.into_iter().enumerate() {
-            let category = match v.category {
-                Some(c) => c,
-                None if zugferd1 && !v.rate.is_zero() => Category::S,
-                None => {
-                    return Err(malformed(format!(
-                        "VAT breakdown {}: no VAT category (BT-118)",
-                        i + 1
-                    )));
-                }
-            };
-            vat.push(VatBreakdown {
-                taxable: v.taxable,
-                tax: v.tax,
-                category,
-                rate: v.rate,
-                exemption_reason: v.exemption_reason,
-                exemption_code: v.exemption_code,
-            });
-        }
-
-        let mut allowances = Vec::new();
-        let mut charges = Vec::new();
-        for (i, a) in self.allowance_charges.into_iter().enumerate() {
-            let Some(charge) = a.charge else {
-                return Err(malformed(format!(
-                    "document level allowance or charge {}: no ChargeIndicator",
-                    i + 1
-                )));
-            };
-            let category = match a.category {
-                Some(c) => c,
-                None if zugferd1 && !a.rate.is_zero() => Category::S,
-                None => {
-                    return Err(malformed(format!(
-                        "document level allowance or charge {}: no VAT category (BT-95, BT-102)",
-                        i + 1
-                    )));
-                }
-            };
-            let out = AllowanceCharge {
-                amount: a.amount,
-                base: a.base,
-                percent: a.percent,
-                category,
-                rate: a.rate,
-                reason: a.reason,
-                reason_code: a.reason_code,
-            };
-            if charge {
-                charges.push(out);
-            } else {
-                allowances.push(out);
-            }
-        }
-
-        let mut lines = Vec::with_capacity(self.lines.len());
+        let vat = vat_breakdowns(self.vat, zugferd1)?;
+        let (allowances, charges) = document_allowances_charges(self.allowance_charges, zugferd1)?;
         let mut notes = self.notes;
-        for (i, l) in self.lines.into_iter().enumerate() {
-            // A line of text alone (ZUGFeRD 1.0 and EXTENDED write notes between the
-            // lines: no tax, no quantity, no amounts) is no invoice line; its text is
-            // kept with the invoice's notes.
-            if l.category.is_none()
-                && l.quantity.is_zero()
-                && l.net_amount.is_zero()
-                && l.net_price.is_zero()
-                && l.name.trim().is_empty()
-            {
-                if !l.note.trim().is_empty() {
-                    notes.push(l.note.trim().to_owned());
-                }
-                continue;
-            }
-            let (category, rate) = match (l.category, vat.as_slice()) {
-                (Some(c), _) => (c, l.rate),
-                (None, _) if zugferd1 && !l.rate.is_zero() => (Category::S, l.rate),
-                (None, [only]) if zugferd1 => (only.category, only.rate),
-                (None, _) => {
-                    return Err(malformed(format!(
-                        "line {} ({}): no VAT category (BT-151)",
-                        i + 1,
-                        shorten(&l.id)
-                    )));
-                }
-            };
-            lines.push(Line {
-                id: l.id,
-                note: l.note,
-                quantity: l.quantity,
-                unit_code: l.unit_code,
-                net_amount: l.net_amount,
-                allowance: l.allowance,
-                net_price: l.net_price,
-                category,
-                rate,
-                name: l.name,
-                description: l.description,
-                seller_id: l.seller_id,
-            });
-        }
-
+        let lines = invoice_lines(self.lines, &vat, zugferd1, &mut notes)?;
         if !self.payable_read {
             // Left out: what EN 16931 makes of the stated totals (BR-CO-16).
             let t = &mut self.totals;
             t.payable = t.with_vat - t.paid + t.rounding;
         }
-        let t = &self.transfer;
-        let d = &self.debit;
-        let mut payment = self.payment;
-        if !(t.iban.is_empty() && t.account_name.is_empty() && t.bic.is_empty()) {
-            payment.credit_transfer = Some(self.transfer);
-        }
-        if !(d.mandate.is_empty() && d.creditor_id.is_empty() && d.debited_iban.is_empty()) {
-            payment.direct_debit = Some(self.debit);
-        }
+        let payment = payment_instructions(self.payment, self.transfer, self.debit);
 
         Ok(Read {
             invoice: Invoice {
@@ -909,4 +828,146 @@ impl Builder {
             unlisted,
         })
     }
+}
+
+/// The VAT breakdowns (BG-23) as read, each with its category (BT-118); in ZUGFeRD 1.0
+/// a breakdown with a rate and no category is standard rated.
+fn vat_breakdowns(read: Vec<VatSoFar>, zugferd1: bool) -> Result<Vec<VatBreakdown>, ReadError> {
+    let mut vat = Vec::with_capacity(read.len());
+    for (i, v) in read.into_iter().enumerate() {
+        let category = match v.category {
+            Some(c) => c,
+            None if zugferd1 && !v.rate.is_zero() => Category::S,
+            None => {
+                return Err(ReadError::Malformed(format!(
+                    "VAT breakdown {}: no VAT category (BT-118)",
+                    i + 1
+                )));
+            }
+        };
+        vat.push(VatBreakdown {
+            taxable: v.taxable,
+            tax: v.tax,
+            category,
+            rate: v.rate,
+            exemption_reason: v.exemption_reason,
+            exemption_code: v.exemption_code,
+        });
+    }
+    Ok(vat)
+}
+
+/// The document level allowances (BG-20) and charges (BG-21) as read, in that order,
+/// each with its charge indicator and VAT category (BT-95, BT-102).
+fn document_allowances_charges(
+    read: Vec<AllowanceChargeSoFar>,
+    zugferd1: bool,
+) -> Result<(Vec<AllowanceCharge>, Vec<AllowanceCharge>), ReadError> {
+    let mut allowances = Vec::new();
+    let mut charges = Vec::new();
+    for (i, a) in read.into_iter().enumerate() {
+        let Some(charge) = a.charge else {
+            return Err(ReadError::Malformed(format!(
+                "document level allowance or charge {}: no ChargeIndicator",
+                i + 1
+            )));
+        };
+        let category = match a.category {
+            Some(c) => c,
+            None if zugferd1 && !a.rate.is_zero() => Category::S,
+            None => {
+                return Err(ReadError::Malformed(format!(
+                    "document level allowance or charge {}: no VAT category (BT-95, BT-102)",
+                    i + 1
+                )));
+            }
+        };
+        let out = AllowanceCharge {
+            amount: a.amount,
+            base: a.base,
+            percent: a.percent,
+            category,
+            rate: a.rate,
+            reason: a.reason,
+            reason_code: a.reason_code,
+        };
+        if charge {
+            charges.push(out);
+        } else {
+            allowances.push(out);
+        }
+    }
+    Ok((allowances, charges))
+}
+
+/// The invoice lines (BG-25) as read, each with its VAT category (BT-151); a line of
+/// text alone goes to `notes`. In ZUGFeRD 1.0 a line without a category is standard
+/// rated when it has a rate, else takes the category of the only breakdown in `vat`.
+fn invoice_lines(
+    read: Vec<LineSoFar>,
+    vat: &[VatBreakdown],
+    zugferd1: bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Line>, ReadError> {
+    let mut lines = Vec::with_capacity(read.len());
+    for (i, l) in read.into_iter().enumerate() {
+        // A line of text alone (ZUGFeRD 1.0 and EXTENDED write notes between the
+        // lines: no tax, no quantity, no amounts) is no invoice line; its text is
+        // kept with the invoice's notes.
+        if l.category.is_none()
+            && l.quantity.is_zero()
+            && l.net_amount.is_zero()
+            && l.net_price.is_zero()
+            && l.name.trim().is_empty()
+        {
+            if !l.note.trim().is_empty() {
+                notes.push(l.note.trim().to_owned());
+            }
+            continue;
+        }
+        let (category, rate) = match (l.category, vat) {
+            (Some(c), _) => (c, l.rate),
+            (None, _) if zugferd1 && !l.rate.is_zero() => (Category::S, l.rate),
+            (None, [only]) if zugferd1 => (only.category, only.rate),
+            (None, _) => {
+                return Err(ReadError::Malformed(format!(
+                    "line {} ({}): no VAT category (BT-151)",
+                    i + 1,
+                    shorten(&l.id)
+                )));
+            }
+        };
+        lines.push(Line {
+            id: l.id,
+            note: l.note,
+            quantity: l.quantity,
+            unit_code: l.unit_code,
+            net_amount: l.net_amount,
+            allowance: l.allowance,
+            net_price: l.net_price,
+            category,
+            rate,
+            name: l.name,
+            description: l.description,
+            seller_id: l.seller_id,
+        });
+    }
+    Ok(lines)
+}
+
+/// The payment instructions (BG-16) with the credit transfer (BG-17) and direct debit
+/// (BG-19) that were stated: a group with none of its terms is left out.
+fn payment_instructions(
+    mut payment: Payment,
+    transfer: CreditTransfer,
+    debit: DirectDebit,
+) -> Payment {
+    if !(transfer.iban.is_empty() && transfer.account_name.is_empty() && transfer.bic.is_empty()) {
+        payment.credit_transfer = Some(transfer);
+    }
+    if !(debit.mandate.is_empty() && debit.creditor_id.is_empty() && debit.debited_iban.is_empty())
+    {
+        payment.direct_debit = Some(debit);
+    }
+    payment
 }

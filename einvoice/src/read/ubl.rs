@@ -191,43 +191,32 @@ impl Builder {
             ["TaxTotal", "TaxAmount"] => self.vat_total(decimal(v)?, a.currency_id.as_deref()),
             ["TaxTotal", "TaxSubtotal", rest @ ..] => {
                 if let Some(vat) = self.vat.last_mut() {
-                    match rest {
-                        ["TaxableAmount"] => vat.taxable = decimal(v)?,
-                        ["TaxAmount"] => vat.tax = decimal(v)?,
-                        ["TaxCategory", "ID"] => vat.category = Some(category(v)?),
-                        ["TaxCategory", "Percent"] => vat.rate = decimal(v)?,
-                        ["TaxCategory", "TaxExemptionReasonCode"] => {
-                            fill(&mut vat.exemption_code, v);
-                        }
-                        ["TaxCategory", "TaxExemptionReason"] => {
-                            fill(&mut vat.exemption_reason, v);
-                        }
-                        _ => {}
-                    }
+                    ubl_vat_breakdown(vat, rest, v)?;
                 }
             }
-            ["LegalMonetaryTotal", field] => {
-                let t = &mut self.totals;
-                match *field {
-                    "LineExtensionAmount" => t.line_net = decimal(v)?,
-                    "TaxExclusiveAmount" => t.without_vat = decimal(v)?,
-                    "TaxInclusiveAmount" => t.with_vat = decimal(v)?,
-                    "AllowanceTotalAmount" => t.allowances = decimal(v)?,
-                    "ChargeTotalAmount" => t.charges = decimal(v)?,
-                    "PrepaidAmount" => t.paid = decimal(v)?,
-                    "PayableRoundingAmount" => t.rounding = decimal(v)?,
-                    "PayableAmount" => {
-                        t.payable = decimal(v)?;
-                        self.payable_read = true;
-                    }
-                    _ => {}
-                }
-            }
+            ["LegalMonetaryTotal", field] => self.ubl_total(field, v)?,
             ["InvoiceLine" | "CreditNoteLine", rest @ ..] => {
                 if let Some(line) = self.lines.last_mut() {
                     ubl_line(line, rest, v, a)?;
                 }
             }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// BG-22 (`cac:LegalMonetaryTotal`).
+    fn ubl_total(&mut self, field: &str, v: &str) -> Result<(), String> {
+        let t = &mut self.totals;
+        match field {
+            "LineExtensionAmount" => t.line_net = decimal(v)?,
+            "TaxExclusiveAmount" => t.without_vat = decimal(v)?,
+            "TaxInclusiveAmount" => t.with_vat = decimal(v)?,
+            "AllowanceTotalAmount" => t.allowances = decimal(v)?,
+            "ChargeTotalAmount" => t.charges = decimal(v)?,
+            "PrepaidAmount" => t.paid = decimal(v)?,
+            "PayableRoundingAmount" => t.rounding = decimal(v)?,
+            "PayableAmount" => self.payable(decimal(v)?),
             _ => {}
         }
         Ok(())
@@ -282,6 +271,20 @@ fn ubl_line(line: &mut LineSoFar, path: &[&str], v: &str, a: &Attrs) -> Result<(
         ["Item", "ClassifiedTaxCategory", "ID"] => line.category = Some(category(v)?),
         ["Item", "ClassifiedTaxCategory", "Percent"] => line.rate = decimal(v)?,
         ["Price", "PriceAmount"] => line.net_price = decimal(v)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// BG-23 below `cac:TaxTotal/cac:TaxSubtotal`.
+fn ubl_vat_breakdown(vat: &mut VatSoFar, path: &[&str], v: &str) -> Result<(), String> {
+    match path {
+        ["TaxableAmount"] => vat.taxable = decimal(v)?,
+        ["TaxAmount"] => vat.tax = decimal(v)?,
+        ["TaxCategory", "ID"] => vat.category = Some(category(v)?),
+        ["TaxCategory", "Percent"] => vat.rate = decimal(v)?,
+        ["TaxCategory", "TaxExemptionReasonCode"] => fill(&mut vat.exemption_code, v),
+        ["TaxCategory", "TaxExemptionReason"] => fill(&mut vat.exemption_reason, v),
         _ => {}
     }
     Ok(())

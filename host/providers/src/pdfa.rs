@@ -100,22 +100,19 @@ impl Stamp {
     /// Parses `YYYY-MM-DD`, or `YYYY-MM-DDThh:mm[:ss[.fff]]` with an optional `Z`,
     /// `±hh:mm`, `±hhmm` or `±hh`. Fractions of a second are dropped.
     pub(crate) fn parse(text: &str) -> Result<Stamp, String> {
-        let bad = || format!("{text:?} is not an ISO 8601 date-time (e.g. 2026-11-24T00:00:00Z)");
-        let b = text.as_bytes();
-        let num = |from: usize, len: usize| -> Result<u16, String> {
-            let part = b.get(from..from + len).ok_or_else(bad)?;
-            if !part.iter().all(u8::is_ascii_digit) {
-                return Err(bad());
-            }
-            Ok(part
-                .iter()
-                .fold(0u16, |acc, d| acc * 10 + u16::from(d - b'0')))
-        };
-        let year = num(0, 4)?;
+        Stamp::read(text.as_bytes()).ok_or_else(|| {
+            format!("{text:?} is not an ISO 8601 date-time (e.g. 2026-11-24T00:00:00Z)")
+        })
+    }
+
+    /// The date in `b` and the time after it, if any; None unless both are well-formed
+    /// and the date and time exist.
+    fn read(b: &[u8]) -> Option<Stamp> {
+        let year = digits(b, 0, 4)?;
         if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
-            return Err(bad());
+            return None;
         }
-        let (month, day) = (num(5, 2)?, num(8, 2)?);
+        let (month, day) = (digits(b, 5, 2)?, digits(b, 8, 2)?);
         let mut stamp = Stamp {
             year,
             month: month as u8,
@@ -125,71 +122,56 @@ impl Stamp {
             second: 0,
             offset: None,
         };
-        let mut at = 10;
-        if b.len() > at {
-            if !matches!(b[at], b'T' | b't') {
-                return Err(bad());
-            }
-            stamp.hour = num(at + 1, 2)? as u8;
-            if b.get(at + 3) != Some(&b':') {
-                return Err(bad());
-            }
-            stamp.minute = num(at + 4, 2)? as u8;
-            at += 6;
-            if b.get(at) == Some(&b':') {
-                stamp.second = num(at + 1, 2)? as u8;
-                at += 3;
-                if matches!(b.get(at), Some(b'.' | b',')) {
-                    at += 1;
-                    let digits = b[at..].iter().take_while(|c| c.is_ascii_digit()).count();
-                    if digits == 0 {
-                        return Err(bad());
-                    }
-                    at += digits;
+        if b.len() > 10 {
+            stamp.read_time(b, 10)?;
+        }
+        stamp.exists().then_some(stamp)
+    }
+
+    /// The time at `at` in `b`: `Thh:mm[:ss[.fff]]` and the offset from UTC.
+    fn read_time(&mut self, b: &[u8], mut at: usize) -> Option<()> {
+        if !matches!(b[at], b'T' | b't') {
+            return None;
+        }
+        self.hour = digits(b, at + 1, 2)? as u8;
+        if b.get(at + 3) != Some(&b':') {
+            return None;
+        }
+        self.minute = digits(b, at + 4, 2)? as u8;
+        at += 6;
+        if b.get(at) == Some(&b':') {
+            self.second = digits(b, at + 1, 2)? as u8;
+            at += 3;
+            if matches!(b.get(at), Some(b'.' | b',')) {
+                at += 1;
+                let fraction = b[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if fraction == 0 {
+                    return None;
                 }
-            }
-            match b.get(at) {
-                None => {}
-                Some(b'Z' | b'z') if b.len() == at + 1 => stamp.offset = Some((1, 0, 0)),
-                Some(&sign @ (b'+' | b'-')) => {
-                    let hours = num(at + 1, 2)? as u8;
-                    let minutes = match &b[at + 3..] {
-                        [] => 0,
-                        [b':', _, _] => num(at + 4, 2)? as u8,
-                        [_, _] => num(at + 3, 2)? as u8,
-                        _ => return Err(bad()),
-                    };
-                    // A PDF date's minutes take the sign of its hours: -00:30 has none.
-                    if hours > 23 || minutes > 59 || (sign == b'-' && hours == 0 && minutes > 0) {
-                        return Err(bad());
-                    }
-                    let sign = if sign == b'-' && (hours, minutes) != (0, 0) {
-                        -1
-                    } else {
-                        1
-                    };
-                    stamp.offset = Some((sign, hours, minutes));
-                }
-                Some(_) => return Err(bad()),
+                at += fraction;
             }
         }
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-        let days = match stamp.month {
+        self.offset = offset(b, at)?;
+        Some(())
+    }
+
+    /// Whether the date is in the calendar and the time on the clock.
+    fn exists(&self) -> bool {
+        let year = self.year;
+        let leap =
+            year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
+        let days = match self.month {
             1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
             4 | 6 | 9 | 11 => 30,
             2 if leap => 29,
             2 => 28,
-            _ => return Err(bad()),
+            _ => return false,
         };
-        if stamp.day == 0
-            || stamp.day > days
-            || stamp.hour > 23
-            || stamp.minute > 59
-            || stamp.second > 59
-        {
-            return Err(bad());
-        }
-        Ok(stamp)
+        !(self.day == 0
+            || self.day > days
+            || self.hour > 23
+            || self.minute > 59
+            || self.second > 59)
     }
 
     /// The PDF date, `D:YYYYMMDDHHmmSS` with `Z` or `±HH'mm`.
@@ -226,6 +208,47 @@ impl Stamp {
     }
 }
 
+/// The number of `len` decimal digits at `from` in `b`, if they are there.
+fn digits(b: &[u8], from: usize, len: usize) -> Option<u16> {
+    let part = b.get(from..from + len)?;
+    if !part.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        part.iter()
+            .fold(0u16, |acc, d| acc * 10 + u16::from(d - b'0')),
+    )
+}
+
+/// The offset from UTC at `at` in `b`, up to its end: nothing (local time, `None`), `Z`,
+/// `±hh:mm`, `±hhmm` or `±hh`; the outer None when it is none of these.
+fn offset(b: &[u8], at: usize) -> Option<Option<(i8, u8, u8)>> {
+    match b.get(at) {
+        None => Some(None),
+        Some(b'Z' | b'z') if b.len() == at + 1 => Some(Some((1, 0, 0))),
+        Some(&sign @ (b'+' | b'-')) => {
+            let hours = digits(b, at + 1, 2)? as u8;
+            let minutes = match &b[at + 3..] {
+                [] => 0,
+                [b':', _, _] => digits(b, at + 4, 2)? as u8,
+                [_, _] => digits(b, at + 3, 2)? as u8,
+                _ => return None,
+            };
+            // A PDF date's minutes take the sign of its hours: -00:30 has none.
+            if hours > 23 || minutes > 59 || (sign == b'-' && hours == 0 && minutes > 0) {
+                return None;
+            }
+            let sign = if sign == b'-' && (hours, minutes) != (0, 0) {
+                -1
+            } else {
+                1
+            };
+            Some(Some((sign, hours, minutes)))
+        }
+        Some(_) => None,
+    }
+}
+
 /// An attachment, validated, with what is written of it.
 struct Attachment<'a> {
     file: &'a EmbeddedFile,
@@ -237,6 +260,89 @@ struct Attachment<'a> {
     size: i32,
     filespec: Ref,
     stream: Ref,
+}
+
+impl<'a> Attachment<'a> {
+    /// Validates `file`: a filename, a relationship, a MIME type, a modification date
+    /// and a size that fits a PDF integer. Its object ids are placeholders.
+    fn validate(file: &'a EmbeddedFile) -> Result<Self, String> {
+        let name = &file.filename;
+        if name.is_empty() {
+            return Err("an attachment has no filename".into());
+        }
+        let relationship = relationship(file)?;
+        let mime = file.mimetype.as_bytes();
+        let slash = mime.iter().filter(|&&c| c == b'/').count();
+        if slash != 1
+            || mime.first() == Some(&b'/')
+            || mime.last() == Some(&b'/')
+            || !mime.iter().all(|c| c.is_ascii_graphic())
+        {
+            return Err(format!(
+                "attachment {name:?}: {:?} is not a MIME type like text/xml",
+                file.mimetype
+            ));
+        }
+        let modified =
+            Stamp::parse(&file.modified).map_err(|e| format!("attachment {name:?}: {e}"))?;
+        let size = i32::try_from(file.content.len())
+            .map_err(|_| format!("attachment {name:?} is too large"))?;
+        let key: String = name
+            .chars()
+            .map(|c| if matches!(c, ' '..='~') { c } else { '_' })
+            .collect();
+        Ok(Attachment {
+            file,
+            key,
+            relationship,
+            modified,
+            size,
+            filespec: Ref::new(1),
+            stream: Ref::new(1),
+        })
+    }
+}
+
+/// The `AFRelationship` an attachment names.
+fn relationship(file: &EmbeddedFile) -> Result<AssociationKind, String> {
+    match file.relationship.as_str() {
+        "Alternative" => Ok(AssociationKind::Alternative),
+        "Data" => Ok(AssociationKind::Data),
+        "Source" => Ok(AssociationKind::Source),
+        "Supplement" => Ok(AssociationKind::Supplement),
+        "Unspecified" => Ok(AssociationKind::Unspecified),
+        other => Err(format!(
+            "attachment {:?}: relationship {other:?} is none of \
+             Alternative, Data, Source, Supplement, Unspecified",
+            file.filename
+        )),
+    }
+}
+
+/// The document's dates with Factur-X: the modification date of the attached XML, which
+/// needs PDF/A and a relationship of Alternative, Data or Source.
+fn factur_x_date(
+    fx: &FacturX,
+    attachments: &[Attachment<'_>],
+    pdfa: bool,
+) -> Result<Stamp, String> {
+    if !pdfa {
+        return Err("Factur-X needs conformance PdfA3b".into());
+    }
+    let xml = attachments
+        .iter()
+        .find(|a| a.file.filename == fx.filename)
+        .ok_or_else(|| format!("Factur-X names {:?}, not attached", fx.filename))?;
+    if !matches!(
+        xml.relationship,
+        AssociationKind::Alternative | AssociationKind::Data | AssociationKind::Source
+    ) {
+        return Err(format!(
+            "Factur-X: {:?} must be attached as Alternative, Data or Source",
+            fx.filename
+        ));
+    }
+    Ok(xml.modified)
 }
 
 /// The archive's additions to one document, validated, with their object ids.
@@ -260,72 +366,11 @@ impl<'a> Plan<'a> {
         let pdfa = archive.conformance == Conformance::PdfA3b;
         let mut attachments = Vec::with_capacity(archive.attachments.len());
         for file in &archive.attachments {
-            let name = &file.filename;
-            if name.is_empty() {
-                return Err("an attachment has no filename".into());
-            }
-            let relationship = match file.relationship.as_str() {
-                "Alternative" => AssociationKind::Alternative,
-                "Data" => AssociationKind::Data,
-                "Source" => AssociationKind::Source,
-                "Supplement" => AssociationKind::Supplement,
-                "Unspecified" => AssociationKind::Unspecified,
-                other => {
-                    return Err(format!(
-                        "attachment {name:?}: relationship {other:?} is none of \
-                         Alternative, Data, Source, Supplement, Unspecified"
-                    ));
-                }
-            };
-            let mime = file.mimetype.as_bytes();
-            let slash = mime.iter().filter(|&&c| c == b'/').count();
-            if slash != 1
-                || mime.first() == Some(&b'/')
-                || mime.last() == Some(&b'/')
-                || !mime.iter().all(|c| c.is_ascii_graphic())
-            {
-                return Err(format!(
-                    "attachment {name:?}: {:?} is not a MIME type like text/xml",
-                    file.mimetype
-                ));
-            }
-            let modified =
-                Stamp::parse(&file.modified).map_err(|e| format!("attachment {name:?}: {e}"))?;
-            let size = i32::try_from(file.content.len())
-                .map_err(|_| format!("attachment {name:?} is too large"))?;
-            let key: String = name
-                .chars()
-                .map(|c| if matches!(c, ' '..='~') { c } else { '_' })
-                .collect();
-            attachments.push(Attachment {
-                file,
-                key,
-                relationship,
-                modified,
-                size,
-                filespec: Ref::new(1),
-                stream: Ref::new(1),
-            });
+            attachments.push(Attachment::validate(file)?);
         }
         let mut date = attachments.first().map(|a| a.modified);
         if let Some(fx) = &archive.factur_x {
-            if !pdfa {
-                return Err("Factur-X needs conformance PdfA3b".into());
-            }
-            let xml = attachments
-                .iter()
-                .find(|a| a.file.filename == fx.filename)
-                .ok_or_else(|| format!("Factur-X names {:?}, not attached", fx.filename))?;
-            if !matches!(
-                xml.relationship,
-                AssociationKind::Alternative | AssociationKind::Data | AssociationKind::Source
-            ) {
-                return Err(format!(
-                    "Factur-X: {:?} must be attached as Alternative, Data or Source",
-                    fx.filename
-                ));
-            }
-            date = Some(xml.modified);
+            date = Some(factur_x_date(fx, &attachments, pdfa)?);
         }
         attachments.sort_by(|a, b| a.key.cmp(&b.key));
         if let Some(pair) = attachments.windows(2).find(|w| w[0].key == w[1].key) {
@@ -452,73 +497,90 @@ impl<'a> Plan<'a> {
             escape(PRODUCER)
         );
         if let Some(date) = self.date {
-            let date = date.xmp();
-            let _ = write!(
-                x,
-                "  <rdf:Description rdf:about=\"\" xmlns:xmp=\"http://ns.adobe.com/xap/1.0/\">\n   \
-                 <xmp:CreateDate>{date}</xmp:CreateDate>\n   \
-                 <xmp:ModifyDate>{date}</xmp:ModifyDate>\n   \
-                 <xmp:MetadataDate>{date}</xmp:MetadataDate>\n  \
-                 </rdf:Description>\n"
-            );
+            xmp_dates(&mut x, date);
         }
         if let Some(fx) = &self.archive.factur_x {
-            x.push_str(
-                "  <rdf:Description rdf:about=\"\"\n    \
-                 xmlns:pdfaExtension=\"http://www.aiim.org/pdfa/ns/extension/\"\n    \
-                 xmlns:pdfaSchema=\"http://www.aiim.org/pdfa/ns/schema#\"\n    \
-                 xmlns:pdfaProperty=\"http://www.aiim.org/pdfa/ns/property#\">\n   \
-                 <pdfaExtension:schemas>\n    <rdf:Bag>\n     <rdf:li rdf:parseType=\"Resource\">\n      \
-                 <pdfaSchema:schema>Factur-X PDFA Extension Schema</pdfaSchema:schema>\n",
-            );
-            let _ = writeln!(
-                x,
-                "      <pdfaSchema:namespaceURI>{FACTUR_X_NS}</pdfaSchema:namespaceURI>"
-            );
-            x.push_str(
-                "      <pdfaSchema:prefix>fx</pdfaSchema:prefix>\n      \
-                 <pdfaSchema:property>\n       <rdf:Seq>\n",
-            );
-            for (name, description) in [
-                ("DocumentFileName", "name of the embedded XML invoice file"),
-                ("DocumentType", "INVOICE"),
-                ("Version", "The actual version of the Factur-X XML schema"),
-                (
-                    "ConformanceLevel",
-                    "The conformance level of the embedded Factur-X data",
-                ),
-            ] {
-                let _ = write!(
-                    x,
-                    "        <rdf:li rdf:parseType=\"Resource\">\n         \
-                     <pdfaProperty:name>{name}</pdfaProperty:name>\n         \
-                     <pdfaProperty:valueType>Text</pdfaProperty:valueType>\n         \
-                     <pdfaProperty:category>external</pdfaProperty:category>\n         \
-                     <pdfaProperty:description>{description}</pdfaProperty:description>\n        \
-                     </rdf:li>\n"
-                );
-            }
-            x.push_str(
-                "       </rdf:Seq>\n      </pdfaSchema:property>\n     </rdf:li>\n    \
-                 </rdf:Bag>\n   </pdfaExtension:schemas>\n  </rdf:Description>\n",
-            );
-            let _ = write!(
-                x,
-                "  <rdf:Description rdf:about=\"\" xmlns:fx=\"{FACTUR_X_NS}\">\n   \
-                 <fx:DocumentType>{}</fx:DocumentType>\n   \
-                 <fx:DocumentFileName>{}</fx:DocumentFileName>\n   \
-                 <fx:Version>{}</fx:Version>\n   \
-                 <fx:ConformanceLevel>{}</fx:ConformanceLevel>\n  \
-                 </rdf:Description>\n",
-                escape(&fx.document_type),
-                escape(&fx.filename),
-                escape(&fx.version),
-                escape(&fx.conformance_level)
-            );
+            xmp_factur_x_schema(&mut x);
+            xmp_factur_x(&mut x, fx);
         }
         x.push_str(" </rdf:RDF>\n</x:xmpmeta>\n<?xpacket end=\"w\"?>");
         x
     }
+}
+
+/// The XMP dates (`xmp:CreateDate`, `ModifyDate`, `MetadataDate`): all `date`.
+fn xmp_dates(x: &mut String, date: Stamp) {
+    let date = date.xmp();
+    let _ = write!(
+        x,
+        "  <rdf:Description rdf:about=\"\" xmlns:xmp=\"http://ns.adobe.com/xap/1.0/\">\n   \
+         <xmp:CreateDate>{date}</xmp:CreateDate>\n   \
+         <xmp:ModifyDate>{date}</xmp:ModifyDate>\n   \
+         <xmp:MetadataDate>{date}</xmp:MetadataDate>\n  \
+         </rdf:Description>\n"
+    );
+}
+
+/// The Factur-X extension schema (`pdfaExtension:schemas`): its namespace, prefix and
+/// the four properties it defines.
+fn xmp_factur_x_schema(x: &mut String) {
+    x.push_str(
+        "  <rdf:Description rdf:about=\"\"\n    \
+         xmlns:pdfaExtension=\"http://www.aiim.org/pdfa/ns/extension/\"\n    \
+         xmlns:pdfaSchema=\"http://www.aiim.org/pdfa/ns/schema#\"\n    \
+         xmlns:pdfaProperty=\"http://www.aiim.org/pdfa/ns/property#\">\n   \
+         <pdfaExtension:schemas>\n    <rdf:Bag>\n     <rdf:li rdf:parseType=\"Resource\">\n      \
+         <pdfaSchema:schema>Factur-X PDFA Extension Schema</pdfaSchema:schema>\n",
+    );
+    let _ = writeln!(
+        x,
+        "      <pdfaSchema:namespaceURI>{FACTUR_X_NS}</pdfaSchema:namespaceURI>"
+    );
+    x.push_str(
+        "      <pdfaSchema:prefix>fx</pdfaSchema:prefix>\n      \
+         <pdfaSchema:property>\n       <rdf:Seq>\n",
+    );
+    for (name, description) in [
+        ("DocumentFileName", "name of the embedded XML invoice file"),
+        ("DocumentType", "INVOICE"),
+        ("Version", "The actual version of the Factur-X XML schema"),
+        (
+            "ConformanceLevel",
+            "The conformance level of the embedded Factur-X data",
+        ),
+    ] {
+        let _ = write!(
+            x,
+            "        <rdf:li rdf:parseType=\"Resource\">\n         \
+             <pdfaProperty:name>{name}</pdfaProperty:name>\n         \
+             <pdfaProperty:valueType>Text</pdfaProperty:valueType>\n         \
+             <pdfaProperty:category>external</pdfaProperty:category>\n         \
+             <pdfaProperty:description>{description}</pdfaProperty:description>\n        \
+             </rdf:li>\n"
+        );
+    }
+    x.push_str(
+        "       </rdf:Seq>\n      </pdfaSchema:property>\n     </rdf:li>\n    \
+         </rdf:Bag>\n   </pdfaExtension:schemas>\n  </rdf:Description>\n",
+    );
+}
+
+/// The Factur-X properties (`fx:`): document type, file name, version and conformance
+/// level.
+fn xmp_factur_x(x: &mut String, fx: &FacturX) {
+    let _ = write!(
+        x,
+        "  <rdf:Description rdf:about=\"\" xmlns:fx=\"{FACTUR_X_NS}\">\n   \
+         <fx:DocumentType>{}</fx:DocumentType>\n   \
+         <fx:DocumentFileName>{}</fx:DocumentFileName>\n   \
+         <fx:Version>{}</fx:Version>\n   \
+         <fx:ConformanceLevel>{}</fx:ConformanceLevel>\n  \
+         </rdf:Description>\n",
+        escape(&fx.document_type),
+        escape(&fx.filename),
+        escape(&fx.version),
+        escape(&fx.conformance_level)
+    );
 }
 
 /// Text as XML character data: markup escaped, characters XML 1.0 forbids dropped.

@@ -444,7 +444,6 @@ pub fn render_archival(doc: &Document, archive: &Archive) -> Result<Vec<u8>, Str
 
 /// The pages' content streams, with the fonts' subsets starting with `glyphs`.
 fn lay_out(doc: &Document, glyphs: [&[u16]; 2]) -> (Vec<Content>, Layout) {
-    let columns_n = doc.items.header.len();
     let mut l = Layout {
         regular: FontUse::new(&REGULAR, b"F1", glyphs[0]),
         bold: FontUse::new(&BOLD, b"F2", glyphs[1]),
@@ -452,41 +451,12 @@ fn lay_out(doc: &Document, glyphs: [&[u16]; 2]) -> (Vec<Content>, Layout) {
         current: Content::new(),
         y: PAGE_H - MARGIN,
     };
-    for line in &doc.sender {
-        l.text(MARGIN, Weight::Regular, 7.5, line);
-        l.advance(10.0);
-    }
-    l.advance(8.0);
-    for line in &doc.recipient {
-        l.text(MARGIN, Weight::Regular, 10.0, line);
-        l.advance(LINE);
-    }
-    l.advance(LINE * 1.5);
-    l.text(MARGIN, Weight::Bold, 16.0, &doc.title);
-    l.advance(LINE * 1.8);
-    for row in &doc.meta {
-        l.text(MARGIN, Weight::Regular, BODY_SIZE, &row.label);
-        l.text(MARGIN + 130.0, Weight::Regular, BODY_SIZE, &row.value);
-        l.advance(LINE);
-    }
-    l.advance(LINE / 2.0);
+    lay_out_heading(&mut l, doc);
     for para in &doc.preamble {
         l.paragraph(para);
     }
-    if columns_n > 0 {
-        table_row(&mut l, doc, &doc.items.header, Weight::Bold);
-        l.advance(LINE);
-        l.rule();
-        for row in &doc.items.rows {
-            table_row(&mut l, doc, row, Weight::Regular);
-            if l.advance(LINE) {
-                table_row(&mut l, doc, &doc.items.header, Weight::Bold);
-                l.advance(LINE);
-                l.rule();
-            }
-        }
-        l.rule();
-        l.advance(LINE / 2.0);
+    if !doc.items.header.is_empty() {
+        lay_out_items(&mut l, doc);
     }
     for row in &doc.totals {
         l.text_right(
@@ -507,8 +477,55 @@ fn lay_out(doc: &Document, glyphs: [&[u16]; 2]) -> (Vec<Content>, Layout) {
     }
     let mut contents = std::mem::take(&mut l.done);
     contents.push(std::mem::replace(&mut l.current, Content::new()));
-    let count = contents.len();
     // Footers last, once the page count is known.
+    add_footers(&mut contents, &mut l, doc);
+    (contents, l)
+}
+
+/// The top of the first page: sender line, recipient address, title and the meta rows
+/// (label and value).
+fn lay_out_heading(l: &mut Layout, doc: &Document) {
+    for line in &doc.sender {
+        l.text(MARGIN, Weight::Regular, 7.5, line);
+        l.advance(10.0);
+    }
+    l.advance(8.0);
+    for line in &doc.recipient {
+        l.text(MARGIN, Weight::Regular, 10.0, line);
+        l.advance(LINE);
+    }
+    l.advance(LINE * 1.5);
+    l.text(MARGIN, Weight::Bold, 16.0, &doc.title);
+    l.advance(LINE * 1.8);
+    for row in &doc.meta {
+        l.text(MARGIN, Weight::Regular, BODY_SIZE, &row.label);
+        l.text(MARGIN + 130.0, Weight::Regular, BODY_SIZE, &row.value);
+        l.advance(LINE);
+    }
+    l.advance(LINE / 2.0);
+}
+
+/// The items table between rules, its header repeated on each new page.
+fn lay_out_items(l: &mut Layout, doc: &Document) {
+    table_row(l, doc, &doc.items.header, Weight::Bold);
+    l.advance(LINE);
+    l.rule();
+    for row in &doc.items.rows {
+        table_row(l, doc, row, Weight::Regular);
+        if l.advance(LINE) {
+            table_row(l, doc, &doc.items.header, Weight::Bold);
+            l.advance(LINE);
+            l.rule();
+        }
+    }
+    l.rule();
+    l.advance(LINE / 2.0);
+}
+
+/// Each page's footer, "footer   Page i of n", and in the screen version the band at
+/// the top of the page.
+fn add_footers(contents: &mut [Content], l: &mut Layout, doc: &Document) {
+    let count = contents.len();
     for (i, content) in contents.iter_mut().enumerate() {
         let footer = format!("{}   Page {} of {}", doc.footer, i + 1, count);
         let encoded = l.regular.encode(footer.trim_start());
@@ -528,7 +545,6 @@ fn lay_out(doc: &Document, glyphs: [&[u16]; 2]) -> (Vec<Content>, Layout) {
             .show(Str(&encoded))
             .end_text();
     }
-    (contents, l)
 }
 
 /// Object ids: fixed ones first, then five per font, two per page, and the archive's
