@@ -318,7 +318,8 @@ fn used(inv: &Invoice, cat: Category) -> bool {
     inv.lines.iter().any(|l| l.category == cat)
 }
 
-/// Each line's rate (BT-152) fits its category: above 0 for `S`, 0 for any other.
+/// Each line's rate (BT-152) fits its category: above 0 for `S`; 0 or above for `L` and
+/// `M` (BR-AF-05, BR-AG-05) and for `B` (an Italian rate, split payment); 0 for any other.
 fn line_rates(c: &mut Check, inv: &Invoice) {
     for (n, line) in inv.lines.iter().enumerate() {
         let field = format!("items[{}].tax_category", n + 1);
@@ -329,7 +330,7 @@ fn line_rates(c: &mut Check, inv: &Invoice) {
                 &field,
                 "a standard rated item (S) needs a rate above 0; use Z for 0 %",
             );
-        } else if line.category != Category::S && !zero {
+        } else if !rated(line.category) && !zero {
             c.fail(
                 rule(line.category, 5),
                 &field,
@@ -341,6 +342,14 @@ fn line_rates(c: &mut Check, inv: &Invoice) {
             );
         }
     }
+}
+
+/// Whether a line of the category may carry a rate above 0.
+fn rated(category: Category) -> bool {
+    matches!(
+        category,
+        Category::S | Category::L | Category::M | Category::B
+    )
 }
 
 /// The seller's and buyer's VAT identifiers (BT-31, BT-48) or tax number (BT-32) that
@@ -590,6 +599,33 @@ fn xrechnung_payment_means(c: &mut Check, inv: &Invoice) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by splitting the category checks: lines of the Canary Islands' IGIC (L), of
+    /// Ceuta and Melilla's IPSI (M) and of Italy's split payment (B) carry their rates; a
+    /// rate on an exempt line (E) is still refused, by its own rule.
+    #[test]
+    fn regional_and_split_payment_categories_carry_their_rates() {
+        for (category, rate, refused) in [
+            (Category::L, 7, None),
+            (Category::M, 4, None),
+            (Category::B, 22, None),
+            (Category::L, 0, None),
+            (Category::E, 19, Some("BR-E-05")),
+        ] {
+            let mut inv = crate::cii::samples::standard();
+            inv.lines.truncate(1);
+            inv.lines[0].category = category;
+            inv.lines[0].rate = rust_decimal::Decimal::from(rate);
+            let mut c = Check { out: Vec::new() };
+            line_rates(&mut c, &inv);
+            let rules: Vec<&str> = c.out.iter().map(|v| v.rule.as_str()).collect();
+            assert_eq!(
+                rules,
+                refused.into_iter().collect::<Vec<_>>(),
+                "{category:?} {rate}"
+            );
+        }
+    }
 
     #[test]
     fn xrechnung_contact_shapes() {
