@@ -114,6 +114,12 @@ impl Category {
         Category::ALL.into_iter().find(|c| c.code() == code)
     }
 
+    /// Whether a line of the category may carry a rate above 0: `S`; `L` and `M` (BR-AF-05,
+    /// BR-AG-05); `B` (an Italian rate, split payment).
+    pub fn may_carry_rate(self) -> bool {
+        matches!(self, Category::S | Category::L | Category::M | Category::B)
+    }
+
     /// Whether the category needs an exemption reason (BT-120 or its code BT-121).
     pub fn needs_reason(self) -> bool {
         matches!(

@@ -330,7 +330,7 @@ fn line_rates(c: &mut Check, inv: &Invoice) {
                 &field,
                 "a standard rated item (S) needs a rate above 0; use Z for 0 %",
             );
-        } else if !rated(line.category) && !zero {
+        } else if !line.category.may_carry_rate() && !zero {
             c.fail(
                 rule(line.category, 5),
                 &field,
@@ -342,14 +342,6 @@ fn line_rates(c: &mut Check, inv: &Invoice) {
             );
         }
     }
-}
-
-/// Whether a line of the category may carry a rate above 0.
-fn rated(category: Category) -> bool {
-    matches!(
-        category,
-        Category::S | Category::L | Category::M | Category::B
-    )
 }
 
 /// The seller's and buyer's VAT identifiers (BT-31, BT-48) or tax number (BT-32) that

@@ -435,7 +435,7 @@ impl Rebuild {
     }
 }
 
-/// Compares the kept sums of an account's documents of a kind with their recount `sums`,
+/// Compares the tallied sums of an account's documents of a kind with their recount `sums`,
 /// for `Rebuild::compare`. The number of sums read.
 fn compare_sums(
     txn: &dyn Read,
@@ -477,7 +477,7 @@ fn compare_sums(
     Ok(read)
 }
 
-/// Compares the kept counts by status of an account's documents of a kind with their
+/// Compares the tallied counts by status of an account's documents of a kind with their
 /// recount `counts`, for `Rebuild::compare`. The number of counts read.
 fn compare_counts(
     txn: &dyn Read,
