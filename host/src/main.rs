@@ -245,7 +245,7 @@ async fn run() -> anyhow::Result<()> {
             options.smtp = smtp;
             options.rate_limit = rate_limit;
             options.metrics = metrics;
-            serve(&options, listen, bootstrap_key, metrics).await
+            serve(&options, listen, bootstrap_key).await
         }
         Command::Export { to } => {
             let moved = faktura_host::export_store(&options, &to).await?;
@@ -292,7 +292,6 @@ async fn serve(
     options: &Options,
     listen: SocketAddr,
     bootstrap_key: Option<String>,
-    metrics: Option<SocketAddr>,
 ) -> anyhow::Result<()> {
     let runtime = Runtime::new(options)?;
     let turn = runtime.start_up_turn().await?;
@@ -332,7 +331,7 @@ async fn serve(
         "Try: curl -H 'X-ServiceApiKey: KEY' http://{}/api/clients",
         listener.local_addr()?
     );
-    if let Some(metrics) = metrics {
+    if let Some(metrics) = options.metrics {
         println!("Metrics on http://{metrics}/metrics, health on /healthz and /readyz");
     }
     faktura_host::serve(runtime, listener, shutdown_signal()).await

@@ -96,7 +96,7 @@ pub(super) async fn deliver_due(
         let mut state = entry.state.clone();
         state.attempts += 1;
         let outcome = attempt(transport, &envelope, &eml).await;
-        if let Some(next_try) = settle(outbox, &entry.id, state, outcome) {
+        if let Some(next_try) = settle(outbox, &queue, &entry.id, state, outcome) {
             next_due = Some(next_due.map_or(next_try, |n| n.min(next_try)));
         }
     }
@@ -119,12 +119,17 @@ fn envelope_of(queue: &Path, entry: &OutboxEntry) -> Result<Envelope, lettre::er
 
 /// Records what became of one attempt at message `id`: sent, failed for good, or to try
 /// again, whose time it answers.
-fn settle(outbox: &Path, id: &str, mut state: DeliveryState, outcome: Attempt) -> Option<u64> {
-    let queue = outbox.join(QUEUE);
+fn settle(
+    outbox: &Path,
+    queue: &Path,
+    id: &str,
+    mut state: DeliveryState,
+    outcome: Attempt,
+) -> Option<u64> {
     match outcome {
         Attempt::Delivered(note) => {
             state.last_error = note;
-            let _ = state.write(&queue, id);
+            let _ = state.write(queue, id);
             if let Err(e) = retire(outbox, id, SENT) {
                 tracing::error!("moving sent message {id}: {e}");
             }
@@ -134,7 +139,7 @@ fn settle(outbox: &Path, id: &str, mut state: DeliveryState, outcome: Attempt) -
         Attempt::Refused(reason) => {
             tracing::warn!(message = id, "mail {reason}");
             state.last_error = reason;
-            let _ = state.write(&queue, id);
+            let _ = state.write(queue, id);
             let _ = retire(outbox, id, FAILED);
             None
         }
@@ -146,7 +151,7 @@ fn settle(outbox: &Path, id: &str, mut state: DeliveryState, outcome: Attempt) -
                 "mail not delivered yet, {reason}"
             );
             state.last_error = reason;
-            let _ = state.write(&queue, id);
+            let _ = state.write(queue, id);
             Some(state.next_try)
         }
     }
