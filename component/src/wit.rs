@@ -15,12 +15,14 @@ use crate::limits;
 
 struct WitStore;
 struct WitRead(kv::ReadTxn);
-/// A write transaction, with what it keeps of `get_cached` and the writes it holds back
-/// (`caps::Held`; behind a cell, since they go out before reads, which borrow).
+/// A write transaction, with what it keeps of `get_cached`, the writes it holds back
+/// (`caps::Held`; behind a cell, since they go out before reads, which borrow) and the
+/// ids it took ahead (`caps::SpareIds`).
 struct WitWrite(
     kv::WriteTxn,
     caps::ReadCache,
     std::cell::RefCell<caps::Held>,
+    caps::SpareIds,
 );
 
 impl WitWrite {
@@ -190,6 +192,12 @@ impl caps::Write for WitWrite {
         }
         self.0.next_ids(counter, n).map_err(store_error)
     }
+    fn next_id_of_many(&mut self, counter: &[u8]) -> Result<u64, StoreError> {
+        let mut spare = std::mem::take(&mut self.3);
+        let id = spare.next(counter, |n| caps::Write::next_ids(self, counter, n));
+        self.3 = spare;
+        id
+    }
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         self.send_held()?;
         kv::WriteTxn::commit(self.0).map_err(store_error)
@@ -211,6 +219,7 @@ impl caps::Store for WitStore {
             kv::begin_write(scope).map_err(store_error)?,
             caps::ReadCache::default(),
             Default::default(),
+            caps::SpareIds::default(),
         )))
     }
 }

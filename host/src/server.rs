@@ -177,7 +177,9 @@ impl Runtime {
         let (sender, receiver) = oneshot::channel();
         let large_body = has_large_body(&req);
         // With fuel counted (`FAKTURA_PROFILE=fuel`), each request's count is logged with it.
-        let profiled = self.fuel.then(|| format!("{} {}", req.method(), req.uri()));
+        let profiled = self
+            .fuel
+            .then(|| format!("{} {}", req.method(), logged_path(req.uri().path())));
         let req = store
             .data_mut()
             .http()
@@ -276,7 +278,7 @@ impl Runtime {
         let mut response = match self.call(req, format).await {
             Ok(r) => r,
             Err(e) => {
-                tracing::error!(%method, path, "{e:#}");
+                tracing::error!(%method, path = %logged_path(&path), "{e:#}");
                 internal_error(format)
             }
         };
@@ -297,7 +299,7 @@ impl Runtime {
             .request(&method, &path, status, outcome.as_ref(), took);
         tracing::info!(
             %method,
-            path,
+            path = %logged_path(&path),
             status,
             duration_us = took.as_micros() as u64,
             "request"
@@ -308,6 +310,21 @@ impl Runtime {
 
 /// Request bodies up to this size are read by a guest running on its connection's task.
 const INLINE_BODY_MAX: u64 = 64 * 1024;
+
+/// The path as the log shows it. A link of the customer portal (`/portal/{token}`, and
+/// its downloads below it) opens a document without an API key: its token is a
+/// credential, which a log must not hold (the store keeps only its hash), so it is
+/// written as `…`. Every other path is logged as sent; a query, where an API key may be,
+/// never is.
+fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
+    match path.strip_prefix("/portal/") {
+        Some(rest) if !rest.is_empty() && rest != "style.css" => match rest.split_once('/') {
+            Some((_, tail)) => format!("/portal/…/{tail}").into(),
+            None => "/portal/…".into(),
+        },
+        _ => path.into(),
+    }
+}
 
 /// Whether a request's body may be too large to arrive before the guest reads it: sent in
 /// chunks, or longer than `INLINE_BODY_MAX`.
@@ -554,6 +571,23 @@ mod tests {
             req = req.header(*name, *value);
         }
         req.body(()).unwrap()
+    }
+
+    #[test]
+    fn a_portal_token_never_reaches_the_log() {
+        let token = "VPlS_mmr8dvqioPyn11MTnJeX3zJy6c5";
+        assert_eq!(logged_path(&format!("/portal/{token}")), "/portal/…");
+        assert_eq!(
+            logged_path(&format!("/portal/{token}/pdf")),
+            "/portal/…/pdf"
+        );
+        assert_eq!(
+            logged_path(&format!("/portal/{token}/girocode.svg")),
+            "/portal/…/girocode.svg"
+        );
+        assert_eq!(logged_path("/portal/style.css"), "/portal/style.css");
+        assert_eq!(logged_path("/portal"), "/portal");
+        assert_eq!(logged_path("/api/invoices/7"), "/api/invoices/7");
     }
 
     #[test]

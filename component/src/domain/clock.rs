@@ -55,7 +55,7 @@ impl Default for AccountClock {
     }
 }
 
-fn key(account: u64) -> Vec<u8> {
+pub(crate) fn key(account: u64) -> Vec<u8> {
     keys::singleton(account, "clock")
 }
 

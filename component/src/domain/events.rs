@@ -295,7 +295,7 @@ pub fn record(
     resource_id: u64,
     snapshot: Snapshot,
 ) -> Result<u64, Error> {
-    let id = store::next_id(txn, DELIVERIES)?;
+    let id = store::next_id_of_many(txn, DELIVERIES)?;
     let d = Delivery {
         webhook,
         event: event.to_owned(),

@@ -198,7 +198,7 @@ pub fn form_token_matches(txn: &dyn Read, link: &Link, given: &str) -> Result<bo
     Ok(same(want.as_bytes(), given.as_bytes()))
 }
 
-fn secret_key(account: u64) -> Vec<u8> {
+pub(crate) fn secret_key(account: u64) -> Vec<u8> {
     keys::singleton(account, "portal-secret")
 }
 

@@ -14,7 +14,7 @@ use super::documents::comments::Comment;
 use super::documents::{DocKind, Document, Lifecycle, Shown, Status, commands, storage};
 use super::links::{self, Link, Target};
 use super::schema::Record;
-use super::{Ctx, Error, einvoice, girocode, printing, records, settings};
+use super::{Ctx, Error, clock, einvoice, girocode, printing, records, settings};
 use crate::caps::{PdfDocument, Random, Read, Write};
 use crate::limits;
 
@@ -214,6 +214,22 @@ pub fn girocode(
     link: &Link,
 ) -> Result<Result<Option<girocode::Transfer>, Closed>, Error> {
     Ok(opened(txn, ctx, link)?.map(|(doc, settings)| transfer_shown(&doc, &settings)))
+}
+
+/// The keys every answer of `link` reads, whatever it shows: its account's clock,
+/// settings and portal key, and the linked document. A caller fetches them in one call
+/// (`caps::Prefetched`).
+pub fn first_reads(link: &Link) -> Vec<Vec<u8>> {
+    let account = link.account;
+    let mut first = vec![
+        clock::key(account),
+        settings::key(account),
+        links::secret_key(account),
+    ];
+    if let Target::Document(kind, id) = link.target {
+        first.push(storage::key(account, kind, id));
+    }
+    first
 }
 
 /// What `link` shows at `ctx.now`. Reads only.

@@ -491,7 +491,7 @@ static PRESETS: &[(&str, Preset)] = &[
     ("time_zone", Preset::Text(super::clock::ZONE_DEFAULT)),
 ];
 
-fn key(account: u64) -> Vec<u8> {
+pub(crate) fn key(account: u64) -> Vec<u8> {
     store::keys::singleton(account, "settings")
 }
 

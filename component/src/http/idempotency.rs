@@ -392,6 +392,10 @@ impl Write for WriteView {
         self.view.next_ids(counter, n)
     }
 
+    fn next_id_of_many(&mut self, counter: &[u8]) -> Result<u64, StoreError> {
+        self.view.next_id_of_many(counter)
+    }
+
     /// The request's commit is the unit's, after its answer is written.
     fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
         self.committed = true;
@@ -430,6 +434,14 @@ impl View {
             .as_mut()
             .ok_or_else(ended)?
             .next_ids(counter, n)
+    }
+
+    fn next_id_of_many(&self, counter: &[u8]) -> Result<u64, StoreError> {
+        self.0
+            .borrow_mut()
+            .as_mut()
+            .ok_or_else(ended)?
+            .next_id_of_many(counter)
     }
 }
 

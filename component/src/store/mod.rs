@@ -200,6 +200,11 @@ pub fn next_id(txn: &mut dyn Write, counter: &str) -> Result<u64, StoreError> {
         .ok_or_else(|| StoreError::Backend("the store gave no id".into()))
 }
 
+/// One id of a counter a transaction may take many of (`Write::next_id_of_many`).
+pub fn next_id_of_many(txn: &mut dyn Write, counter: &str) -> Result<u64, StoreError> {
+    txn.next_id_of_many(&keys::counter(counter))
+}
+
 /// Takes `n` ids of a counter at once: rising, not always consecutive.
 pub fn next_ids(txn: &mut dyn Write, counter: &str, n: u32) -> Result<Vec<u64>, StoreError> {
     let ids = txn.next_ids(&keys::counter(counter), n)?;

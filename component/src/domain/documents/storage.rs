@@ -418,7 +418,12 @@ fn decode_as(kind: DocKind, id: u64, bytes: Option<Vec<u8>>) -> Result<Document,
 }
 
 pub fn load(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<Document, Error> {
-    decode_as(kind, id, txn.get(&keys::record(account, kind, id))?)
+    decode_as(kind, id, txn.get(&key(account, kind, id))?)
+}
+
+/// The key of a document's stored record: what `load` reads.
+pub fn key(account: u64, kind: DocKind, id: u64) -> Vec<u8> {
+    keys::record(account, kind, id)
 }
 
 /// The documents with these ids, in their order, read in one call.

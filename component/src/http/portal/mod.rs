@@ -13,7 +13,7 @@ mod page;
 mod texts;
 
 use super::{ApiError, Body, Method, Payload, Request, Response, in_write};
-use crate::caps::{Caps, Read, Scoped};
+use crate::caps::{Caps, Prefetched, Read, Scoped};
 use crate::domain::links::{self, Link, Target};
 use crate::domain::portal::{self, Act, Closed, Opened};
 use crate::domain::{Ctx, Error, clock, pdfs, records};
@@ -181,13 +181,11 @@ fn linked_or_error(
     // before the rate limit is asked, which costs a refused request nothing it would not
     // have cost anyway) and what the link opens.
     let txn = caps.store.begin_read()?;
-    let found = match links::find(txn.as_ref(), token)? {
-        Some(link) => Some((clock::load(txn.as_ref(), link.account)?, link)),
-        None => None,
-    };
-    let Some((clock, link)) = found else {
+    let Some(link) = links::find(txn.as_ref(), token)? else {
         return Ok(not_found());
     };
+    let txn: Box<dyn Read> = Box::new(Prefetched::new(txn, portal::first_reads(&link))?);
+    let clock = clock::load(txn.as_ref(), link.account)?;
     if !verb_allowed {
         return Ok(not_allowed(allowed));
     }
