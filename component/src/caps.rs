@@ -79,9 +79,7 @@ pub trait Write: Read {
     /// takes it as `next_ids` does; a writer whose calls into the store cost more than an
     /// id takes them in blocks (`SpareIds`).
     fn next_id_of_many(&mut self, counter: &[u8]) -> Result<u64, StoreError> {
-        self.next_ids(counter, 1)?
-            .pop()
-            .ok_or_else(|| StoreError::Backend("the store gave no id".into()))
+        self.next_ids(counter, 1)?.pop().ok_or_else(no_id)
     }
     fn commit(self: Box<Self>) -> Result<(), StoreError>;
     /// The reading half, for code that only reads.
@@ -125,6 +123,11 @@ impl ReadCache {
     }
 }
 
+/// What a store that answered an ask for ids with none did wrong.
+pub fn no_id() -> StoreError {
+    StoreError::Backend("the store gave no id".into())
+}
+
 /// The ids a writer took ahead for `Write::next_id_of_many`, per counter: each call into
 /// the store takes twice as many as the one before in the same transaction (1, 2, 4, ...,
 /// at most `SPARE_IDS_MAX`), and hands them out in their order before it asks again. A
@@ -159,9 +162,7 @@ impl SpareIds {
             *spare = ids;
             *last = n;
         }
-        spare
-            .pop()
-            .ok_or_else(|| StoreError::Backend("the store gave no id".into()))
+        spare.pop().ok_or_else(no_id)
     }
 }
 
@@ -173,7 +174,7 @@ impl SpareIds {
 /// a fetched key reads the same whenever it is read.
 pub struct Prefetched<R> {
     inner: R,
-    fetched: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    fetched: ReadCache,
 }
 
 impl<R: Read> Prefetched<R> {
@@ -181,29 +182,27 @@ impl<R: Read> Prefetched<R> {
     pub fn new(inner: R, keys: Vec<Vec<u8>>) -> Result<Prefetched<R>, StoreError> {
         let values = inner.get_many(&keys)?;
         Ok(Prefetched {
-            fetched: keys.into_iter().zip(values).collect(),
+            fetched: ReadCache(keys.into_iter().zip(values).collect()),
             inner,
         })
-    }
-
-    fn fetched(&self, key: &[u8]) -> Option<&Option<Vec<u8>>> {
-        self.fetched.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 }
 
 impl<R: Read> Read for Prefetched<R> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        match self.fetched(key) {
-            Some(value) => Ok(value.clone()),
+        match self.fetched.get(key) {
+            Some(value) => Ok(value),
             None => self.inner.get(key),
         }
     }
 
     fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let known: Vec<_> = keys.iter().map(|k| self.fetched.get(k)).collect();
         let missing: Vec<Vec<u8>> = keys
             .iter()
-            .filter(|k| self.fetched(k).is_none())
-            .cloned()
+            .zip(&known)
+            .filter(|(_, v)| v.is_none())
+            .map(|(k, _)| k.clone())
             .collect();
         let mut read = if missing.is_empty() {
             Vec::new()
@@ -211,9 +210,10 @@ impl<R: Read> Read for Prefetched<R> {
             self.inner.get_many(&missing)?
         }
         .into_iter();
-        keys.iter()
-            .map(|k| match self.fetched(k) {
-                Some(value) => Ok(value.clone()),
+        known
+            .into_iter()
+            .map(|v| match v {
+                Some(value) => Ok(value),
                 None => read
                     .next()
                     .ok_or_else(|| StoreError::Backend("get_many answered too few".into())),

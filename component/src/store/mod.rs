@@ -197,7 +197,7 @@ pub fn delete_child(
 pub fn next_id(txn: &mut dyn Write, counter: &str) -> Result<u64, StoreError> {
     next_ids(txn, counter, 1)?
         .pop()
-        .ok_or_else(|| StoreError::Backend("the store gave no id".into()))
+        .ok_or_else(crate::caps::no_id)
 }
 
 /// One id of a counter a transaction may take many of (`Write::next_id_of_many`).
