@@ -216,8 +216,9 @@ pub fn girocode(
     Ok(opened(txn, ctx, link)?.map(|(doc, settings)| transfer_shown(&doc, &settings)))
 }
 
-/// The keys every answer of `link` reads, whatever it shows: its account's clock,
-/// settings and portal key, and the linked document. A caller fetches them in one call
+/// The keys an answer of `link` reads first: its account's clock and settings, the linked
+/// document, and the portal key its page's forms are signed with (a download, which has
+/// no form, leaves that one unread). A caller fetches them in one call
 /// (`caps::Prefetched`).
 pub fn first_reads(link: &Link) -> Vec<Vec<u8>> {
     let account = link.account;

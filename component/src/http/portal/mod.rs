@@ -177,15 +177,13 @@ fn linked_or_error(
         Method::Post => file.is_none(),
         Method::Put | Method::Delete | Method::Other(_) => false,
     };
-    // One snapshot for everything the request reads: the link, its account's clock (read
-    // before the rate limit is asked, which costs a refused request nothing it would not
-    // have cost anyway) and what the link opens.
+    // One snapshot for everything the request reads: the link, then, for a request that
+    // is allowed and within the link's limit, what the link opens (its first reads in one
+    // call, `portal::first_reads`): a refused request reads nothing more than the link.
     let txn = caps.store.begin_read()?;
     let Some(link) = links::find(txn.as_ref(), token)? else {
         return Ok(not_found());
     };
-    let txn: Box<dyn Read> = Box::new(Prefetched::new(txn, portal::first_reads(&link))?);
-    let clock = clock::load(txn.as_ref(), link.account)?;
     if !verb_allowed {
         return Ok(not_allowed(allowed));
     }
@@ -211,6 +209,8 @@ fn linked_or_error(
             .push(("retry-after".into(), wait.max(1).to_string()));
         return Ok(r);
     }
+    let txn: Box<dyn Read> = Box::new(Prefetched::new(txn, portal::first_reads(&link))?);
+    let clock = clock::load(txn.as_ref(), link.account)?;
     let scoped = Scoped::account(caps.store, link.account);
     let caps = &Caps {
         store: &scoped,
