@@ -315,7 +315,9 @@ const INLINE_BODY_MAX: u64 = 64 * 1024;
 /// its downloads below it) opens a document without an API key: its token is a
 /// credential, which a log must not hold (the store keeps only its hash), so it is
 /// written as `…`. Every other path is logged as sent; a query, where an API key may be,
-/// never is.
+/// never is. The host decides this itself, where the component says everything else of
+/// its answers (`OUTCOME`): the path is logged also for a request the guest never
+/// answered (a trap, a deadline), and that line must not hold the token either.
 fn logged_path(path: &str) -> std::borrow::Cow<'_, str> {
     match path.strip_prefix("/portal/") {
         Some(rest) if !rest.is_empty() && rest != "style.css" => match rest.split_once('/') {
