@@ -172,6 +172,34 @@ pub fn document_of(
     Ok(opened(txn, ctx, link)?.map(|(doc, _)| doc))
 }
 
+/// Whether a portal page reads the setting `name`: the seller's (`company_…`), the
+/// language, whether a GiroCode is shown and delivery notes priced, how long links work.
+/// A page copies only these out of the stored settings (most of a page's work, when it
+/// copied all of them); `http::portal_tests::pages_read_no_setting_they_do_not_load`
+/// renders every kind of page with these and with all settings alike.
+fn shown_setting(name: &str) -> bool {
+    name.starts_with("company_")
+        || matches!(
+            name,
+            "delivery_note_prices" | "girocode" | "locale" | "portal_link_days"
+        )
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by a test: pages load every setting, to compare with what `shown_setting` loads.
+    pub(crate) static EVERY_SETTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The settings of `account` that a page reads (`shown_setting`).
+fn page_settings(txn: &dyn Read, account: u64) -> Result<Record, Error> {
+    #[cfg(test)]
+    if EVERY_SETTING.get() {
+        return settings::load_stored(txn, account);
+    }
+    settings::load_some(txn, account, shown_setting)
+}
+
 /// The document a link opens, with its account's settings, when it opens one and still
 /// works.
 fn opened(
@@ -187,7 +215,7 @@ fn opened(
         Err(Error::NotFound(_)) => return Ok(Err(Closed::NotFound)),
         Err(e) => return Err(e),
     };
-    let settings = settings::load_stored(txn, link.account)?;
+    let settings = page_settings(txn, link.account)?;
     if expires_at(link, &doc, &settings).is_some_and(|at| ctx.now >= at) {
         let client = records::load(txn, &CLIENTS, link.account, doc.client_id)?;
         return Ok(Err(Closed::Expired {
@@ -374,7 +402,7 @@ fn client_page(
     client_id: u64,
     expires: i64,
 ) -> Result<Result<Opened, Closed>, Error> {
-    let settings = settings::load_stored(txn, account)?;
+    let settings = page_settings(txn, account)?;
     let client = match records::load(txn, &CLIENTS, account, client_id) {
         Ok(client) => client,
         Err(Error::NotFound(_)) => return Ok(Err(Closed::NotFound)),

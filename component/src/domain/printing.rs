@@ -56,16 +56,28 @@ pub fn format_money(amount: Decimal, currency: &str, locale: &str) -> String {
     } else {
         (',', '.')
     };
-    let int = (cents.unsigned_abs() / 100).to_string();
-    let mut out = String::with_capacity(int.len() * 4 / 3 + 5 + currency.len());
+    // The whole units' digits, last first, into a buffer of their own: one allocation,
+    // the answer's.
+    let mut digits = [0u8; 40];
+    let mut len = 0;
+    let mut int = cents.unsigned_abs() / 100;
+    loop {
+        digits[len] = b'0' + (int % 10) as u8;
+        len += 1;
+        int /= 10;
+        if int == 0 {
+            break;
+        }
+    }
+    let mut out = String::with_capacity(len * 4 / 3 + 5 + currency.len());
     if cents < 0 {
         out.push('-');
     }
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i).is_multiple_of(3) {
+    for i in (0..len).rev() {
+        out.push(char::from(digits[i]));
+        if i > 0 && i.is_multiple_of(3) {
             out.push(group);
         }
-        out.push(c);
     }
     out.push(point);
     let frac = cents.unsigned_abs() % 100;
@@ -80,21 +92,28 @@ pub fn format_money(amount: Decimal, currency: &str, locale: &str) -> String {
 
 /// A quantity or rate without trailing zeros, in the locale's decimal mark.
 pub fn format_number(d: Decimal, locale: &str) -> String {
-    let text = d.normalize().to_string();
-    if decimal_comma(locale) {
-        text.replace('.', ",")
-    } else {
-        text
+    let mut text = d.normalize().to_string();
+    if decimal_comma(locale)
+        && let Some(point) = text.find('.')
+    {
+        text.replace_range(point..=point, ",");
     }
+    text
 }
 
+/// A date as the locale writes it: `31.12.2026` in German, else `2026-12-31`.
 pub fn format_date(date: Date, locale: &str) -> String {
-    let iso = date.to_string();
-    if locale.to_ascii_lowercase().starts_with("de") {
-        format!("{}.{}.{}", &iso[8..10], &iso[5..7], &iso[0..4])
+    let mut iso = Vec::with_capacity(10);
+    date.push_to(&mut iso);
+    let german = locale
+        .get(..2)
+        .is_some_and(|lang| lang.eq_ignore_ascii_case("de"));
+    let text = if german && iso.len() == 10 {
+        [&iso[8..10], b".", &iso[5..7], b".", &iso[0..4]].concat()
     } else {
         iso
-    }
+    };
+    String::from_utf8(text).expect("a date is written in ASCII")
 }
 
 /// The document's [`values`], made when a text first names one of them.
@@ -528,7 +547,11 @@ fn item_table(doc: &Document, items: &[Item], locale: &str, priced: bool) -> Tab
                 let total = money(line_total);
                 row.extend([
                     money(item.unit_price),
-                    format!("{} %", format_number(rate, locale)),
+                    {
+                        let mut rate = format_number(rate, locale);
+                        rate.push_str(" %");
+                        rate
+                    },
                     if item.optional {
                         format!("({total})")
                     } else {
@@ -672,5 +695,22 @@ mod tests {
             format_money(d("123456789012.3"), "EUR", "en"),
             "123,456,789,012.30 EUR"
         );
+        assert_eq!(format_money(d("100"), "EUR", "de_DE"), "100,00 EUR");
+        assert_eq!(format_money(d("1000"), "EUR", "de_DE"), "1.000,00 EUR");
+    }
+
+    #[test]
+    fn numbers_and_dates_are_written_for_the_locale() {
+        let d = |s: &str| s.parse::<Decimal>().unwrap();
+        assert_eq!(format_number(d("1.500"), "de_DE"), "1,5");
+        assert_eq!(format_number(d("1.500"), "en_US"), "1.5");
+        assert_eq!(format_number(d("19.00"), "de"), "19");
+        assert_eq!(format_number(d("-0.25"), "de_AT"), "-0,25");
+        let date = Date::parse("2026-12-31").unwrap();
+        assert_eq!(format_date(date, "de_DE"), "31.12.2026");
+        assert_eq!(format_date(date, "DE"), "31.12.2026");
+        assert_eq!(format_date(date, "en_GB"), "2026-12-31");
+        assert_eq!(format_date(date, ""), "2026-12-31");
+        assert_eq!(format_date(date, "d"), "2026-12-31");
     }
 }

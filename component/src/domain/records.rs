@@ -10,7 +10,7 @@ use super::date::Date;
 use super::events::{self, Verb};
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_mandatory, check_not_cleared};
 use super::{Ctx, Error};
-use crate::caps::{Read, Write};
+use crate::caps::{Read, StoreError, Write};
 use crate::store::forms::{
     Dec16, DecTuple, DecimalForm, StoredRecord, StoredRecordPairs, StoredScalar,
 };
@@ -832,23 +832,46 @@ pub fn decode_record(bytes: &[u8]) -> Result<Record, Error> {
 
 /// A record's stored values in their stored order, by name.
 pub fn decode_pairs(bytes: &[u8]) -> Result<Vec<(String, Scalar)>, Error> {
-    fn from<D: DecimalForm>(s: StoredRecordPairs<D>) -> Vec<(String, Scalar)> {
+    decode_pairs_kept(bytes, |_| true)
+}
+
+/// The stored values of a record that `keep` takes by name, in their stored order: the
+/// others are passed over in the stored bytes, never copied.
+pub fn decode_pairs_kept(
+    bytes: &[u8],
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, Scalar)>, Error> {
+    fn from<D: DecimalForm>(
+        s: StoredRecordPairs<'_, D>,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<Vec<(String, Scalar)>, Error> {
         s.values
             .into_iter()
+            .filter(|(name, _)| keep(name))
             .map(|(name, v)| {
                 let scalar = match v {
-                    StoredScalar::Text(t) => Scalar::Text(t),
+                    StoredScalar::Text(t) => Scalar::Text(
+                        std::str::from_utf8(t)
+                            .map_err(|_| {
+                                StoreError::Backend(format!("corrupt record: {name} is not UTF-8"))
+                            })?
+                            .to_owned(),
+                    ),
                     StoredScalar::Int(i) => Scalar::Int(i),
                     StoredScalar::Dec(d) => Scalar::Dec(d.get()),
                     StoredScalar::Date(d) => Scalar::Date(Date::from_julian(d)),
                     StoredScalar::DateTime(t) => Scalar::DateTime(t),
                     StoredScalar::Bool(b) => Scalar::Bool(b),
                 };
-                (name, scalar)
+                Ok((name.to_owned(), scalar))
             })
             .collect()
     }
-    Ok(store::decode(bytes, from::<DecTuple>, from::<Dec16>)?)
+    store::decode(
+        bytes,
+        |s| from::<DecTuple>(s, &keep),
+        |s| from::<Dec16>(s, &keep),
+    )?
 }
 
 #[cfg(test)]
@@ -867,6 +890,22 @@ mod tests {
     static INDEXED_RES: Resource = Resource::new("things", "thing", INDEXED_FIELDS, &Plain)
         .filtered(&[Filter::exact("parent_id", "parent_id")])
         .indexed(&["parent_id", "name"]);
+
+    /// A record's texts are checked to be UTF-8 when they are read: a kept one that is not
+    /// makes the record corrupt, one passed over is not looked at.
+    #[test]
+    fn only_kept_texts_are_read() {
+        let mut record = Record::default();
+        record.set("a", Some(Scalar::Text("ok".into())));
+        record.set("b", Some(Scalar::Text("zz".into())));
+        let mut bytes = encode_record(&record);
+        let at = bytes.windows(2).position(|w| w == b"zz").unwrap();
+        bytes[at..at + 2].copy_from_slice(&[0xff, 0xfe]);
+        let kept = decode_pairs_kept(&bytes, |name| name == "a").unwrap();
+        assert_eq!(kept, vec![("a".to_owned(), Scalar::Text("ok".into()))]);
+        let err = decode_pairs(&bytes).unwrap_err();
+        assert!(format!("{err:?}").contains("b is not UTF-8"), "{err:?}");
+    }
 
     /// Index entries follow creates, updates and deletes; a list filtered by an indexed
     /// field reads them.

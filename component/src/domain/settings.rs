@@ -497,12 +497,23 @@ pub(crate) fn key(account: u64) -> Vec<u8> {
 
 /// The stored settings over their defaults, without the computed fields.
 pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
+    load_some(txn, account, |_| true)
+}
+
+/// The settings `keep` takes by name, stored over their defaults: a reader that needs a
+/// few of them copies only those out of the stored record.
+pub fn load_some(txn: &dyn Read, account: u64, keep: fn(&str) -> bool) -> Result<Record, Error> {
     let stored = match txn.get(&key(account))? {
-        Some(bytes) => records::decode_pairs(&bytes)?,
+        Some(bytes) => records::decode_pairs_kept(&bytes, keep)?,
         None => Vec::new(),
     };
+    let presets = PRESETS.iter().filter(|(name, _)| keep(name));
     if !stored.is_sorted_by(|a, b| a.0 < b.0) {
-        let mut record = defaults();
+        let mut record = Record {
+            values: presets
+                .map(|(name, v)| ((*name).to_owned(), v.scalar()))
+                .collect(),
+        };
         record.values.extend(stored);
         return Ok(record);
     }
@@ -510,7 +521,7 @@ pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
     // from sorted pairs (inserting each stored value into a map of the defaults was most
     // of the cost of reading settings).
     let mut merged = Vec::with_capacity(PRESETS.len() + stored.len());
-    let mut presets = PRESETS.iter().peekable();
+    let mut presets = presets.peekable();
     for (name, value) in stored {
         while let Some((preset, v)) = presets.next_if(|(p, _)| *p < name.as_str()) {
             merged.push(((*preset).to_owned(), v.scalar()));
@@ -522,16 +533,6 @@ pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
     Ok(Record {
         values: merged.into_iter().collect(),
     })
-}
-
-/// The settings of an account that stored none.
-fn defaults() -> Record {
-    Record {
-        values: PRESETS
-            .iter()
-            .map(|(name, v)| ((*name).to_owned(), v.scalar()))
-            .collect(),
-    }
 }
 
 /// The settings as the API shows them, with the next numbers of each range: the number a
@@ -685,10 +686,21 @@ pub fn parse_payment_types(list: &str) -> Result<Vec<&'static str>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The settings of an account that stored none.
+    fn defaults() -> Record {
+        Record {
+            values: PRESETS
+                .iter()
+                .map(|(name, v)| ((*name).to_owned(), v.scalar()))
+                .collect(),
+        }
+    }
     use crate::caps::{Store as _, mem::MemStore};
 
     /// Stored values over the defaults, as a copy of the defaults with the stored values
-    /// put into it gives them: every stored name wins, every other field keeps its default.
+    /// put into it gives them: every stored name wins, every other field keeps its default;
+    /// some of them are those of the whole.
     #[test]
     fn stored_settings_lie_over_their_defaults() {
         let store = MemStore::default();
@@ -707,6 +719,15 @@ mod tests {
         assert_eq!(loaded, expected);
         assert_eq!(loaded.text("currency_code"), "CHF");
         assert_eq!(load_stored(read.as_ref(), 8).unwrap(), defaults());
+
+        // Some of them: exactly those of the whole that the filter takes.
+        let some = |name: &str| name.starts_with("c") || name.starts_with("z");
+        let mut expected = loaded.clone();
+        expected.values.retain(|name, _| some(name));
+        assert_eq!(load_some(read.as_ref(), 7, some).unwrap(), expected);
+        assert_eq!(expected.text("currency_code"), "CHF");
+        assert_eq!(expected.get("zzz_unknown_last"), Some(&Scalar::Bool(true)));
+        assert_eq!(expected.get("due_days"), None);
     }
 
     #[test]

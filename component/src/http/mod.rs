@@ -20,6 +20,8 @@ pub(crate) mod idempotency;
 mod incomings;
 mod openapi;
 mod portal;
+#[cfg(test)]
+mod portal_tests;
 mod query;
 #[cfg(test)]
 mod read_only_tests;

@@ -28,7 +28,7 @@ impl Store for ReadOnly<'_> {
 }
 
 /// The consistency world with one record of each kind this round added.
-fn everything() -> World {
+pub(super) fn everything() -> World {
     let w = world();
     for (path, body) in [
         ("/api/units", "<unit><name>Stunde</name></unit>"),

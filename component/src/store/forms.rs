@@ -418,11 +418,15 @@ pub struct StoredPrincipal {
     pub is_admin: bool,
 }
 
-/// A value of a record-shaped resource, in variant order.
+/// A value of a record-shaped resource, in variant order. Its text is a `String`, or its
+/// bytes where a reader takes it in place from the stored bytes (`StoredRecordPairs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
-pub enum StoredScalar<D> {
-    Text(String),
+#[serde(bound(
+    deserialize = "D: Deserialize<'de>, T: Deserialize<'de>",
+    serialize = "D: Serialize, T: Serialize"
+))]
+pub enum StoredScalar<D, T = String> {
+    Text(T),
     Int(i64),
     Dec(D),
     /// A Julian day number.
@@ -442,11 +446,14 @@ pub struct StoredRecord<D> {
 /// A [`StoredRecord`] as its reader takes it: postcard writes a map as its length and its
 /// pairs, as it writes a sequence of pairs, so the pairs decode as they were written (by
 /// name, a map's order) without a map built on the way
-/// (`tests::a_stored_record_reads_as_its_pairs_in_order`).
+/// (`tests::a_stored_record_reads_as_its_pairs_in_order`), names and texts in place: a
+/// reader copies only the values it keeps. A text is taken as its bytes (postcard writes
+/// a string as it writes bytes), so that only a text kept is checked to be UTF-8.
 #[derive(Debug, Deserialize)]
-#[serde(bound(deserialize = "D: Deserialize<'de>"))]
-pub struct StoredRecordPairs<D> {
-    pub values: Vec<(String, StoredScalar<D>)>,
+#[serde(bound(deserialize = "'de: 'a, D: Deserialize<'de>"))]
+pub struct StoredRecordPairs<'a, D> {
+    #[serde(borrow)]
+    pub values: Vec<(&'a str, StoredScalar<D, &'a [u8]>)>,
 }
 
 #[cfg(test)]
@@ -471,7 +478,24 @@ mod tests {
         };
         let bytes = postcard::to_allocvec(&record).unwrap();
         let pairs: StoredRecordPairs<Dec16> = postcard::from_bytes(&bytes).unwrap();
-        assert_eq!(pairs.values, record.values.into_iter().collect::<Vec<_>>());
+        let owned: Vec<(String, StoredScalar<Dec16>)> = pairs
+            .values
+            .into_iter()
+            .map(|(name, v)| {
+                let v = match v {
+                    StoredScalar::Text(t) => {
+                        StoredScalar::Text(String::from_utf8(t.to_vec()).unwrap())
+                    }
+                    StoredScalar::Int(i) => StoredScalar::Int(i),
+                    StoredScalar::Dec(d) => StoredScalar::Dec(d),
+                    StoredScalar::Date(d) => StoredScalar::Date(d),
+                    StoredScalar::DateTime(t) => StoredScalar::DateTime(t),
+                    StoredScalar::Bool(b) => StoredScalar::Bool(b),
+                };
+                (name.to_owned(), v)
+            })
+            .collect();
+        assert_eq!(owned, record.values.into_iter().collect::<Vec<_>>());
     }
 
     /// File bytes written as a byte string read as the sequence of `u8` earlier versions

@@ -19,8 +19,8 @@ pub mod keys;
 #[cfg(test)]
 mod layout_tests;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::caps::{Entry, Read, StoreError, Write};
 use crate::limits;
@@ -73,15 +73,16 @@ pub fn decode_with_format<T: DeserializeOwned>(
     }
 }
 
-/// The postcard body of a record as the stored form `T`.
-pub fn read<T: DeserializeOwned>(body: &[u8]) -> Result<T, StoreError> {
+/// The postcard body of a record as the stored form `T` (which may borrow from it).
+pub fn read<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, StoreError> {
     postcard::from_bytes(body).map_err(|e| StoreError::Backend(format!("corrupt record: {e}")))
 }
 
 /// Reads a record that holds decimals: written at version 1 it is read as `A` (decimals
-/// as tuples) and converted by `v1`, later as `B` and converted by `current`.
-pub fn decode<A: DeserializeOwned, B: DeserializeOwned, R>(
-    bytes: &[u8],
+/// as tuples) and converted by `v1`, later as `B` and converted by `current`. Either may
+/// borrow from `bytes`.
+pub fn decode<'a, A: Deserialize<'a>, B: Deserialize<'a>, R>(
+    bytes: &'a [u8],
     v1: impl FnOnce(A) -> R,
     current: impl FnOnce(B) -> R,
 ) -> Result<R, StoreError> {

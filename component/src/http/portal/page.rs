@@ -1,50 +1,65 @@
 //! The portal's HTML: a document's page, a client's session, and the pages that say why a
 //! link opens nothing. Every text that comes from the store or the request is written
-//! through `Esc`, which escapes it; markup is written only from literals here. The pages
+//! escaped (`esc`, the `(text)` parts of `html!`); markup is written only from literals
+//! and static texts here. The pages
 //! need no script, no inline style and nothing from another origin: one stylesheet
 //! (`style.css`, beside the pages), forms that post back to the page's own address, the
 //! GiroCode as inline SVG.
 
-use std::fmt::{self, Display, Write as _};
+use std::fmt::Write as _;
 
 use super::texts::Lang;
 use crate::domain::documents::{DocKind, Shown};
 use crate::domain::portal::{ClientPage, DocumentPage, Listed, OfferState, Seller};
 
-/// A text written into HTML, escaped (also inside attribute values).
-pub(super) struct Esc<'a>(pub(super) &'a str);
+/// Writes a text into HTML, escaped (also inside attribute values). Every markup byte is
+/// ASCII, so the text is cut only at character boundaries.
+pub(super) fn esc(m: &mut String, text: &str) {
+    let mut from = 0;
+    for (at, byte) in text.bytes().enumerate() {
+        let entity = match byte {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        m.push_str(&text[from..at]);
+        m.push_str(entity);
+        from = at + 1;
+    }
+    m.push_str(&text[from..]);
+}
 
-impl Display for Esc<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut rest = self.0;
-        while let Some(at) = rest.find(['&', '<', '>', '"', '\'']) {
-            f.write_str(&rest[..at])?;
-            f.write_str(match rest.as_bytes()[at] {
-                b'&' => "&amp;",
-                b'<' => "&lt;",
-                b'>' => "&gt;",
-                b'"' => "&quot;",
-                _ => "&#39;",
-            })?;
-            rest = &rest[at + 1..];
+/// Writes a text of several lines, each escaped, joined by line breaks.
+fn lines(m: &mut String, text: &str) {
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            m.push_str("<br>");
         }
-        f.write_str(rest)
+        esc(m, line);
     }
 }
 
-/// A text of several lines, each escaped, joined by line breaks.
-struct Lines<'a>(&'a str);
-
-impl Display for Lines<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, line) in self.0.lines().enumerate() {
-            if i > 0 {
-                f.write_str("<br>")?;
-            }
-            Esc(line).fmt(f)?;
-        }
-        Ok(())
-    }
+/// Writes markup to a page: each literal as it is, each `(text)` escaped (`esc`), each
+/// `[markup]` as it is, which must be a `&'static str` of this file; a page is written
+/// in pieces, without formatting (the portal's pages are its most frequent answers).
+macro_rules! html {
+    ($m:expr; $($part:tt)*) => {{
+        let m: &mut String = $m;
+        $(html!(@part m, $part);)*
+    }};
+    (@part $m:ident, $markup:literal) => {
+        $m.push_str($markup)
+    };
+    (@part $m:ident, ($text:expr)) => {
+        esc($m, $text)
+    };
+    (@part $m:ident, [$markup:expr]) => {{
+        let markup: &'static str = $markup;
+        $m.push_str(markup)
+    }};
 }
 
 /// What the page says happened, after a form was sent (`?done=`).
@@ -66,56 +81,60 @@ impl Done {
     }
 }
 
-/// The frame of every page: head, the seller's header, `main`, the seller's footer.
-fn frame(lang: Lang, title: &str, seller: Option<&Seller>, main: &str) -> String {
-    let mut out = String::with_capacity(main.len() + 2048);
-    let _ = write!(
-        out,
-        "<!doctype html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n\
+/// A page in its frame: head, the seller's header, `main` (written by `main`), the
+/// seller's footer.
+fn frame(
+    lang: Lang,
+    title: &str,
+    seller: Option<&Seller>,
+    main: impl FnOnce(&mut String),
+) -> String {
+    let mut out = String::with_capacity(8192);
+    let m = &mut out;
+    html!(m; "<!doctype html>\n<html lang=\"" [lang.code()] "\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"robots\" content=\"noindex, nofollow\">\n\
          <meta name=\"referrer\" content=\"no-referrer\">\n\
-         <title>{}</title>\n<link rel=\"stylesheet\" href=\"style.css\">\n</head>\n<body>\n",
-        lang.code(),
-        Esc(title)
-    );
+         <title>" (title) "</title>\n<link rel=\"stylesheet\" href=\"style.css\">\n</head>\n<body>\n");
     if let Some(seller) = seller.filter(|s| !s.name.is_empty()) {
-        let _ = write!(
-            out,
-            "<header class=\"masthead\"><div class=\"wrap\"><p class=\"seller-name\">{}</p>",
-            Esc(&seller.name)
-        );
+        html!(m; "<header class=\"masthead\"><div class=\"wrap\"><p class=\"seller-name\">"
+            (&seller.name) "</p>");
         if !seller.address.is_empty() {
-            let _ = write!(
-                out,
-                "<p class=\"seller-address\">{}</p>",
-                Esc(&seller.address.join(" · "))
-            );
+            html!(m; "<p class=\"seller-address\">" (&seller.address.join(" · ")) "</p>");
         }
-        out.push_str("</div></header>\n");
+        m.push_str("</div></header>\n");
     }
-    let _ = write!(out, "<main class=\"wrap\">\n{main}</main>\n");
+    m.push_str("<main class=\"wrap\">\n");
+    main(m);
+    m.push_str("</main>\n");
     if let Some(seller) = seller {
-        out.push_str(&footer(lang, seller));
+        footer(m, lang, seller);
     }
-    out.push_str("</body>\n</html>\n");
+    m.push_str("</body>\n</html>\n");
     out
 }
 
-/// The seller's name and how to reach them.
-fn footer(lang: Lang, seller: &Seller) -> String {
-    let mut parts: Vec<String> = Vec::new();
+/// The seller's name and how to reach them: the parts given, separated by dots.
+fn footer(m: &mut String, lang: Lang, seller: &Seller) {
+    let start = m.len();
+    let separate = |m: &mut String| {
+        m.push_str(if m.len() == start {
+            "<footer class=\"wrap site-footer\"><p>"
+        } else {
+            " <span aria-hidden=\"true\">·</span> "
+        });
+    };
     if !seller.name.is_empty() {
-        parts.push(format!("<strong>{}</strong>", Esc(&seller.name)));
+        separate(m);
+        html!(m; "<strong>" (&seller.name) "</strong>");
     }
     for line in &seller.address {
-        parts.push(Esc(line).to_string());
+        separate(m);
+        esc(m, line);
     }
     if !seller.email.is_empty() {
-        parts.push(format!(
-            "<a href=\"mailto:{0}\">{0}</a>",
-            Esc(&seller.email)
-        ));
+        separate(m);
+        html!(m; "<a href=\"mailto:" (&seller.email) "\">" (&seller.email) "</a>");
     }
     if !seller.phone.is_empty() {
         let dial: String = seller
@@ -123,26 +142,16 @@ fn footer(lang: Lang, seller: &Seller) -> String {
             .chars()
             .filter(|c| c.is_ascii_digit() || *c == '+')
             .collect();
-        parts.push(format!(
-            "<a href=\"tel:{}\">{}</a>",
-            Esc(&dial),
-            Esc(&seller.phone)
-        ));
+        separate(m);
+        html!(m; "<a href=\"tel:" (&dial) "\">" (&seller.phone) "</a>");
     }
     if !seller.vat_number.is_empty() {
-        parts.push(format!(
-            "{} {}",
-            lang.pick("VAT ID", "USt-IdNr."),
-            Esc(&seller.vat_number)
-        ));
+        separate(m);
+        html!(m; [lang.pick("VAT ID", "USt-IdNr.")] " " (&seller.vat_number));
     }
-    if parts.is_empty() {
-        return String::new();
+    if m.len() > start {
+        m.push_str("</p></footer>\n");
     }
-    format!(
-        "<footer class=\"wrap site-footer\"><p>{}</p></footer>\n",
-        parts.join(" <span aria-hidden=\"true\">·</span> ")
-    )
 }
 
 /// The class of a status badge.
@@ -166,56 +175,54 @@ pub(super) fn document(
     let lang = Lang::of(&page.locale);
     let heading = heading(lang, page);
     let number = number(page);
-    let mut m = String::with_capacity(8192);
-    if let Some(done) = done {
-        done_notice(&mut m, lang, done);
-    }
-    let _ = writeln!(
-        m,
-        "<section class=\"doc-head\"><p class=\"kind\">{}</p><h1>{}</h1>\
-         <p class=\"status {}\">{}</p></section>",
-        Esc(&heading),
-        Esc(number),
-        status_class(page.shown),
-        Esc(lang.status(page.shown))
-    );
-    m.push_str("<div class=\"overview\">\n");
-    facts_card(&mut m, lang, page);
-    if let Some(p) = &page.payment {
-        payment_card(&mut m, lang, page, p, token);
-    }
-    m.push_str("</div>\n");
-    if !page.intro.trim().is_empty() {
-        let _ = writeln!(m, "<p class=\"text\">{}</p>", Lines(&page.intro));
-    }
-    items_card(&mut m, lang, page);
-    if page.doc.tax_free {
-        let _ = writeln!(
-            m,
-            "<p class=\"text\">{}</p>",
-            Esc(lang.pick(
-                "No tax is charged on this document.",
-                "Auf dieses Dokument wird keine Steuer berechnet."
-            ))
-        );
-    }
-    if !page.note.trim().is_empty() {
-        let _ = writeln!(m, "<p class=\"text\">{}</p>", Lines(&page.note));
-    }
-    downloads_card(&mut m, lang, page, token);
-    if let Some(offer) = &page.offer {
-        offer_card(&mut m, lang, page.shown, offer, token, form_token);
-    }
-    comments_card(&mut m, lang, page, token, form_token);
     let title = format!("{heading} {number} – {}", page.seller.name);
-    frame(lang, title.trim_end_matches(" – "), Some(&page.seller), &m)
+    frame(
+        lang,
+        title.trim_end_matches(" – "),
+        Some(&page.seller),
+        |m| {
+            if let Some(done) = done {
+                done_notice(m, lang, done);
+            }
+            html!(m; "<section class=\"doc-head\"><p class=\"kind\">" (heading) "</p><h1>"
+                (number) "</h1><p class=\"status " [status_class(page.shown)] "\">"
+                (lang.status(page.shown)) "</p></section>\n<div class=\"overview\">\n");
+            facts_card(m, lang, page);
+            if let Some(p) = &page.payment {
+                payment_card(m, lang, page, p, token);
+            }
+            m.push_str("</div>\n");
+            if !page.intro.trim().is_empty() {
+                m.push_str("<p class=\"text\">");
+                lines(m, &page.intro);
+                m.push_str("</p>\n");
+            }
+            items_card(m, lang, page);
+            if page.doc.tax_free {
+                html!(m; "<p class=\"text\">" [lang.pick(
+                    "No tax is charged on this document.",
+                    "Auf dieses Dokument wird keine Steuer berechnet."
+                )] "</p>\n");
+            }
+            if !page.note.trim().is_empty() {
+                m.push_str("<p class=\"text\">");
+                lines(m, &page.note);
+                m.push_str("</p>\n");
+            }
+            downloads_card(m, lang, page, token);
+            if let Some(offer) = &page.offer {
+                offer_card(m, lang, page.shown, offer, token, form_token);
+            }
+            comments_card(m, lang, page, token, form_token);
+        },
+    )
 }
 
 /// The page's heading: the document's title, else the name of its kind.
-fn heading(lang: Lang, page: &DocumentPage) -> String {
+fn heading(lang: Lang, page: &DocumentPage) -> &str {
     match page.doc.title.trim() {
-        "" => lang.kind(page.doc.kind).to_owned(),
-        title => title.to_owned(),
+        "" => lang.kind(page.doc.kind),
+        title => title,
     }
 }
 
@@ -244,7 +251,7 @@ fn done_notice(m: &mut String, lang: Lang, done: Done) {
             "Vielen Dank: Ihre Nachricht wurde gesendet.",
         ),
     };
-    let _ = writeln!(m, "<p class=\"notice\" role=\"status\">{}</p>", Esc(text));
+    html!(m; "<p class=\"notice\" role=\"status\">" [text] "</p>\n");
 }
 
 /// The card of the document's facts as its PDF prints them (dates, numbers), and whom it
@@ -252,47 +259,31 @@ fn done_notice(m: &mut String, lang: Lang, done: Done) {
 fn facts_card(m: &mut String, lang: Lang, page: &DocumentPage) {
     m.push_str("<section class=\"card facts\">\n<dl>\n");
     for (label, value) in &page.printed.meta {
-        let _ = writeln!(
-            m,
-            "<div><dt>{}</dt><dd>{}</dd></div>",
-            Esc(&lang.label(page.doc.kind, label)),
-            Esc(value)
-        );
+        html!(m; "<div><dt>" (&lang.label(page.doc.kind, label)) "</dt><dd>" (value)
+            "</dd></div>\n");
     }
     if !page.printed.recipient.is_empty() {
-        let _ = writeln!(
-            m,
-            "<div class=\"recipient\"><dt>{}</dt><dd>{}</dd></div>",
-            Esc(lang.pick("For", "Für")),
-            Lines(&page.printed.recipient.join("\n"))
-        );
+        html!(m; "<div class=\"recipient\"><dt>" [lang.pick("For", "Für")] "</dt><dd>");
+        lines(m, &page.printed.recipient.join("\n"));
+        m.push_str("</dd></div>\n");
     }
     m.push_str("</dl>\n</section>\n");
 }
 
 /// The card of the downloads: the PDF, and the e-invoice when one was issued.
 fn downloads_card(m: &mut String, lang: Lang, page: &DocumentPage, token: &str) {
-    let _ = write!(
-        m,
-        "<section class=\"card actions\" aria-label=\"{}\">\n\
-         <a class=\"button\" href=\"{}/pdf\" download>{}</a>\n",
-        Esc(lang.pick("Downloads", "Downloads")),
-        Esc(token),
-        Esc(lang.pick("Download PDF", "PDF herunterladen"))
-    );
+    html!(m; "<section class=\"card actions\" aria-label=\""
+        [lang.pick("Downloads", "Downloads")] "\">\n<a class=\"button\" href=\"" (token)
+        "/pdf\" download>" [lang.pick("Download PDF", "PDF herunterladen")] "</a>\n");
     if let Some(profile) = page.einvoice {
         let name = if profile.is_xrechnung() {
             "XRechnung"
         } else {
             "Factur-X"
         };
-        let _ = writeln!(
-            m,
-            "<a class=\"button secondary\" href=\"{}/e-invoice\" download>{} ({})</a>",
-            Esc(token),
-            Esc(lang.pick("Download e-invoice", "E-Rechnung herunterladen")),
-            name
-        );
+        html!(m; "<a class=\"button secondary\" href=\"" (token) "/e-invoice\" download>"
+            [lang.pick("Download e-invoice", "E-Rechnung herunterladen")] " (" [name]
+            ")</a>\n");
     }
     m.push_str("</section>\n");
 }
@@ -307,28 +298,17 @@ fn payment_card(
     token: &str,
 ) {
     let overdue = page.shown == Shown::Overdue;
-    let _ = write!(
-        m,
-        "<section class=\"card pay\">\n<h2>{}</h2>\n<p class=\"amount\">{}</p>\n\
-         <p class=\"due{}\">{} {}</p>\n",
-        Esc(lang.pick("Amount due", "Offener Betrag")),
-        Esc(&p.amount),
-        if overdue { " overdue" } else { "" },
-        Esc(if overdue {
+    html!(m; "<section class=\"card pay\">\n<h2>" [lang.pick("Amount due", "Offener Betrag")]
+        "</h2>\n<p class=\"amount\">" (&p.amount) "</p>\n<p class=\"due"
+        [if overdue { " overdue" } else { "" }] "\">"
+        [if overdue {
             lang.pick("Was due on", "War fällig am")
         } else {
             lang.pick("Due on", "Fällig am")
-        }),
-        Esc(&p.due_date)
-    );
+        }] " " (&p.due_date) "</p>\n");
     if let Some((until, amount)) = &p.discount {
-        let _ = writeln!(
-            m,
-            "<p class=\"discount\">{} {}: {}</p>",
-            Esc(lang.pick("Paid by", "Bei Zahlung bis")),
-            Esc(until),
-            Esc(amount)
-        );
+        html!(m; "<p class=\"discount\">" [lang.pick("Paid by", "Bei Zahlung bis")] " "
+            (until) ": " (amount) "</p>\n");
     }
     if p.iban.trim().is_empty() {
         m.push_str("</section>\n");
@@ -346,52 +326,36 @@ fn payment_card(
 /// the rest of the page, and a browser keeps it for as long as the code stays the same
 /// (`portal::girocode`).
 fn girocode_figure(m: &mut String, lang: Lang, token: &str, version: &str) {
-    let _ = writeln!(
-        m,
-        "<figure class=\"girocode\"><img src=\"{}/girocode.svg?v={}\" alt=\"GiroCode\" \
-         width=\"168\" height=\"168\"><figcaption>{}</figcaption></figure>",
-        Esc(token),
-        Esc(version),
-        Esc(lang.pick(
+    html!(m; "<figure class=\"girocode\"><img src=\"" (token) "/girocode.svg?v=" (version)
+        "\" alt=\"GiroCode\" width=\"168\" height=\"168\"><figcaption>"
+        [lang.pick(
             "Scan with your banking app to pay",
             "Mit der Banking-App scannen und bezahlen"
-        ))
-    );
+        )] "</figcaption></figure>\n");
 }
 
 /// The account to transfer to: holder, IBAN, BIC when given, and the reference.
 fn bank_details(m: &mut String, lang: Lang, p: &crate::domain::portal::Payment) {
-    let _ = write!(
-        m,
-        "<dl class=\"bank\">\n<div><dt>{}</dt><dd>{}</dd></div>\n\
-         <div><dt>IBAN</dt><dd class=\"mono\">{}</dd></div>\n",
-        Esc(lang.pick("Account holder", "Kontoinhaber")),
-        Esc(&p.owner),
-        Esc(&grouped(&p.iban))
-    );
+    html!(m; "<dl class=\"bank\">\n<div><dt>" [lang.pick("Account holder", "Kontoinhaber")]
+        "</dt><dd>" (&p.owner) "</dd></div>\n<div><dt>IBAN</dt><dd class=\"mono\">"
+        (&grouped(&p.iban)) "</dd></div>\n");
     if !p.bic.trim().is_empty() {
-        let _ = writeln!(
-            m,
-            "<div><dt>BIC</dt><dd class=\"mono\">{}</dd></div>",
-            Esc(&p.bic)
-        );
+        html!(m; "<div><dt>BIC</dt><dd class=\"mono\">" (&p.bic) "</dd></div>\n");
     }
-    let _ = write!(
-        m,
-        "<div><dt>{}</dt><dd class=\"mono\">{}</dd></div>\n</dl>\n",
-        Esc(lang.pick("Reference", "Verwendungszweck")),
-        Esc(&p.reference)
-    );
+    html!(m; "<div><dt>" [lang.pick("Reference", "Verwendungszweck")]
+        "</dt><dd class=\"mono\">" (&p.reference) "</dd></div>\n</dl>\n");
 }
 
 /// An IBAN in groups of four, as it is printed.
 fn grouped(iban: &str) -> String {
-    let compact: Vec<char> = iban.chars().filter(|c| !c.is_whitespace()).collect();
-    compact
-        .chunks(4)
-        .map(|c| c.iter().collect::<String>())
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(iban.len() + iban.len() / 4);
+    for (i, c) in iban.chars().filter(|c| !c.is_whitespace()).enumerate() {
+        if i > 0 && i % 4 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The card of the items: their table as the PDF prints it, then the totals.
@@ -401,23 +365,25 @@ fn items_card(m: &mut String, lang: Lang, page: &DocumentPage) {
         return;
     }
     let kind = page.doc.kind;
-    let headers: Vec<String> = table.header.iter().map(|h| lang.label(kind, h)).collect();
-    let _ = write!(
-        m,
-        "<section class=\"card items\">\n<h2>{}</h2>\n<table class=\"lines\">\n<thead><tr>",
-        Esc(lang.pick("Items", "Positionen"))
-    );
+    let headers: Vec<_> = table.header.iter().map(|h| lang.label(kind, h)).collect();
+    html!(m; "<section class=\"card items\">\n<h2>" [lang.pick("Items", "Positionen")]
+        "</h2>\n<table class=\"lines\">\n<thead><tr>");
     for (i, h) in headers.iter().enumerate() {
-        let _ = write!(
-            m,
-            "<th scope=\"col\"{}>{}</th>",
-            num_class(table, i),
-            Esc(h)
-        );
+        html!(m; "<th scope=\"col\"" [num_class(table, i)] ">" (h) "</th>");
     }
     m.push_str("</tr></thead>\n<tbody>\n");
     for row in &table.rows {
-        item_row(m, lang, page, &headers, row);
+        m.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let label = headers.get(i).map(|h| h.as_ref()).unwrap_or("");
+            if i == 0 {
+                item_title_cell(m, lang, kind, label, cell);
+            } else {
+                html!(m; "<td data-label=\"" (label) "\"" [num_class(table, i)] ">" (cell)
+                    "</td>");
+            }
+        }
+        m.push_str("</tr>\n");
     }
     m.push_str("</tbody>\n</table>\n");
     totals_table(m, lang, page);
@@ -433,45 +399,18 @@ fn num_class(table: &crate::caps::Table, i: usize) -> &'static str {
     }
 }
 
-/// One item's row. Each cell carries its column's label, which narrow screens show beside
-/// it; the first cell holds the item's title and its further lines.
-fn item_row(m: &mut String, lang: Lang, page: &DocumentPage, headers: &[String], row: &[String]) {
-    m.push_str("<tr>");
-    for (i, cell) in row.iter().enumerate() {
-        let label = headers.get(i).map(String::as_str).unwrap_or("");
-        if i == 0 {
-            item_title_cell(m, lang, page.doc.kind, label, cell);
-        } else {
-            let _ = write!(
-                m,
-                "<td data-label=\"{}\"{}>{}</td>",
-                Esc(label),
-                num_class(&page.printed.items, i),
-                Esc(cell)
-            );
-        }
-    }
-    m.push_str("</tr>\n");
-}
-
-/// The first cell of an item's row: its first line as the title, the lines after it as
-/// the item's text.
+/// The first cell of an item's row (each cell carries its column's label, which narrow
+/// screens show beside it): its first line as the title, the lines after it as the
+/// item's text.
 fn item_title_cell(m: &mut String, lang: Lang, kind: DocKind, label: &str, cell: &str) {
-    let mut lines = cell.lines();
-    let title = lines.next().unwrap_or("");
-    let rest: Vec<String> = lines.map(|l| lang.label(kind, l)).collect();
-    let _ = write!(
-        m,
-        "<td data-label=\"{}\"><span class=\"item-title\">{}</span>",
-        Esc(label),
-        Esc(title)
-    );
-    if !rest.is_empty() {
-        let _ = write!(
-            m,
-            "<span class=\"item-text\">{}</span>",
-            Lines(&rest.join("\n"))
-        );
+    let mut rest = cell.lines();
+    let title = rest.next().unwrap_or("");
+    html!(m; "<td data-label=\"" (label) "\"><span class=\"item-title\">" (title) "</span>");
+    let text: Vec<_> = rest.map(|line| lang.label(kind, line)).collect();
+    if !text.is_empty() {
+        m.push_str("<span class=\"item-text\">");
+        lines(m, &text.join("\n"));
+        m.push_str("</span>");
     }
     m.push_str("</td>");
 }
@@ -484,13 +423,9 @@ fn totals_table(m: &mut String, lang: Lang, page: &DocumentPage) {
     m.push_str("<table class=\"totals\">\n<tbody>\n");
     let last = page.printed.totals.len() - 1;
     for (i, (label, value)) in page.printed.totals.iter().enumerate() {
-        let _ = writeln!(
-            m,
-            "<tr{}><th scope=\"row\">{}</th><td class=\"num\">{}</td></tr>",
-            if i == last { " class=\"grand\"" } else { "" },
-            Esc(&lang.label(page.doc.kind, label)),
-            Esc(value)
-        );
+        html!(m; "<tr" [if i == last { " class=\"grand\"" } else { "" }]
+            "><th scope=\"row\">" (&lang.label(page.doc.kind, label))
+            "</th><td class=\"num\">" (value) "</td></tr>\n");
     }
     m.push_str("</tbody>\n</table>\n");
 }
@@ -504,27 +439,21 @@ fn offer_card(
     token: &str,
     form_token: &str,
 ) {
-    let _ = write!(
-        m,
-        "<section class=\"card answer\">\n<h2>{}</h2>\n",
-        Esc(lang.pick("Your answer", "Ihre Antwort"))
-    );
+    html!(m; "<section class=\"card answer\">\n<h2>" [lang.pick("Your answer", "Ihre Antwort")]
+        "</h2>\n");
     match offer {
         OfferState::Answerable(until) => answer_form(m, lang, until, token, form_token),
         OfferState::Lapsed(until) => {
-            let _ = writeln!(
-                m,
-                "<p class=\"note\">{} {}. {}</p>",
-                Esc(lang.pick("This offer was valid until", "Dieses Angebot galt bis zum")),
-                Esc(until),
-                Esc(lang.pick(
+            html!(m; "<p class=\"note\">"
+                [lang.pick("This offer was valid until", "Dieses Angebot galt bis zum")] " "
+                (until) ". "
+                [lang.pick(
                     "Please contact us for a new one.",
                     "Bitte sprechen Sie uns für ein neues Angebot an."
-                ))
-            );
+                )] "</p>\n");
         }
         OfferState::Settled => {
-            let _ = writeln!(m, "<p class=\"note\">{}</p>", Esc(settled(lang, shown)));
+            html!(m; "<p class=\"note\">" [settled(lang, shown)] "</p>\n");
         }
     }
     m.push_str("</section>\n");
@@ -532,25 +461,17 @@ fn offer_card(
 
 /// The form that accepts or declines an offer valid `until`, signed with a name.
 fn answer_form(m: &mut String, lang: Lang, until: &str, token: &str, form_token: &str) {
-    let _ = write!(
-        m,
-        "<p>{} {}.</p>\n<form method=\"post\" action=\"{}\">\n\
-         <input type=\"hidden\" name=\"form_token\" value=\"{}\">\n\
-         <label for=\"name\">{}</label>\n\
+    html!(m; "<p>" [lang.pick("This offer is valid until", "Dieses Angebot gilt bis zum")] " "
+        (until) ".</p>\n<form method=\"post\" action=\"" (token) "\">\n\
+         <input type=\"hidden\" name=\"form_token\" value=\"" (form_token) "\">\n\
+         <label for=\"name\">" [lang.pick("Your name", "Ihr Name")] "</label>\n\
          <input id=\"name\" name=\"name\" type=\"text\" autocomplete=\"name\" required \
-         maxlength=\"{}\">\n<div class=\"buttons\">\n\
-         <button type=\"submit\" name=\"action\" value=\"accept\">{}</button>\n\
-         <button type=\"submit\" name=\"action\" value=\"decline\" class=\"secondary\">{}</button>\n\
-         </div>\n</form>\n",
-        Esc(lang.pick("This offer is valid until", "Dieses Angebot gilt bis zum")),
-        Esc(until),
-        Esc(token),
-        Esc(form_token),
-        Esc(lang.pick("Your name", "Ihr Name")),
-        crate::limits::PORTAL_NAME_CHARS_MAX,
-        Esc(lang.pick("Accept offer", "Angebot annehmen")),
-        Esc(lang.pick("Decline", "Ablehnen"))
-    );
+         maxlength=\"" (&crate::limits::PORTAL_NAME_CHARS_MAX.to_string())
+        "\">\n<div class=\"buttons\">\n\
+         <button type=\"submit\" name=\"action\" value=\"accept\">"
+        [lang.pick("Accept offer", "Angebot annehmen")] "</button>\n\
+         <button type=\"submit\" name=\"action\" value=\"decline\" class=\"secondary\">"
+        [lang.pick("Decline", "Ablehnen")] "</button>\n</div>\n</form>\n");
 }
 
 /// What became of an offer that takes no answer any more, as its status says.
@@ -579,78 +500,58 @@ fn settled(lang: Lang, shown: Shown) -> &'static str {
 
 /// The card of the comments: what the client wrote before, and a form to write more.
 fn comments_card(m: &mut String, lang: Lang, page: &DocumentPage, token: &str, form_token: &str) {
-    let _ = write!(
-        m,
-        "<section class=\"card comments\">\n<h2>{}</h2>\n",
-        Esc(lang.pick("Questions or remarks?", "Fragen oder Anmerkungen?"))
-    );
+    html!(m; "<section class=\"card comments\">\n<h2>"
+        [lang.pick("Questions or remarks?", "Fragen oder Anmerkungen?")] "</h2>\n");
     if !page.comments.is_empty() {
         m.push_str("<ol class=\"thread\">\n");
         for (when, text) in &page.comments {
-            let _ = writeln!(
-                m,
-                "<li><p class=\"when\">{}</p><p>{}</p></li>",
-                Esc(when),
-                Lines(text)
-            );
+            html!(m; "<li><p class=\"when\">" (when) "</p><p>");
+            lines(m, text);
+            m.push_str("</p></li>\n");
         }
         m.push_str("</ol>\n");
     }
-    let _ = write!(
-        m,
-        "<form method=\"post\" action=\"{}\">\n\
-         <input type=\"hidden\" name=\"form_token\" value=\"{}\">\n\
+    html!(m; "<form method=\"post\" action=\"" (token) "\">\n\
+         <input type=\"hidden\" name=\"form_token\" value=\"" (form_token) "\">\n\
          <input type=\"hidden\" name=\"action\" value=\"comment\">\n\
-         <label for=\"comment\">{}</label>\n\
-         <textarea id=\"comment\" name=\"comment\" rows=\"4\" required maxlength=\"{}\"></textarea>\n\
-         <div class=\"buttons\"><button type=\"submit\" class=\"secondary\">{}</button></div>\n\
-         </form>\n</section>\n",
-        Esc(token),
-        Esc(form_token),
-        Esc(lang.pick("Your message to us", "Ihre Nachricht an uns")),
-        crate::limits::PORTAL_COMMENT_CHARS_MAX,
-        Esc(lang.pick("Send message", "Nachricht senden"))
-    );
+         <label for=\"comment\">" [lang.pick("Your message to us", "Ihre Nachricht an uns")]
+        "</label>\n\
+         <textarea id=\"comment\" name=\"comment\" rows=\"4\" required maxlength=\""
+        (&crate::limits::PORTAL_COMMENT_CHARS_MAX.to_string()) "\"></textarea>\n\
+         <div class=\"buttons\"><button type=\"submit\" class=\"secondary\">"
+        [lang.pick("Send message", "Nachricht senden")] "</button></div>\n</form>\n</section>\n");
 }
 
 /// A client's session: the client's documents, each a link to its page.
 pub(super) fn client(page: &ClientPage) -> String {
     let lang = Lang::of(&page.locale);
-    let mut m = String::with_capacity(4096);
-    let _ = writeln!(
-        m,
-        "<section class=\"doc-head\"><p class=\"kind\">{}</p><h1>{}</h1></section>",
-        Esc(&page.client_name),
-        Esc(lang.pick("Your documents", "Ihre Dokumente"))
-    );
-    m.push_str("<section class=\"card\">\n");
-    if page.documents.is_empty() {
-        let _ = writeln!(
-            m,
-            "<p class=\"note\">{}</p>",
-            Esc(lang.pick(
-                "There are no documents to show yet.",
-                "Es gibt noch keine Dokumente."
-            ))
-        );
-    } else {
-        documents_table(&mut m, lang, &page.documents);
-    }
-    let _ = write!(
-        m,
-        "<p class=\"fine\">{} {}.</p>\n</section>\n",
-        Esc(lang.pick(
-            "For your security this page works until",
-            "Zu Ihrer Sicherheit funktioniert diese Seite bis"
-        )),
-        Esc(&page.expires)
-    );
     let title = format!(
         "{} – {}",
         lang.pick("Your documents", "Ihre Dokumente"),
         page.seller.name
     );
-    frame(lang, title.trim_end_matches(" – "), Some(&page.seller), &m)
+    frame(
+        lang,
+        title.trim_end_matches(" – "),
+        Some(&page.seller),
+        |m| {
+            html!(m; "<section class=\"doc-head\"><p class=\"kind\">" (&page.client_name)
+                "</p><h1>" [lang.pick("Your documents", "Ihre Dokumente")]
+                "</h1></section>\n<section class=\"card\">\n");
+            if page.documents.is_empty() {
+                html!(m; "<p class=\"note\">" [lang.pick(
+                    "There are no documents to show yet.",
+                    "Es gibt noch keine Dokumente."
+                )] "</p>\n");
+            } else {
+                documents_table(m, lang, &page.documents);
+            }
+            html!(m; "<p class=\"fine\">" [lang.pick(
+                "For your security this page works until",
+                "Zu Ihrer Sicherheit funktioniert diese Seite bis"
+            )] " " (&page.expires) ".</p>\n</section>\n");
+        },
+    )
 }
 
 /// The table of a client's documents: kind, number (the link), date, status and total.
@@ -664,34 +565,18 @@ fn documents_table(m: &mut String, lang: Lang, documents: &[Listed]) {
     ];
     m.push_str("<table class=\"lines documents\">\n<thead><tr>");
     for (i, h) in headers.iter().enumerate() {
-        let _ = write!(
-            m,
-            "<th scope=\"col\"{}>{}</th>",
-            if i == 4 { " class=\"num\"" } else { "" },
-            Esc(h)
-        );
+        html!(m; "<th scope=\"col\"" [if i == 4 { " class=\"num\"" } else { "" }] ">" [*h]
+            "</th>");
     }
     m.push_str("</tr></thead>\n<tbody>\n");
     for d in documents {
-        let _ = writeln!(
-            m,
-            "<tr><td data-label=\"{}\">{}</td><td data-label=\"{}\"><a href=\"{}\">{}</a></td>\
-             <td data-label=\"{}\">{}</td>\
-             <td data-label=\"{}\"><span class=\"status {}\">{}</span></td>\
-             <td data-label=\"{}\" class=\"num\">{}</td></tr>",
-            Esc(headers[0]),
-            Esc(lang.kind(d.kind)),
-            Esc(headers[1]),
-            Esc(&d.url),
-            Esc(&d.title),
-            Esc(headers[2]),
-            Esc(&d.date),
-            Esc(headers[3]),
-            status_class(d.shown),
-            Esc(lang.status(d.shown)),
-            Esc(headers[4]),
-            Esc(&d.total)
-        );
+        html!(m; "<tr><td data-label=\"" [headers[0]] "\">" [lang.kind(d.kind)]
+            "</td><td data-label=\"" [headers[1]] "\"><a href=\"" (&d.url) "\">" (&d.title)
+            "</a></td><td data-label=\"" [headers[2]] "\">" (&d.date)
+            "</td><td data-label=\"" [headers[3]] "\"><span class=\"status "
+            [status_class(d.shown)] "\">" [lang.status(d.shown)]
+            "</span></td><td data-label=\"" [headers[4]] "\" class=\"num\">" (&d.total)
+            "</td></tr>\n");
     }
     m.push_str("</tbody>\n</table>\n");
 }
@@ -705,45 +590,32 @@ pub(super) fn problem(
     seller: Option<&Seller>,
     back: Option<&str>,
 ) -> String {
-    let mut m = format!(
-        "<section class=\"card problem\">\n<h1>{}</h1>\n<p>{}</p>\n",
-        Esc(heading),
-        Esc(text)
-    );
-    if let Some(seller) = seller.filter(|s| !s.name.is_empty() || !s.email.is_empty()) {
-        let _ = write!(
-            m,
-            "<p>{}</p>\n<ul class=\"contact\">\n",
-            Esc(lang.pick(
+    frame(lang, heading, seller, |m| {
+        html!(m; "<section class=\"card problem\">\n<h1>" (heading) "</h1>\n<p>" (text)
+            "</p>\n");
+        if let Some(seller) = seller.filter(|s| !s.name.is_empty() || !s.email.is_empty()) {
+            html!(m; "<p>" [lang.pick(
                 "Please contact us for a new link:",
                 "Bitte wenden Sie sich für einen neuen Link an uns:"
-            ))
-        );
-        if !seller.name.is_empty() {
-            let _ = writeln!(m, "<li><strong>{}</strong></li>", Esc(&seller.name));
+            )] "</p>\n<ul class=\"contact\">\n");
+            if !seller.name.is_empty() {
+                html!(m; "<li><strong>" (&seller.name) "</strong></li>\n");
+            }
+            if !seller.email.is_empty() {
+                html!(m; "<li><a href=\"mailto:" (&seller.email) "\">" (&seller.email)
+                    "</a></li>\n");
+            }
+            if !seller.phone.is_empty() {
+                html!(m; "<li>" (&seller.phone) "</li>\n");
+            }
+            m.push_str("</ul>\n");
         }
-        if !seller.email.is_empty() {
-            let _ = writeln!(
-                m,
-                "<li><a href=\"mailto:{0}\">{0}</a></li>",
-                Esc(&seller.email)
-            );
+        if let Some(back) = back {
+            html!(m; "<p><a class=\"button secondary\" href=\"" (back) "\">"
+                [lang.pick("Back", "Zurück")] "</a></p>\n");
         }
-        if !seller.phone.is_empty() {
-            let _ = writeln!(m, "<li>{}</li>", Esc(&seller.phone));
-        }
-        m.push_str("</ul>\n");
-    }
-    if let Some(back) = back {
-        let _ = writeln!(
-            m,
-            "<p><a class=\"button secondary\" href=\"{}\">{}</a></p>",
-            Esc(back),
-            Esc(lang.pick("Back", "Zurück"))
-        );
-    }
-    m.push_str("</section>\n");
-    frame(lang, heading, seller, &m)
+        m.push_str("</section>\n");
+    })
 }
 
 /// The GiroCode as an SVG image: a path of the dark modules on white, with a quiet zone of
@@ -787,10 +659,20 @@ mod tests {
 
     #[test]
     fn every_markup_character_is_escaped() {
+        let written = |write: fn(&mut String, &str), text: &str| {
+            let mut m = String::new();
+            write(&mut m, text);
+            m
+        };
         assert_eq!(
-            Esc("<script>alert('x') & \"y\"</script>").to_string(),
+            written(esc, "<script>alert('x') & \"y\"</script>"),
             "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
         );
-        assert_eq!(Lines("a<b\nc").to_string(), "a&lt;b<br>c");
+        assert_eq!(written(esc, "Müller & Söhne"), "Müller &amp; Söhne");
+        assert_eq!(written(esc, ""), "");
+        assert_eq!(written(lines, "a<b\nc"), "a&lt;b<br>c");
+        let mut m = String::new();
+        html!(&mut m; "<p class=\"" ["x"] "\">" ("<i>") "</p>");
+        assert_eq!(m, "<p class=\"x\">&lt;i&gt;</p>");
     }
 }

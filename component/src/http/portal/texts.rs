@@ -2,6 +2,8 @@
 //! headings, buttons, notices, status names, and the PDF's labels, which the PDF itself
 //! writes in English.
 
+use std::borrow::Cow;
+
 use crate::domain::documents::{DocKind, Shown};
 
 /// The language of a page.
@@ -61,17 +63,20 @@ impl Lang {
 
     /// A label the PDF writes in English, in this page's language: a row of the meta
     /// block, a column of the item table, a row of the totals, a line of an item.
-    pub(super) fn label(self, kind: DocKind, english: &str) -> String {
+    pub(super) fn label<'a>(self, kind: DocKind, english: &'a str) -> Cow<'a, str> {
         if self == Lang::En {
-            return english.to_owned();
+            return Cow::Borrowed(english);
         }
-        if english == format!("{} number", kind.title()) {
-            return "Nummer".to_owned();
+        if english
+            .strip_suffix(" number")
+            .is_some_and(|k| k == kind.title())
+        {
+            return Cow::Borrowed("Nummer");
         }
         if let Some(rest) = english.strip_prefix("Reduction ") {
-            return format!("Rabatt {rest}");
+            return Cow::Owned(format!("Rabatt {rest}"));
         }
-        let german = match english {
+        Cow::Borrowed(match english {
             "Date" => "Datum",
             "Due date" => "Fällig am",
             "Valid until" => "Gültig bis",
@@ -87,8 +92,7 @@ impl Lang {
             "Subtotal" => "Zwischensumme",
             "Total net" => "Summe netto",
             "Optional: not included in the total" => "Optional: nicht in der Summe enthalten",
-            other => return other.to_owned(),
-        };
-        german.to_owned()
+            other => other,
+        })
     }
 }
