@@ -1,5 +1,6 @@
 //! `BENCH_COMPARE`: this build measured against a previous one, side by side in one run,
-//! so that a refactor can show it kept the speed.
+//! so that a refactor can show it kept the speed. A workload whose mean throughput falls
+//! more than 10 % below the previous build's fails the run (`REGRESSION_MAX`).
 //!
 //! The previous binary seeds one data directory: records carry a data-version byte that
 //! older code refuses, while this build migrates older data in place when it starts, so
@@ -35,6 +36,10 @@ use crate::{Compare, Config, cpu_model, ms};
 /// This build's throughput may fall this far below the previous one's and still count as
 /// the same speed.
 const TOLERANCE: f64 = 0.05;
+
+/// A workload whose throughput falls further than this below the previous build's fails
+/// the comparison: a regression, not noise.
+const REGRESSION_MAX: f64 = 0.10;
 
 /// A measurement during which other work took more than this share of the CPUs is marked
 /// in the report: its figure says more about the machine than about the build.
@@ -349,7 +354,30 @@ pub(crate) fn run(
     if !failures.is_empty() {
         bail!("{} measurements had failed requests", failures.len());
     }
+    let regressions = regressions(&list, &figures);
+    if !regressions.is_empty() && !cfg.smoke {
+        bail!(
+            "slower than the previous build by more than {:.0} %: {}",
+            REGRESSION_MAX * 100.0,
+            regressions.join("; ")
+        );
+    }
     Ok(())
+}
+
+/// The workloads whose mean throughput over the rounds fell more than `REGRESSION_MAX`
+/// below the previous build's, each with how far.
+fn regressions(list: &[Workload], figures: &[[Vec<Measured>; 2]]) -> Vec<String> {
+    list.iter()
+        .zip(figures)
+        .filter_map(|(workload, by_side)| {
+            let [prev, this] = [&by_side[0], &by_side[1]]
+                .map(|rounds| Figures::mean(&rounds.iter().map(|m| m.f).collect::<Vec<_>>()));
+            let ratio = this.per_sec / prev.per_sec;
+            (ratio < 1.0 - REGRESSION_MAX)
+                .then(|| format!("{} by {:.1} %", workload.short, (1.0 - ratio) * 100.0))
+        })
+        .collect()
 }
 
 /// What the report says besides the table.
@@ -421,8 +449,14 @@ fn render(
         let ratio = this.per_sec / prev.per_sec;
         let verdict = if ratio >= 1.0 - TOLERANCE {
             format!("within {:.0} %", TOLERANCE * 100.0)
-        } else {
+        } else if ratio >= 1.0 - REGRESSION_MAX {
             format!("SLOWER by {:.1} %", (1.0 - ratio) * 100.0)
+        } else {
+            format!(
+                "REGRESSION: slower by {:.1} % (fails past {:.0} %)",
+                (1.0 - ratio) * 100.0,
+                REGRESSION_MAX * 100.0
+            )
         };
         let _ = writeln!(
             s,
@@ -488,4 +522,44 @@ fn render(
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(per_sec: f64) -> Measured {
+        Measured {
+            f: Figures {
+                per_sec,
+                count: 1,
+                ..Figures::default()
+            },
+            others: None,
+        }
+    }
+
+    /// A workload more than 10 % slower on the mean of its rounds is a regression; one
+    /// within that is not, however one round went.
+    #[test]
+    fn a_workload_more_than_a_tenth_slower_is_a_regression() {
+        let list = [workloads::w4(), workloads::w5(), workloads::head_count()];
+        let figures = vec![
+            [
+                vec![measured(100.0), measured(100.0)],
+                vec![measured(95.0), measured(85.0)],
+            ],
+            [
+                vec![measured(100.0), measured(100.0)],
+                vec![measured(89.0), measured(89.0)],
+            ],
+            [
+                vec![measured(100.0), measured(100.0)],
+                vec![measured(120.0), measured(130.0)],
+            ],
+        ];
+        let found = regressions(&list, &figures);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("W5 by 11.0 %"), "{found:?}");
+    }
 }

@@ -286,6 +286,11 @@ fn main() -> anyhow::Result<()> {
         return only_section(&cfg, "standalone.md", &report, &section.failures);
     }
     let n = cfg.invoices;
+    // The store's file right after seeding: what the seeded invoices take on disk (redb;
+    // PostgreSQL keeps its files elsewhere).
+    let seeded_file = std::fs::metadata(data.join("faktura.redb"))
+        .map(|m| m.len())
+        .ok();
     // W7 reads the e-invoices of completed invoices: the seed must have made them.
     let einvoices = seeded.completed_sample();
     if let Err((_, answer)) = workloads::einvoice(&rt, addr, einvoices[0])? {
@@ -732,6 +737,26 @@ fn main() -> anyhow::Result<()> {
             "{:.0} req/s",
             seeded.completed.len() as f64 / seeded.complete_secs
         ),
+        "",
+        None,
+    ));
+
+    rows.push(single(
+        "Store file after seeding, per invoice",
+        match seeded_file {
+            Some(bytes) => format!(
+                "{:.1} KiB ({:.0} MiB for {n})",
+                bytes as f64 / 1024.0 / n as f64,
+                bytes as f64 / (1024.0 * 1024.0)
+            ),
+            None => "not measured (no redb file)".to_owned(),
+        },
+        "",
+        None,
+    ));
+    rows.push(single(
+        "   of which every tenth invoice completed (its PDFs, its e-invoices)",
+        format!("{} completed", seeded.completed.len()),
         "",
         None,
     ));

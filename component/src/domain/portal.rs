@@ -174,7 +174,7 @@ pub fn document_of(
 
 /// Whether a portal page reads the setting `name`: the seller's (`company_…`), the
 /// language, whether a GiroCode is shown and delivery notes priced, how long links work.
-/// A page copies only these out of the stored settings (most of a page's work, when it
+/// A page copies only these out of the stored settings (a sixth of a page's work when it
 /// copied all of them); `http::portal_tests::pages_read_no_setting_they_do_not_load`
 /// renders every kind of page with these and with all settings alike.
 fn shown_setting(name: &str) -> bool {

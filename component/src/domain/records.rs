@@ -5,6 +5,7 @@
 //! and removal here, in the same transaction.
 
 use std::collections::BTreeSet;
+use std::convert::Infallible;
 
 use super::date::Date;
 use super::events::{self, Verb};
@@ -12,7 +13,8 @@ use super::schema::{Changes, Field, Kind, Record, Scalar, check_mandatory, check
 use super::{Ctx, Error};
 use crate::caps::{Read, StoreError, Write};
 use crate::store::forms::{
-    Dec16, DecTuple, DecimalForm, StoredRecord, StoredRecordPairs, StoredScalar,
+    Dec16, DecTuple, DecimalForm, StoredRecord, StoredRecordPairs, StoredRecordPairsRef,
+    StoredScalar,
 };
 use crate::store::{self, keys};
 
@@ -832,7 +834,15 @@ pub fn decode_record(bytes: &[u8]) -> Result<Record, Error> {
 
 /// A record's stored values in their stored order, by name.
 pub fn decode_pairs(bytes: &[u8]) -> Result<Vec<(String, Scalar)>, Error> {
-    decode_pairs_kept(bytes, |_| true)
+    fn from<D: DecimalForm>(s: StoredRecordPairs<D>) -> Vec<(String, Scalar)> {
+        s.values
+            .into_iter()
+            .map(|(name, v)| match scalar(v, Ok::<_, Infallible>) {
+                Ok(v) => (name, v),
+            })
+            .collect()
+    }
+    Ok(store::decode(bytes, from::<DecTuple>, from::<Dec16>)?)
 }
 
 /// The stored values of a record that `keep` takes by name, in their stored order: the
@@ -842,28 +852,20 @@ pub fn decode_pairs_kept(
     keep: impl Fn(&str) -> bool,
 ) -> Result<Vec<(String, Scalar)>, Error> {
     fn from<D: DecimalForm>(
-        s: StoredRecordPairs<'_, D>,
+        s: StoredRecordPairsRef<'_, D>,
         keep: impl Fn(&str) -> bool,
     ) -> Result<Vec<(String, Scalar)>, Error> {
         s.values
             .into_iter()
             .filter(|(name, _)| keep(name))
             .map(|(name, v)| {
-                let scalar = match v {
-                    StoredScalar::Text(t) => Scalar::Text(
-                        std::str::from_utf8(t)
-                            .map_err(|_| {
-                                StoreError::Backend(format!("corrupt record: {name} is not UTF-8"))
-                            })?
-                            .to_owned(),
-                    ),
-                    StoredScalar::Int(i) => Scalar::Int(i),
-                    StoredScalar::Dec(d) => Scalar::Dec(d.get()),
-                    StoredScalar::Date(d) => Scalar::Date(Date::from_julian(d)),
-                    StoredScalar::DateTime(t) => Scalar::DateTime(t),
-                    StoredScalar::Bool(b) => Scalar::Bool(b),
-                };
-                Ok((name.to_owned(), scalar))
+                let v = scalar(v, |t| match std::str::from_utf8(t) {
+                    Ok(t) => Ok(t.to_owned()),
+                    Err(_) => Err(StoreError::Backend(format!(
+                        "corrupt record: {name} is not UTF-8"
+                    ))),
+                })?;
+                Ok((name.to_owned(), v))
             })
             .collect()
     }
@@ -872,6 +874,21 @@ pub fn decode_pairs_kept(
         |s| from::<DecTuple>(s, &keep),
         |s| from::<Dec16>(s, &keep),
     )?
+}
+
+/// A stored value as a record holds it, its text made a `String` by `text`.
+fn scalar<D: DecimalForm, T, E>(
+    v: StoredScalar<D, T>,
+    text: impl FnOnce(T) -> Result<String, E>,
+) -> Result<Scalar, E> {
+    Ok(match v {
+        StoredScalar::Text(t) => Scalar::Text(text(t)?),
+        StoredScalar::Int(i) => Scalar::Int(i),
+        StoredScalar::Dec(d) => Scalar::Dec(d.get()),
+        StoredScalar::Date(d) => Scalar::Date(Date::from_julian(d)),
+        StoredScalar::DateTime(t) => Scalar::DateTime(t),
+        StoredScalar::Bool(b) => Scalar::Bool(b),
+    })
 }
 
 #[cfg(test)]
@@ -903,8 +920,10 @@ mod tests {
         bytes[at..at + 2].copy_from_slice(&[0xff, 0xfe]);
         let kept = decode_pairs_kept(&bytes, |name| name == "a").unwrap();
         assert_eq!(kept, vec![("a".to_owned(), Scalar::Text("ok".into()))]);
-        let err = decode_pairs(&bytes).unwrap_err();
+        let err = decode_pairs_kept(&bytes, |name| name == "b").unwrap_err();
         assert!(format!("{err:?}").contains("b is not UTF-8"), "{err:?}");
+        let err = decode_pairs(&bytes).unwrap_err();
+        assert!(format!("{err:?}").contains("corrupt record"), "{err:?}");
     }
 
     /// Index entries follow creates, updates and deletes; a list filtered by an indexed

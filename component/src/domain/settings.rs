@@ -497,7 +497,11 @@ pub(crate) fn key(account: u64) -> Vec<u8> {
 
 /// The stored settings over their defaults, without the computed fields.
 pub fn load_stored(txn: &dyn Read, account: u64) -> Result<Record, Error> {
-    load_some(txn, account, |_| true)
+    let stored = match txn.get(&key(account))? {
+        Some(bytes) => records::decode_pairs(&bytes)?,
+        None => Vec::new(),
+    };
+    Ok(over_presets(stored, PRESETS.iter()))
 }
 
 /// The settings `keep` takes by name, stored over their defaults: a reader that needs a
@@ -507,7 +511,17 @@ pub fn load_some(txn: &dyn Read, account: u64, keep: fn(&str) -> bool) -> Result
         Some(bytes) => records::decode_pairs_kept(&bytes, keep)?,
         None => Vec::new(),
     };
-    let presets = PRESETS.iter().filter(|(name, _)| keep(name));
+    Ok(over_presets(
+        stored,
+        PRESETS.iter().filter(|(name, _)| keep(name)),
+    ))
+}
+
+/// Stored values over the `presets` (by name).
+fn over_presets<'p>(
+    stored: Vec<(String, Scalar)>,
+    presets: impl Iterator<Item = &'p (&'static str, Preset)>,
+) -> Record {
     if !stored.is_sorted_by(|a, b| a.0 < b.0) {
         let mut record = Record {
             values: presets
@@ -515,7 +529,7 @@ pub fn load_some(txn: &dyn Read, account: u64, keep: fn(&str) -> bool) -> Result
                 .collect(),
         };
         record.values.extend(stored);
-        return Ok(record);
+        return record;
     }
     // Both by name: merged in one pass, a stored value over its preset, and the map built
     // from sorted pairs (inserting each stored value into a map of the defaults was most
@@ -530,9 +544,9 @@ pub fn load_some(txn: &dyn Read, account: u64, keep: fn(&str) -> bool) -> Result
         merged.push((name, value));
     }
     merged.extend(presets.map(|(p, v)| ((*p).to_owned(), v.scalar())));
-    Ok(Record {
+    Record {
         values: merged.into_iter().collect(),
-    })
+    }
 }
 
 /// The settings as the API shows them, with the next numbers of each range: the number a

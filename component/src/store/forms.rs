@@ -446,12 +446,20 @@ pub struct StoredRecord<D> {
 /// A [`StoredRecord`] as its reader takes it: postcard writes a map as its length and its
 /// pairs, as it writes a sequence of pairs, so the pairs decode as they were written (by
 /// name, a map's order) without a map built on the way
-/// (`tests::a_stored_record_reads_as_its_pairs_in_order`), names and texts in place: a
-/// reader copies only the values it keeps. A text is taken as its bytes (postcard writes
-/// a string as it writes bytes), so that only a text kept is checked to be UTF-8.
+/// (`tests::a_stored_record_reads_as_its_pairs_in_order`).
+#[derive(Debug, Deserialize)]
+#[serde(bound(deserialize = "D: Deserialize<'de>"))]
+pub struct StoredRecordPairs<D> {
+    pub values: Vec<(String, StoredScalar<D>)>,
+}
+
+/// A [`StoredRecordPairs`] read in place, for a reader that keeps a few of its values:
+/// names and texts are borrowed from the stored bytes, and a text is taken as its bytes
+/// (postcard writes a string as it writes bytes), so that only a text kept is copied and
+/// checked to be UTF-8.
 #[derive(Debug, Deserialize)]
 #[serde(bound(deserialize = "'de: 'a, D: Deserialize<'de>"))]
-pub struct StoredRecordPairs<'a, D> {
+pub struct StoredRecordPairsRef<'a, D> {
     #[serde(borrow)]
     pub values: Vec<(&'a str, StoredScalar<D, &'a [u8]>)>,
 }
@@ -478,7 +486,12 @@ mod tests {
         };
         let bytes = postcard::to_allocvec(&record).unwrap();
         let pairs: StoredRecordPairs<Dec16> = postcard::from_bytes(&bytes).unwrap();
-        let owned: Vec<(String, StoredScalar<Dec16>)> = pairs
+        assert_eq!(
+            pairs.values,
+            record.values.clone().into_iter().collect::<Vec<_>>()
+        );
+        let borrowed: StoredRecordPairsRef<Dec16> = postcard::from_bytes(&bytes).unwrap();
+        let owned: Vec<(String, StoredScalar<Dec16>)> = borrowed
             .values
             .into_iter()
             .map(|(name, v)| {
