@@ -28,6 +28,9 @@
 //! A section measures the standalone component (`make standalone`) under `wasmtime serve`:
 //! W1, W4 and W2 beside A, on a copy of the seeded data directory (the `standalone`
 //! module). `BENCH_ONLY=standalone` (or `webhooks`: W11) seeds and runs that section alone;
+//! `BENCH_ONLY=reports` measures W1, W4, W5 and the count after the seed, with memory and
+//! the store file's size (for `BENCH_INVOICES=1000000`, where the other sections' copies of
+//! the data directory would not fit beside it);
 //! `BENCH_STANDALONE=/path/to/faktura-standalone.wasm` measures another build of it.
 //!
 //! `BENCH_COMPARE=/path/to/previous/faktura` measures this build against a previous one
@@ -85,7 +88,7 @@ struct Config {
     hello: PathBuf,
     /// The standalone component (`make standalone`).
     standalone: PathBuf,
-    /// `BENCH_ONLY=standalone` or `webhooks`: seed, then only that section.
+    /// `BENCH_ONLY=standalone`, `webhooks` or `reports`: seed, then only that section.
     only: Only,
     wasmtime: PathBuf,
     compare: Option<Compare>,
@@ -97,6 +100,10 @@ enum Only {
     All,
     Standalone,
     Webhooks,
+    /// W1, W4, W5 and the count beside A, with memory, the store file and the seeding's
+    /// time: what a run at a million invoices is for, without the sections that copy the
+    /// data directory.
+    Reports,
 }
 
 impl Config {
@@ -154,7 +161,8 @@ impl Config {
                 None => Only::All,
                 Some("standalone") => Only::Standalone,
                 Some("webhooks") => Only::Webhooks,
-                Some(other) => bail!("BENCH_ONLY={other}: standalone or webhooks"),
+                Some("reports") => Only::Reports,
+                Some(other) => bail!("BENCH_ONLY={other}: standalone, webhooks or reports"),
             },
             wasmtime: std::env::var_os("FAKTURA_WASMTIME")
                 .map(PathBuf::from)
@@ -361,6 +369,112 @@ fn main() -> anyhow::Result<()> {
     let w4 = run(&workloads::w4())?;
     let w5 = run(&workloads::w5())?;
     let count = run(&workloads::head_count())?;
+    if cfg.only == Only::Reports {
+        host.stop()?;
+        let rss = peaks.borrow().iter().map(|(_, p)| *p).fold(0.0, f64::max);
+        let at = if n >= 1_000_000 {
+            String::new()
+        } else {
+            format!(" (goal at 1M; run at {n})")
+        };
+        let goal = |name: &str, f: &Figures, ratio: String, goal: String, met: bool| Row {
+            goal,
+            verdict: verdict(&cfg, met),
+            ..load_row(name, f, "req/s", ratio)
+        };
+        let value = |name: &str, value: String| Row {
+            name: name.into(),
+            rate: value,
+            p50: String::new(),
+            p99: String::new(),
+            ratio: String::new(),
+            goal: String::new(),
+            verdict: String::new(),
+        };
+        let rows = vec![
+            load_row(
+                "A  wasmtime serve -Scli, hello component",
+                &a,
+                "req/s",
+                String::new(),
+            ),
+            goal(
+                "W1 GET /api/invoices/{id}",
+                &w1,
+                format!("{:.2} A", w1.per_sec / a.per_sec),
+                "≥ 2.0 A, p99 ≤ 5 ms".into(),
+                w1.per_sec >= 2.0 * a.per_sec && w1.p99_ms <= 5.0,
+            ),
+            goal(
+                "W4 GET ?status=OPEN&per_page=100",
+                &w4,
+                String::new(),
+                format!("p50 ≤ 10 ms{at}"),
+                w4.p50_ms <= 10.0,
+            ),
+            goal(
+                "W5 GET ?group_by=client,month",
+                &w5,
+                String::new(),
+                format!("p50 ≤ 100 ms{at}"),
+                w5.p50_ms <= 100.0,
+            ),
+            goal(
+                "HEAD /api/invoices (count)",
+                &count,
+                String::new(),
+                format!("p50 ≤ 20 ms{at}"),
+                count.p50_ms <= 20.0,
+            ),
+            Row {
+                goal: "≤ 300 MiB".into(),
+                verdict: verdict(&cfg, rss <= 300.0),
+                ..value(
+                    "Peak host RSS (seeding, W1, W7, W4, W5, count)",
+                    format!("{rss:.0} MiB"),
+                )
+            },
+            value(
+                "Seeding: POST /api/invoices, 2 items",
+                format!(
+                    "{:.0} req/s, {:.0} s",
+                    n as f64 / seeded.seed_secs,
+                    seeded.seed_secs
+                ),
+            ),
+            value(
+                "Seeding: PUT …/complete, every tenth",
+                format!(
+                    "{:.0} req/s, {:.0} s",
+                    seeded.completed.len() as f64 / seeded.complete_secs,
+                    seeded.complete_secs
+                ),
+            ),
+            value(
+                "Store file after seeding, per invoice",
+                match seeded_file {
+                    Some(bytes) => format!(
+                        "{:.1} KiB ({:.0} MiB for {n})",
+                        bytes as f64 / 1024.0 / n as f64,
+                        bytes as f64 / (1024.0 * 1024.0)
+                    ),
+                    None => "not measured (no redb file)".to_owned(),
+                },
+            ),
+        ];
+        for (name, f) in [
+            ("A", &a),
+            ("W1", &w1),
+            ("W7", &w7),
+            ("W4", &w4),
+            ("W5", &w5),
+            ("HEAD", &count),
+        ] {
+            check(&mut failures, name, f);
+        }
+        let report = render(&cfg, &rows, "", &failures);
+        return only_section(&cfg, "reports.md", &report, &failures);
+    }
 
     // W2 creates drafts with five items; W3 completes exactly those.
     let probe = |rt: &tokio::runtime::Runtime| workloads::create_draft(rt, addr, seeded.clients[0]);

@@ -700,6 +700,7 @@ pub fn parse_payment_types(list: &str) -> Result<Vec<&'static str>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::caps::{Store as _, mem::MemStore};
 
     /// The settings of an account that stored none.
     fn defaults() -> Record {
@@ -710,7 +711,6 @@ mod tests {
                 .collect(),
         }
     }
-    use crate::caps::{Store as _, mem::MemStore};
 
     /// Stored values over the defaults, as a copy of the defaults with the stored values
     /// put into it gives them: every stored name wins, every other field keeps its default;

@@ -419,7 +419,7 @@ pub struct StoredPrincipal {
 }
 
 /// A value of a record-shaped resource, in variant order. Its text is a `String`, or its
-/// bytes where a reader takes it in place from the stored bytes (`StoredRecordPairs`).
+/// bytes where a reader takes it in place from the stored bytes (`StoredRecordPairsRef`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(bound(
     deserialize = "D: Deserialize<'de>, T: Deserialize<'de>",
