@@ -391,7 +391,7 @@ fn main() -> anyhow::Result<()> {
             goal: String::new(),
             verdict: String::new(),
         };
-        let rows = vec![
+        let mut rows = vec![
             load_row(
                 "A  wasmtime serve -Scli, hello component",
                 &a,
@@ -462,6 +462,12 @@ fn main() -> anyhow::Result<()> {
                 },
             ),
         ];
+        for (phase, peak) in peaks.borrow().iter() {
+            rows.push(value(
+                &format!("   peak RSS during {phase}"),
+                format!("{peak:.0} MiB"),
+            ));
+        }
         for (name, f) in [
             ("A", &a),
             ("W1", &w1),
