@@ -26,6 +26,10 @@ pub const TEXT_CHARS_MAX: usize = 10_000;
 pub const INDEX_SCAN_BATCH: u32 = 4096;
 /// Entries fetched from the store per scan call.
 pub const SCAN_BATCH: u32 = 512;
+/// Documents read in one call into the store when a request reads many by id (the open
+/// documents due this month that grouped totals read one by one): few calls, a bounded
+/// batch in memory.
+pub const LOAD_BATCH: usize = 256;
 /// Unfiltered pages starting at most this far in are read straight from the records;
 /// deeper ones collect ids from an index first.
 pub const DIRECT_PAGE_START_MAX: usize = 5_000;

@@ -14,6 +14,7 @@ use super::documents::tallies::{self, Sums, Tallies, month_number};
 use super::documents::{Document, Filter, Shown, query, storage};
 use super::schema::Scalar;
 use crate::caps::Read;
+use crate::limits;
 
 /// The other party of a family's records, as `group_by` names it: the client of
 /// documents, the supplier of incoming invoices.
@@ -279,10 +280,14 @@ pub fn groups(
         let first = today.add_days(-(today.day() as i64 - 1));
         let last = first.add_days(31);
         let last = last.add_days(-(last.day() as i64));
-        for id in query::open_due_between(txn, account, f.kind, first, last)? {
-            let doc = storage::load(txn, account, f.kind, id)?;
-            if f.matches(&doc, today) {
-                groups.add_document(&doc, keys, today);
+        // Read a batch per call into the store, not one document per call.
+        for batch in
+            query::open_due_between(txn, account, f.kind, first, last)?.chunks(limits::LOAD_BATCH)
+        {
+            for doc in storage::load_many(txn, account, f.kind, batch)? {
+                if f.matches(&doc, today) {
+                    groups.add_document(&doc, keys, today);
+                }
             }
         }
     }
