@@ -204,6 +204,103 @@ fn load_row(name: &str, f: &Figures, unit: &str, ratio: String) -> Row {
     }
 }
 
+/// A measurement's row with its goal and whether it met it.
+fn judged(cfg: &Config, name: &str, f: &Figures, ratio: String, goal: String, met: bool) -> Row {
+    Row {
+        goal,
+        verdict: verdict(cfg, met),
+        ..load_row(name, f, "req/s", ratio)
+    }
+}
+
+/// A row of one value, without a goal.
+fn value_row(name: &str, value: String) -> Row {
+    Row {
+        name: name.into(),
+        rate: value,
+        p50: String::new(),
+        p99: String::new(),
+        ratio: String::new(),
+        goal: String::new(),
+        verdict: String::new(),
+    }
+}
+
+/// The rows of the reports over all invoices, W4, W5 and the count, with `ratio` of each;
+/// their goals are for a million invoices.
+fn report_rows(
+    cfg: &Config,
+    ratio: impl Fn(&Figures) -> String,
+    w4: &Figures,
+    w5: &Figures,
+    count: &Figures,
+) -> [Row; 3] {
+    let at = if cfg.invoices >= 1_000_000 {
+        String::new()
+    } else {
+        format!(" (goal at 1M; run at {})", cfg.invoices)
+    };
+    [
+        judged(
+            cfg,
+            "W4 GET ?status=OPEN&per_page=100",
+            w4,
+            ratio(w4),
+            format!("p50 ≤ 10 ms{at}"),
+            w4.p50_ms <= 10.0,
+        ),
+        judged(
+            cfg,
+            "W5 GET ?group_by=client,month",
+            w5,
+            ratio(w5),
+            format!("p50 ≤ 100 ms{at}"),
+            w5.p50_ms <= 100.0,
+        ),
+        judged(
+            cfg,
+            "HEAD /api/invoices (count)",
+            count,
+            ratio(count),
+            format!("p50 ≤ 20 ms{at}"),
+            count.p50_ms <= 20.0,
+        ),
+    ]
+}
+
+/// The seeding's rows: its rates (with its time when `timed`), and the store file's size
+/// after it (`file`, in bytes; none on PostgreSQL).
+fn seeding_rows(seeded: &workloads::Seeded, n: usize, file: Option<u64>, timed: bool) -> Vec<Row> {
+    let rate = |count: usize, secs: f64| {
+        if timed {
+            format!("{:.0} req/s, {secs:.0} s", count as f64 / secs)
+        } else {
+            format!("{:.0} req/s", count as f64 / secs)
+        }
+    };
+    vec![
+        value_row(
+            "Seeding: POST /api/invoices, 2 items",
+            rate(n, seeded.seed_secs),
+        ),
+        value_row(
+            "Seeding: PUT …/complete, every tenth",
+            rate(seeded.completed.len(), seeded.complete_secs),
+        ),
+        value_row(
+            "Store file after seeding, per invoice",
+            match file {
+                Some(bytes) => format!(
+                    "{:.1} KiB ({:.0} MiB for {n})",
+                    bytes as f64 / 1024.0 / n as f64,
+                    bytes as f64 / (1024.0 * 1024.0)
+                ),
+                None => "not measured (no redb file)".to_owned(),
+            },
+        ),
+    ]
+}
+
 fn verdict(cfg: &Config, met: bool) -> String {
     match (cfg.smoke, met) {
         (true, _) => "smoke".into(),
@@ -372,25 +469,6 @@ fn main() -> anyhow::Result<()> {
     if cfg.only == Only::Reports {
         host.stop()?;
         let rss = peaks.borrow().iter().map(|(_, p)| *p).fold(0.0, f64::max);
-        let at = if n >= 1_000_000 {
-            String::new()
-        } else {
-            format!(" (goal at 1M; run at {n})")
-        };
-        let goal = |name: &str, f: &Figures, ratio: String, goal: String, met: bool| Row {
-            goal,
-            verdict: verdict(&cfg, met),
-            ..load_row(name, f, "req/s", ratio)
-        };
-        let value = |name: &str, value: String| Row {
-            name: name.into(),
-            rate: value,
-            p50: String::new(),
-            p99: String::new(),
-            ratio: String::new(),
-            goal: String::new(),
-            verdict: String::new(),
-        };
         let mut rows = vec![
             load_row(
                 "A  wasmtime serve -Scli, hello component",
@@ -398,72 +476,27 @@ fn main() -> anyhow::Result<()> {
                 "req/s",
                 String::new(),
             ),
-            goal(
+            judged(
+                &cfg,
                 "W1 GET /api/invoices/{id}",
                 &w1,
                 format!("{:.2} A", w1.per_sec / a.per_sec),
                 "≥ 2.0 A, p99 ≤ 5 ms".into(),
                 w1.per_sec >= 2.0 * a.per_sec && w1.p99_ms <= 5.0,
             ),
-            goal(
-                "W4 GET ?status=OPEN&per_page=100",
-                &w4,
-                String::new(),
-                format!("p50 ≤ 10 ms{at}"),
-                w4.p50_ms <= 10.0,
-            ),
-            goal(
-                "W5 GET ?group_by=client,month",
-                &w5,
-                String::new(),
-                format!("p50 ≤ 100 ms{at}"),
-                w5.p50_ms <= 100.0,
-            ),
-            goal(
-                "HEAD /api/invoices (count)",
-                &count,
-                String::new(),
-                format!("p50 ≤ 20 ms{at}"),
-                count.p50_ms <= 20.0,
-            ),
-            Row {
-                goal: "≤ 300 MiB".into(),
-                verdict: verdict(&cfg, rss <= 300.0),
-                ..value(
-                    "Peak host RSS (seeding, W1, W7, W4, W5, count)",
-                    format!("{rss:.0} MiB"),
-                )
-            },
-            value(
-                "Seeding: POST /api/invoices, 2 items",
-                format!(
-                    "{:.0} req/s, {:.0} s",
-                    n as f64 / seeded.seed_secs,
-                    seeded.seed_secs
-                ),
-            ),
-            value(
-                "Seeding: PUT …/complete, every tenth",
-                format!(
-                    "{:.0} req/s, {:.0} s",
-                    seeded.completed.len() as f64 / seeded.complete_secs,
-                    seeded.complete_secs
-                ),
-            ),
-            value(
-                "Store file after seeding, per invoice",
-                match seeded_file {
-                    Some(bytes) => format!(
-                        "{:.1} KiB ({:.0} MiB for {n})",
-                        bytes as f64 / 1024.0 / n as f64,
-                        bytes as f64 / (1024.0 * 1024.0)
-                    ),
-                    None => "not measured (no redb file)".to_owned(),
-                },
-            ),
         ];
+        rows.extend(report_rows(&cfg, |_| String::new(), &w4, &w5, &count));
+        rows.push(Row {
+            goal: "≤ 300 MiB".into(),
+            verdict: verdict(&cfg, rss <= 300.0),
+            ..value_row(
+                "Peak host RSS (seeding, W1, W7, W4, W5, count)",
+                format!("{rss:.0} MiB"),
+            )
+        });
+        rows.extend(seeding_rows(&seeded, n, seeded_file, true));
         for (phase, peak) in peaks.borrow().iter() {
-            rows.push(value(
+            rows.push(value_row(
                 &format!("   peak RSS during {phase}"),
                 format!("{peak:.0} MiB"),
             ));
@@ -665,15 +698,8 @@ fn main() -> anyhow::Result<()> {
     ] {
         check(&mut failures, name, f);
     }
-    let at = if n >= 1_000_000 {
-        String::new()
-    } else {
-        format!(" (goal at 1M; run at {n})")
-    };
-    let goal_row = |name: &str, f: &Figures, ratio: String, goal: String, met: bool| Row {
-        goal,
-        verdict: verdict(&cfg, met),
-        ..load_row(name, f, "req/s", ratio)
+    let goal_row = |name: &str, f: &Figures, ratio: String, goal: String, met: bool| {
+        judged(&cfg, name, f, ratio, goal, met)
     };
     rows.push(goal_row(
         "W1 GET /api/invoices/{id}",
@@ -748,27 +774,7 @@ fn main() -> anyhow::Result<()> {
             w12.per_sec / 2.0 / w3.per_sec
         ),
     ));
-    rows.push(goal_row(
-        "W4 GET ?status=OPEN&per_page=100",
-        &w4,
-        ratio_b(&w4),
-        format!("p50 ≤ 10 ms{at}"),
-        w4.p50_ms <= 10.0,
-    ));
-    rows.push(goal_row(
-        "W5 GET ?group_by=client,month",
-        &w5,
-        ratio_b(&w5),
-        format!("p50 ≤ 100 ms{at}"),
-        w5.p50_ms <= 100.0,
-    ));
-    rows.push(goal_row(
-        "HEAD /api/invoices (count)",
-        &count,
-        ratio_b(&count),
-        format!("p50 ≤ 20 ms{at}"),
-        count.p50_ms <= 20.0,
-    ));
+    rows.extend(report_rows(&cfg, ratio_b, &w4, &w5, &count));
     rows.push(goal_row(
         w7_load.label,
         &w7,
@@ -845,41 +851,7 @@ fn main() -> anyhow::Result<()> {
             None,
         ));
     }
-    rows.push(single(
-        "Seeding: POST /api/invoices, 2 items",
-        format!("{:.0} req/s", n as f64 / seeded.seed_secs),
-        "",
-        None,
-    ));
-    rows.push(single(
-        "Seeding: PUT …/complete",
-        format!(
-            "{:.0} req/s",
-            seeded.completed.len() as f64 / seeded.complete_secs
-        ),
-        "",
-        None,
-    ));
-
-    rows.push(single(
-        "Store file after seeding, per invoice",
-        match seeded_file {
-            Some(bytes) => format!(
-                "{:.1} KiB ({:.0} MiB for {n})",
-                bytes as f64 / 1024.0 / n as f64,
-                bytes as f64 / (1024.0 * 1024.0)
-            ),
-            None => "not measured (no redb file)".to_owned(),
-        },
-        "",
-        None,
-    ));
-    rows.push(single(
-        "   of which every tenth invoice completed (its PDFs, its e-invoices)",
-        format!("{} completed", seeded.completed.len()),
-        "",
-        None,
-    ));
+    rows.extend(seeding_rows(&seeded, n, seeded_file, false));
 
     let report = render(&cfg, &rows, &format!("{standalone}\n{postgres}"), &failures);
     println!("{report}");
