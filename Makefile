@@ -145,7 +145,8 @@ test: test-deps test-component standalone standalone-test
 # target/bench/compare.md. BENCH_STORE=postgres adds W1, W2 and W3 on a PostgreSQL server
 # the harness starts (one host and two, beside redb, with the CPU time of database and
 # hosts per request). A section measures the standalone component under `wasmtime serve`
-# (W1, W4, W2 beside A); BENCH_ONLY=standalone (or webhooks: W11) seeds and runs only
+# (W1, W4, W2 beside A); BENCH_ONLY=standalone (or webhooks: W11; reports: W1, W4, W5,
+# the count, memory and the store file, for BENCH_INVOICES=1000000) seeds and runs only
 # that section. These are passed on as given, empty when not: the harness reads an empty
 # one as unset.
 bench: build standalone bench-deps
