@@ -365,14 +365,19 @@ pub(crate) fn run(
     Ok(())
 }
 
+/// A workload's figures on the previous build and on this one, each the mean of its rounds.
+fn means(by_side: &[Vec<Measured>; 2]) -> [Figures; 2] {
+    [&by_side[0], &by_side[1]]
+        .map(|rounds| Figures::mean(&rounds.iter().map(|m| m.f).collect::<Vec<_>>()))
+}
+
 /// The workloads whose mean throughput over the rounds fell more than `REGRESSION_MAX`
 /// below the previous build's, each with how far.
 fn regressions(list: &[Workload], figures: &[[Vec<Measured>; 2]]) -> Vec<String> {
     list.iter()
         .zip(figures)
         .filter_map(|(workload, by_side)| {
-            let [prev, this] = [&by_side[0], &by_side[1]]
-                .map(|rounds| Figures::mean(&rounds.iter().map(|m| m.f).collect::<Vec<_>>()));
+            let [prev, this] = means(by_side);
             let ratio = this.per_sec / prev.per_sec;
             (ratio < 1.0 - REGRESSION_MAX)
                 .then(|| format!("{} by {:.1} %", workload.short, (1.0 - ratio) * 100.0))
@@ -434,8 +439,7 @@ fn render(
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     );
     for (workload, by_side) in list.iter().zip(figures) {
-        let [prev, this] = [&by_side[0], &by_side[1]]
-            .map(|rounds| Figures::mean(&rounds.iter().map(|m| m.f).collect::<Vec<_>>()));
+        let [prev, this] = means(by_side);
         let per_round = |rounds: &[Measured]| {
             rounds
                 .iter()

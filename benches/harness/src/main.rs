@@ -806,13 +806,9 @@ fn main() -> anyhow::Result<()> {
     ));
     rows.extend(business.rows);
     let single = |name: &str, value: String, goal: &str, met: Option<bool>| Row {
-        name: name.into(),
-        rate: value,
-        p50: String::new(),
-        p99: String::new(),
-        ratio: String::new(),
         goal: goal.into(),
         verdict: met.map(|m| verdict(&cfg, m)).unwrap_or_default(),
+        ..value_row(name, value)
     };
     for (upload, f) in [(&uploads.cii, &w8c), (&uploads.facturx, &w8x)] {
         rows.push(single(
