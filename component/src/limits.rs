@@ -28,8 +28,12 @@ pub const INDEX_SCAN_BATCH: u32 = 4096;
 pub const SCAN_BATCH: u32 = 512;
 /// Documents read in one call into the store when a request reads many by id (the open
 /// documents due this month that grouped totals read one by one): few calls, a bounded
-/// batch in memory.
+/// batch in memory. Two in unit tests, so that their few documents span several batches
+/// (`http::grouping_tests`).
+#[cfg(not(test))]
 pub const LOAD_BATCH: usize = 256;
+#[cfg(test)]
+pub const LOAD_BATCH: usize = 2;
 /// Unfiltered pages starting at most this far in are read straight from the records;
 /// deeper ones collect ids from an index first.
 pub const DIRECT_PAGE_START_MAX: usize = 5_000;
