@@ -245,9 +245,9 @@ pub fn girocode(
 }
 
 /// The keys an answer of `link` reads first: its account's clock and settings, the linked
-/// document, and the portal key its page's forms are signed with (a download, which has
-/// no form, leaves that one unread). A caller fetches them in one call
-/// (`caps::Prefetched`).
+/// document and the list of its e-invoices issued, and the portal key its page's forms are
+/// signed with (a download, which has no form, leaves that one unread). A caller fetches
+/// them in one call (`caps::Prefetched`).
 pub fn first_reads(link: &Link) -> Vec<Vec<u8>> {
     let account = link.account;
     let mut first = vec![
@@ -257,6 +257,9 @@ pub fn first_reads(link: &Link) -> Vec<Vec<u8>> {
     ];
     if let Target::Document(kind, id) = link.target {
         first.push(storage::key(account, kind, id));
+        if kind.spec().einvoices {
+            first.push(einvoice::issued_key(account, kind, id));
+        }
     }
     first
 }
@@ -316,9 +319,7 @@ fn einvoice_offered(
         return Ok(None);
     }
     let profile = einvoice::profile_of(client);
-    Ok(einvoice::load(txn, account, doc.kind, doc.id, profile)?
-        .filter(|issued| matches!(issued, einvoice::Issued::Xml { .. }))
-        .map(|_| profile))
+    Ok(einvoice::issued_as_xml(txn, account, doc.kind, doc.id, profile)?.then_some(profile))
 }
 
 /// The transfer a document's page asks for: what is open of an open payable document,

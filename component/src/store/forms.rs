@@ -319,6 +319,13 @@ pub enum StoredEinvoice {
     Refused(Vec<(String, String, String)>),
 }
 
+/// The profiles of a document's e-invoices whose XML was issued (by name), kept beside
+/// them so that a page offering the download need not read an XML to know it exists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredEinvoicesIssued {
+    pub xml: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(bound(deserialize = "D: Deserialize<'de>", serialize = "D: Serialize"))]
 pub struct StoredPayment<D> {

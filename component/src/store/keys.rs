@@ -23,7 +23,8 @@
 //!   `A {account}idx/contact-docs/{contact}{kind}{id}`: the documents naming a contact;
 //!   `A {account}idx/supplier-incomings/{supplier}{id}`: a supplier's incoming invoices
 //! - `A {account}pdf/{collection}/{id}{variant}`: the stored PDFs of a document
-//! - `A {account}einvoice/{collection}/{id}{profile}`: its e-invoices, fixed at completion
+//! - `A {account}einvoice/{collection}/{id}{profile}`: its e-invoices, fixed at completion,
+//!   with `A {account}einvoice/{collection}/{id}/`: the profiles whose XML was issued
 //! - `A {account}idem/{sha256}`: the first answer to a request with an `Idempotency-Key`,
 //!   with `G idem-expiry/{expires}{account}{sha256}` to remove it after 24 hours
 //! - `A {account}hooks/on`: the account's webhooks and the events each takes (absent
@@ -344,6 +345,14 @@ pub fn einvoice(account: u64, collection: &str, document: u64, profile: &str) ->
     k
 }
 
+/// The list of a document's e-invoice profiles whose XML was issued. A profile's name never
+/// starts with `/`, so this key is no prefix of an e-invoice's and none is a prefix of it.
+pub fn einvoices_issued(account: u64, collection: &str, document: u64) -> Vec<u8> {
+    let mut k = einvoice(account, collection, document, "");
+    k.push(b'/');
+    k
+}
+
 /// The account's webhooks and the events each takes: read on the path of every write.
 pub fn webhooks_on(account: u64) -> Vec<u8> {
     let mut k = segment(account, "hooks");
@@ -446,6 +455,12 @@ mod tests {
         assert!(pdf(7, "invoices", 1, "original").starts_with(&families[7].1));
         assert!(number_claim(7, "invoice", "RE-", 1).starts_with(&families[5].1));
         assert!(einvoice(7, "invoices", 1, "factur-x").starts_with(&families[8].1));
+        let issued = einvoices_issued(7, "invoices", 1);
+        assert!(issued.starts_with(&families[8].1));
+        for profile in ["factur-x", "xrechnung-cii", "xrechnung-ubl"] {
+            let one = einvoice(7, "invoices", 1, profile);
+            assert!(!one.starts_with(&issued) && !issued.starts_with(&one));
+        }
         assert!(client_document(7, 3, b'i', 1).starts_with(&families[6].1));
         assert!(supplier_incoming(7, 3, 1).starts_with(&families[9].1));
         for k in [

@@ -80,6 +80,7 @@ fn layout() -> Value {
         StoredPrincipal,
         StoredRecord<Decimal>,
         StoredEinvoice,
+        super::forms::StoredEinvoicesIssued,
         crate::domain::dispatch::Dispatch,
         crate::domain::incomings::Extra,
         crate::http::idempotency::SavedAnswer,

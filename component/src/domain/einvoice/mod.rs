@@ -22,7 +22,8 @@ use super::records;
 use super::schema::Record;
 use super::settings;
 use crate::caps::{Read, Write};
-use crate::store::{self, forms::StoredEinvoice, keys};
+use crate::store::forms::{StoredEinvoice, StoredEinvoicesIssued};
+use crate::store::{self, keys};
 
 /// A document's e-invoice of one profile as it was fixed at completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,11 @@ pub enum Issued {
 
 fn key(account: u64, kind: DocKind, id: u64, profile: Profile) -> Vec<u8> {
     keys::einvoice(account, kind.collection(), id, profile.name())
+}
+
+/// The key of the list of a document's profiles whose XML was issued (`issued_as_xml`).
+pub fn issued_key(account: u64, kind: DocKind, id: u64) -> Vec<u8> {
+    keys::einvoices_issued(account, kind.collection(), id)
 }
 
 /// The client's tax situation as the VAT categories need it.
@@ -198,6 +204,15 @@ pub fn issue(
             &store::encode(&stored),
         )?;
     }
+    let xml = issued
+        .iter()
+        .filter(|(_, e)| matches!(e, Issued::Xml { .. }))
+        .map(|(p, _)| p.name().to_owned())
+        .collect();
+    txn.put(
+        &issued_key(account, doc.kind, doc.id),
+        &store::encode(&StoredEinvoicesIssued { xml }),
+    )?;
     Ok(issued)
 }
 
@@ -226,6 +241,28 @@ pub fn load(
     }))
 }
 
+/// Whether the XML of a document's e-invoice in `profile` was issued (a draft has none),
+/// read from the list `issue` keeps, without the XML. A document completed before the list
+/// was kept has none: its profile's own record says.
+pub fn issued_as_xml(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    id: u64,
+    profile: Profile,
+) -> Result<bool, Error> {
+    match txn.get(&issued_key(account, kind, id))? {
+        Some(bytes) => Ok(store::decode_plain::<StoredEinvoicesIssued>(&bytes)?
+            .xml
+            .iter()
+            .any(|name| name == profile.name())),
+        None => Ok(matches!(
+            load(txn, account, kind, id, profile)?,
+            Some(Issued::Xml { .. })
+        )),
+    }
+}
+
 /// Whether a document has its e-invoices (documents completed before they existed have
 /// them made by the migration to data version 4).
 pub fn exists(txn: &dyn Read, account: u64, kind: DocKind, id: u64) -> Result<bool, Error> {
@@ -239,5 +276,96 @@ pub fn delete_all(txn: &mut dyn Write, account: u64, kind: DocKind, id: u64) -> 
     for p in Profile::ALL {
         txn.delete(&key(account, kind, id, p))?;
     }
+    txn.delete(&issued_key(account, kind, id))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::caps::mem::MemStore;
+    use crate::caps::{Entry, Store, StoreError};
+
+    /// A reader that refuses to read any e-invoice's own record (its XML).
+    struct NoXml(Box<dyn Read>);
+
+    impl Read for NoXml {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+            let profile_key = Profile::ALL.iter().any(|p| key == key_of(*p).as_slice());
+            assert!(!profile_key, "an e-invoice's XML was read");
+            self.0.get(key)
+        }
+        fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+            keys.iter().map(|k| self.get(k)).collect()
+        }
+        fn scan(
+            &self,
+            prefix: &[u8],
+            after: Option<&[u8]>,
+            limit: u32,
+            reverse: bool,
+        ) -> Result<Vec<Entry>, StoreError> {
+            self.0.scan(prefix, after, limit, reverse)
+        }
+    }
+
+    fn key_of(profile: Profile) -> Vec<u8> {
+        key(1, DocKind::Invoice, 5, profile)
+    }
+
+    /// Invoice 5 of account 1 with its XRechnung (CII) issued and its Factur-X refused, as
+    /// `issue` keeps them; with the list of the issued ones when `listed`.
+    fn stored(listed: bool) -> MemStore {
+        let store = MemStore::default();
+        let mut w = store.begin_write().unwrap();
+        let xml = StoredEinvoice::Xml {
+            number: "RE-5".into(),
+            xml: b"<x/>".to_vec(),
+        };
+        let refused = StoredEinvoice::Refused(vec![("BR-1".into(), "f".into(), "m".into())]);
+        w.put(&key_of(Profile::XrechnungCii), &store::encode(&xml))
+            .unwrap();
+        w.put(&key_of(Profile::FacturX), &store::encode(&refused))
+            .unwrap();
+        if listed {
+            let list = StoredEinvoicesIssued {
+                xml: vec![Profile::XrechnungCii.name().to_owned()],
+            };
+            w.put(&issued_key(1, DocKind::Invoice, 5), &store::encode(&list))
+                .unwrap();
+        }
+        w.commit().unwrap();
+        store
+    }
+
+    #[test]
+    fn the_issued_list_answers_without_reading_an_xml() {
+        let store = stored(true);
+        let txn = NoXml(store.begin_read().unwrap());
+        let asked = |p| issued_as_xml(&txn, 1, DocKind::Invoice, 5, p).unwrap();
+        assert!(asked(Profile::XrechnungCii));
+        assert!(!asked(Profile::FacturX), "refused");
+        assert!(!asked(Profile::XrechnungUbl), "not issued");
+    }
+
+    #[test]
+    fn a_document_completed_before_the_list_is_answered_by_its_records() {
+        let store = stored(false);
+        let txn = store.begin_read().unwrap();
+        let asked = |p| issued_as_xml(txn.as_ref(), 1, DocKind::Invoice, 5, p).unwrap();
+        assert!(asked(Profile::XrechnungCii));
+        assert!(!asked(Profile::FacturX), "refused");
+        assert!(!asked(Profile::XrechnungUbl), "not issued");
+    }
+
+    #[test]
+    fn a_deleted_document_keeps_no_e_invoice_nor_its_list() {
+        let store = stored(true);
+        let mut w = store.begin_write().unwrap();
+        delete_all(w.as_mut(), 1, DocKind::Invoice, 5).unwrap();
+        w.commit().unwrap();
+        let txn = store.begin_read().unwrap();
+        let prefix = keys::einvoice(1, DocKind::Invoice.collection(), 5, "");
+        assert_eq!(txn.scan(&prefix, None, 10, false).unwrap(), Vec::new());
+    }
 }
