@@ -8,7 +8,10 @@ TEST_WASM_OUT := target/$(WASM_TARGET)/component-test/faktura_component.wasm
 TEST_WASM   := target/faktura-test.wasm
 PLUG        := target/faktura-plug.wasm
 STANDALONE  := target/faktura-standalone.wasm
+STANDALONE_OUT := target/$(WASM_TARGET)/standalone/faktura_component.wasm
 STANDALONE_TEST := target/faktura-standalone-test.wasm
+STANDALONE_TEST_OUT := target/$(WASM_TARGET)/standalone-test/faktura_component.wasm
+COMPOSED    := target/faktura-standalone-composed.wasm
 LISTEN      ?= 127.0.0.1:8080
 DATA        ?= ./data
 PYTHON      ?= python3
@@ -17,7 +20,7 @@ WASMTIME     = $$($(PYTHON) -c 'import os, wasmtime_cli; print(os.path.join(os.p
 BOOTSTRAP_KEY ?= change-me-0123456789abcdef
 
 .PHONY: all build run test test-deps lint fmt fuzz wasm-target component test-component \
-        plug standalone standalone-test serve-standalone wasmtime-cli wac bench bench-deps clean
+        plug standalone standalone-composed standalone-test serve-standalone wasmtime-cli wac bench bench-deps clean
 
 all: build
 
@@ -45,22 +48,34 @@ test-component: wasm-target
 build: component
 	$(CARGO) build --release -p faktura
 
-# The plug: store, pdf and mail inside wasm on WASI, for runtimes without Faktura's imports.
+# The plug: store, pdf and mail inside wasm on WASI, as a component of its own.
 plug: wasm-target
 	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-plug
 	cp target/$(WASM_TARGET)/release/faktura_plug.wasm $(PLUG)
 
-# The shipped component with the plug composed in (wac): runs under `wasmtime serve` and
+# The standalone component: the service with the plug compiled in (feature `fused`, WIT
+# world `standalone`), one module that imports only WASI: runs under `wasmtime serve` and
 # Spin. target/spin/ holds it with spin.toml and an empty data directory.
-standalone: component plug wac
-	wac plug --plug $(PLUG) $(COMPONENT) -o $(STANDALONE)
+standalone: wasm-target
+	$(CARGO) build --profile standalone --target $(WASM_TARGET) -p faktura-component --features fused
+	cp $(STANDALONE_OUT) $(STANDALONE)
 	@mkdir -p target/spin/data
 	cp component/plug/spin.toml $(STANDALONE) target/spin/
 
-# The test component with the plug composed in, for the tests of the plug under a guest
-# that traps (its test-only routes).
-standalone-test: test-component plug wac
-	wac plug --plug $(PLUG) $(TEST_WASM) -o $(STANDALONE_TEST)
+# The same service composed with the plug component (wac), every store call crossing
+# between the two: `make bench` measures it beside the standalone component.
+standalone-composed: component plug wac
+	wac plug --plug $(PLUG) $(COMPONENT) -o $(COMPOSED)
+
+# The standalone component with the test-only routes and the checks of component-test,
+# for the tests of the plug under a guest that traps; its sources' digest beside it, as
+# test-component records it.
+standalone-test: wasm-target
+	@mkdir -p target
+	$(PYTHON) tests/sources_digest.py > $(STANDALONE_TEST).sources.next
+	$(CARGO) build --profile standalone-test --target $(WASM_TARGET) -p faktura-component --features test-routes,fused
+	cp $(STANDALONE_TEST_OUT) $(STANDALONE_TEST)
+	mv $(STANDALONE_TEST).sources.next $(STANDALONE_TEST).sources
 
 # Serves the standalone component with `wasmtime serve` on DATA; the first request with
 # BOOTSTRAP_KEY creates the admin of an empty data directory.
@@ -131,7 +146,7 @@ test-deps: wasmtime-cli
 # old data directory; standalone: the plug's redb over WASI), the PostgreSQL tests, which
 # start their servers themselves, and the rest, to keep the second run short.
 PG_TEST_MODULES := both_kinds:: credit_notes:: documents:: invoices:: protocol::
-test: test-deps test-component standalone standalone-test
+test: test-deps component test-component standalone standalone-test
 	$(CARGO) build --profile test-release --workspace --bins --tests
 	FAKTURA_WASMTIME="$(WASMTIME)" $(CARGO) test --profile test-release --workspace
 	FAKTURA_TEST_STORE=postgres FAKTURA_WASMTIME="$(WASMTIME)" \
@@ -149,7 +164,7 @@ test: test-deps test-component standalone standalone-test
 # the count, memory and the store file, for BENCH_INVOICES=1000000) seeds and runs only
 # that section. These are passed on as given, empty when not: the harness reads an empty
 # one as unset.
-bench: build standalone bench-deps
+bench: build standalone standalone-composed bench-deps
 	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-bench-hello
 	$(CARGO) build --release -p faktura-bench
 	BENCH_COMPARE="$(BENCH_COMPARE)" BENCH_COMPARE_ROUNDS="$(BENCH_COMPARE_ROUNDS)" \
@@ -167,6 +182,7 @@ lint: wasm-target
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p faktura-component -p faktura-plug --target $(WASM_TARGET) -- -D warnings
+	$(CARGO) clippy -p faktura-component --features fused,test-routes --target $(WASM_TARGET) -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

@@ -17,8 +17,12 @@ SOURCES = [
     "Cargo.toml",
     "component/Cargo.toml",
     "component/src",
+    "component/plug/Cargo.toml",
+    "component/plug/src",
     "einvoice/Cargo.toml",
     "einvoice/src",
+    "host/providers/Cargo.toml",
+    "host/providers/src",
     "wit",
 ]
 

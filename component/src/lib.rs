@@ -21,9 +21,17 @@ mod wit;
     reason = "wit-bindgen's generated glue exports and calls raw ABI functions"
 )]
 mod bindings {
+    #[cfg(not(feature = "fused"))]
     wit_bindgen::generate!({
         path: "../wit",
         world: "faktura:service/service",
+        generate_all,
+    });
+    // The plug compiled in: only WASI imported (`wit::fused`).
+    #[cfg(feature = "fused")]
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "faktura:service/standalone",
         generate_all,
     });
 

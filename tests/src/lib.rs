@@ -61,8 +61,12 @@ const COMPONENT_SOURCES: &[&str] = &[
     "Cargo.toml",
     "component/Cargo.toml",
     "component/src",
+    "component/plug/Cargo.toml",
+    "component/plug/src",
     "einvoice/Cargo.toml",
     "einvoice/src",
+    "host/providers/Cargo.toml",
+    "host/providers/src",
     "wit",
 ];
 
@@ -130,7 +134,11 @@ pub fn component_sources_digest(root: &Path) -> std::io::Result<String> {
 /// digest. The error says what is wrong and what to run.
 pub fn check_component_sources(component: &Path, root: &Path) -> Result<(), String> {
     let shown = component.strip_prefix(root).unwrap_or(component).display();
-    let fix = "run `make test-component`";
+    let fix = if component.ends_with("faktura-standalone-test.wasm") {
+        "run `make standalone-test`"
+    } else {
+        "run `make test-component`"
+    };
     if !component.exists() {
         return Err(format!("{shown} is missing: {fix}"));
     }
@@ -1254,18 +1262,28 @@ pub fn check_pdf(bytes: &[u8]) -> String {
     String::from_utf8(text.stdout).unwrap()
 }
 
-/// The component `make standalone` composes: the shipped component with the plug.
+/// The standalone component `make standalone` builds: the service with the plug compiled in.
 pub fn standalone_component() -> PathBuf {
     workspace_root().join("target/faktura-standalone.wasm")
 }
 
-/// The test component (`make test-component`: the test-only routes, a deliberate panic
-/// among them) with the plug composed in, as `make standalone-test` makes it: the plug
-/// under a guest that traps.
+/// The standalone component with the test-only routes (a deliberate panic among them), as
+/// `make standalone-test` builds it: the plug under a guest that traps. Fails the test,
+/// naming the fix, when it is older than its sources (as `test_component`).
 pub fn standalone_test_component() -> PathBuf {
-    // The test component it embeds must be built from the sources as they are.
-    let _ = test_component();
-    workspace_root().join("target/faktura-standalone-test.wasm")
+    static CHECKED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let checked = CHECKED.get_or_init(|| {
+        let component = workspace_root().join("target/faktura-standalone-test.wasm");
+        check_component_sources(&component, &workspace_root())?;
+        Ok(component)
+    });
+    match checked {
+        Ok(component) => component.clone(),
+        Err(why) => {
+            eprintln!("{why}");
+            std::panic::resume_unwind(Box::new(why.clone()))
+        }
+    }
 }
 
 /// The WIT package of the repository, with the vendored WASI packages in `wit/deps`.

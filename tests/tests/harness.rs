@@ -17,8 +17,8 @@ fn built_workspace() -> tempfile::TempDir {
         ("component/src/http/mod.rs", "//! Routes.\n"),
         ("wit/faktura.wit", "package faktura:service;\n"),
         ("wit/deps/io/streams.wit", "package wasi:io;\n"),
-        // Not a source: the tests' golden files and the plug do not go into the component.
-        ("component/plug/src/lib.rs", "//! The plug.\n"),
+        // Not a source: the host's own code does not go into the component.
+        ("host/src/main.rs", "//! The host.\n"),
     ] {
         let file = root.path().join(path);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -44,11 +44,7 @@ fn a_component_built_from_the_sources_as_they_are_is_accepted() {
         Ok(())
     );
     // Files outside the sources change nothing.
-    std::fs::write(
-        root.path().join("component/plug/src/lib.rs"),
-        "//! Changed.\n",
-    )
-    .unwrap();
+    std::fs::write(root.path().join("host/src/main.rs"), "//! Changed.\n").unwrap();
     std::fs::write(root.path().join("README.md"), "# Faktura\n").unwrap();
     assert_eq!(
         check_component_sources(&component(root.path()), root.path()),

@@ -25,9 +25,10 @@
 //! with one host and with two, beside redb and with the CPU time of database and hosts
 //! per request (the `stores` module), as a second table of the report.
 //!
-//! A section measures the standalone component (`make standalone`) under `wasmtime serve`:
-//! W1, W4 and W2 beside A, on a copy of the seeded data directory (the `standalone`
-//! module). `BENCH_ONLY=standalone` (or `webhooks`: W11) seeds and runs that section alone;
+//! A section measures the standalone component (`make standalone`: the plug compiled in)
+//! and the same service composed with the plug component (`make standalone-composed`)
+//! under `wasmtime serve`: W1, W4 and W2 beside A, on a copy of the seeded data directory
+//! (the `standalone` module). `BENCH_ONLY=standalone` (or `webhooks`: W11) seeds and runs that section alone;
 //! `BENCH_ONLY=reports` measures W1, W4, W5 and the count after the seed, with memory and
 //! the store file's size (for `BENCH_INVOICES=1000000`, where the other sections' copies of
 //! the data directory would not fit beside it);
@@ -88,6 +89,8 @@ struct Config {
     hello: PathBuf,
     /// The standalone component (`make standalone`).
     standalone: PathBuf,
+    /// The service composed with the plug component (`make standalone-composed`).
+    composed: PathBuf,
     /// `BENCH_ONLY=standalone`, `webhooks` or `reports`: seed, then only that section.
     only: Only,
     wasmtime: PathBuf,
@@ -157,6 +160,7 @@ impl Config {
                 || root.join("target/faktura-standalone.wasm"),
                 PathBuf::from,
             ),
+            composed: root.join("target/faktura-standalone-composed.wasm"),
             only: match var("BENCH_ONLY").as_deref() {
                 None => Only::All,
                 Some("standalone") => Only::Standalone,
@@ -320,7 +324,11 @@ fn main() -> anyhow::Result<()> {
         return compare::run(&cfg, compare, &rt);
     }
     let faktura = Binary::beside(&cfg.faktura).context("run `make bench`")?;
-    for (what, path) in [("hello", &cfg.hello), ("standalone", &cfg.standalone)] {
+    for (what, path) in [
+        ("hello", &cfg.hello),
+        ("standalone", &cfg.standalone),
+        ("composed standalone", &cfg.composed),
+    ] {
         if !path.exists() {
             bail!(
                 "{what} component missing at {}: run `make bench`",

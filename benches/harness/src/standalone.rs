@@ -1,14 +1,16 @@
 //! The standalone component (`target/faktura-standalone.wasm`: the service with the plug
-//! composed in) under `wasmtime serve`: W1, W4 and W2 beside anchor A, the hello component
-//! under the same `wasmtime serve`, measured in halves around each workload as the main run
-//! does, so that each figure is a ratio of two taken side by side.
+//! compiled in), and the same service composed with the plug component
+//! (`target/faktura-standalone-composed.wasm`), under `wasmtime serve`: W1, W4 and W2
+//! beside anchor A, the hello component under the same `wasmtime serve`, measured in halves
+//! around each workload as the main run does, so that each figure is a ratio of two taken
+//! side by side.
 //!
 //! The standalone serves a copy of the data directory the main run seeded (the same redb
 //! file; the plug reads and writes it as the host does), so it reads the same invoices.
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -69,8 +71,13 @@ fn micros(us: Option<f64>) -> String {
     us.map_or_else(|| "?".into(), |us| format!("{us:.0} µs"))
 }
 
-/// Starts `wasmtime serve` with the standalone component on a copy of `seeded_data`.
-fn serve(cfg: &Config, seeded_data: &Path, flags: &[&str]) -> anyhow::Result<(Proc, SocketAddr)> {
+/// Starts `wasmtime serve` with the standalone component `wasm` on a copy of `seeded_data`.
+fn serve(
+    cfg: &Config,
+    wasm: &Path,
+    seeded_data: &Path,
+    flags: &[&str],
+) -> anyhow::Result<(Proc, SocketAddr)> {
     let data = cfg.out.join("standalone-data");
     if data.exists() {
         std::fs::remove_dir_all(&data)?;
@@ -87,7 +94,7 @@ fn serve(cfg: &Config, seeded_data: &Path, flags: &[&str]) -> anyhow::Result<(Pr
             .arg(addr.to_string())
             .arg("--dir")
             .arg(format!("{}::/data", data.display()))
-            .arg(&cfg.standalone),
+            .arg(wasm),
         &cfg.out.join("standalone.log"),
     )?;
     Ok((proc, addr))
@@ -119,18 +126,32 @@ pub(crate) fn run(
     let _ = writeln!(
         s,
         "\n## The standalone component under wasmtime serve\n\n\
-         `target/faktura-standalone.wasm` under `wasmtime serve -Scli` on a copy of the \
-         seeded data directory, each workload between two halves of A (the hello component \
-         under the same `wasmtime serve`, with the same flags), its ratio to them, and \
-         the CPU time the `wasmtime serve` process spent per request (all its threads; A's \
-         in parentheses): the cost that sets the ratio, apart from what the load \
-         generator beside it takes of the machine."
+         `target/faktura-standalone.wasm` (the plug compiled in) and \
+         `target/faktura-standalone-composed.wasm` (the plug a component of its own, \
+         composed with wac) under `wasmtime serve -Scli` on a copy of the seeded data \
+         directory, each workload between two halves of A (the hello component under the \
+         same `wasmtime serve`, with the same flags), its ratio to them, and the CPU time the \
+         `wasmtime serve` process spent per request (all its threads; A's in parentheses): \
+         the cost that sets the ratio, apart from what the load generator beside it takes of \
+         the machine."
     );
     let mut failures = Vec::new();
+    let builds: [(&str, &PathBuf); 2] =
+        [("standalone", &cfg.standalone), ("composed", &cfg.composed)];
     for (mode, flags) in MODES {
-        let section = run_mode(cfg, seeded_data, seeded, rt, mode, flags)?;
-        s.push_str(&section.markdown);
-        failures.extend(section.failures);
+        for (build, wasm) in builds {
+            let section = run_mode(
+                cfg,
+                wasm,
+                seeded_data,
+                seeded,
+                rt,
+                &format!("{build}, {mode}"),
+                flags,
+            )?;
+            s.push_str(&section.markdown);
+            failures.extend(section.failures);
+        }
     }
     Ok(Section {
         markdown: s,
@@ -140,6 +161,7 @@ pub(crate) fn run(
 
 fn run_mode(
     cfg: &Config,
+    wasm: &Path,
     seeded_data: &Path,
     seeded: &Seeded,
     rt: &tokio::runtime::Runtime,
@@ -158,7 +180,7 @@ fn run_mode(
             .arg(&cfg.hello),
         &cfg.out.join("wasmtime-serve-standalone-anchor.log"),
     )?;
-    let (standalone, addr) = serve(cfg, seeded_data, flags)?;
+    let (standalone, addr) = serve(cfg, wasm, seeded_data, flags)?;
     let since = Instant::now();
     rt.block_on(client::first_ok(
         a_addr,

@@ -6,12 +6,11 @@
     reason = "wit-bindgen's generated glue exports and calls raw ABI functions"
 )]
 
-use std::cell::{Cell, RefCell};
-
 use faktura_providers::{kv, outbox, render};
 
-use crate::Config;
-use crate::store::{self, StoreError};
+use crate::services;
+use crate::store::StoreError;
+use crate::txn::{CommitError, ReadTxn, WriteTxn};
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -40,71 +39,13 @@ fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
         .collect()
 }
 
-fn backend(e: impl std::fmt::Display) -> Error {
-    Error::Backend(e.to_string())
-}
-
-/// A commit the disk had no room for is `full` (the host answers 507); any other failure
-/// is the backend's.
-fn commit_error(e: redb::CommitError) -> Error {
-    match redb::Error::from(e) {
-        redb::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => {
-            Error::Full(io.to_string())
-        }
-        e => backend(e),
-    }
-}
-
-/// A read transaction: a snapshot that holds nothing, so dropping it ends it.
-struct ReadTxn(store::Snapshot);
-
-/// The write transaction; dropped without `commit` it rolls back, and ends the turn.
-struct WriteTxn {
-    txn: RefCell<Option<redb::WriteTransaction>>,
-    committed: Cell<bool>,
-}
-
-impl Drop for WriteTxn {
-    fn drop(&mut self) {
-        drop(self.txn.take());
-        store::end_write(self.committed.get());
-    }
-}
-
-impl ReadTxn {
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&redb::ReadTransaction) -> Result<T, StoreError>,
-    ) -> Result<T, Error> {
-        self.0.txn().and_then(f).map_err(error)
-    }
-}
-
-impl WriteTxn {
-    /// Runs `f` on the transaction once the turn is confirmed.
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&redb::WriteTransaction) -> Result<T, StoreError>,
-    ) -> Result<T, Error> {
-        store::confirm_turn().map_err(error)?;
-        let txn = self.txn.borrow();
-        let txn = txn
-            .as_ref()
-            .ok_or_else(|| backend("the transaction has ended"))?;
-        f(txn).map_err(error)
-    }
-}
-
 impl wstore::GuestReadTxn for ReadTxn {
     fn get(&self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
-        self.with(|txn| store::get(&store::read_table(txn)?, &key))
+        ReadTxn::get(self, &key).map_err(error)
     }
 
     fn get_many(&self, keys: Vec<Vec<u8>>) -> Result<Vec<Option<Vec<u8>>>, Error> {
-        self.with(|txn| {
-            let table = store::read_table(txn)?;
-            keys.iter().map(|k| store::get(&table, k)).collect()
-        })
+        ReadTxn::get_many(self, &keys).map_err(error)
     }
 
     fn scan(
@@ -114,29 +55,19 @@ impl wstore::GuestReadTxn for ReadTxn {
         limit: u32,
         reverse: bool,
     ) -> Result<Vec<Entry>, Error> {
-        self.with(|txn| {
-            store::scan(
-                &store::read_table(txn)?,
-                &prefix,
-                after.as_deref(),
-                limit,
-                reverse,
-            )
-        })
-        .map(entries)
+        ReadTxn::scan(self, &prefix, after.as_deref(), limit, reverse)
+            .map(entries)
+            .map_err(error)
     }
 }
 
 impl wstore::GuestWriteTxn for WriteTxn {
     fn get(&self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
-        self.with(|txn| store::get(&store::write_table(txn)?, &key))
+        WriteTxn::get(self, &key).map_err(error)
     }
 
     fn get_many(&self, keys: Vec<Vec<u8>>) -> Result<Vec<Option<Vec<u8>>>, Error> {
-        self.with(|txn| {
-            let table = store::write_table(txn)?;
-            keys.iter().map(|k| store::get(&table, k)).collect()
-        })
+        WriteTxn::get_many(self, &keys).map_err(error)
     }
 
     fn scan(
@@ -146,49 +77,32 @@ impl wstore::GuestWriteTxn for WriteTxn {
         limit: u32,
         reverse: bool,
     ) -> Result<Vec<Entry>, Error> {
-        self.with(|txn| {
-            store::scan(
-                &store::write_table(txn)?,
-                &prefix,
-                after.as_deref(),
-                limit,
-                reverse,
-            )
-        })
-        .map(entries)
+        WriteTxn::scan(self, &prefix, after.as_deref(), limit, reverse)
+            .map(entries)
+            .map_err(error)
     }
 
     fn put(&self, key: Vec<u8>, value: Vec<u8>) -> Result<(), Error> {
-        self.with(|txn| store::put(txn, &key, &value))
+        WriteTxn::put(self, &key, &value).map_err(error)
     }
 
     fn delete(&self, key: Vec<u8>) -> Result<(), Error> {
-        self.with(|txn| store::delete(txn, &key))
+        WriteTxn::delete(self, &key).map_err(error)
     }
 
     fn write_many(&self, writes: Vec<wstore::Write>) -> Result<(), Error> {
-        self.with(|txn| store::write_many(txn, writes.into_iter().map(|w| (w.key, w.value))))
+        WriteTxn::write_many(self, writes.into_iter().map(|w| (w.key, w.value))).map_err(error)
     }
 
     fn next_ids(&self, counter: Vec<u8>, n: u32) -> Result<Vec<u64>, Error> {
-        self.with(|txn| store::next_ids(txn, &counter, n))
+        WriteTxn::next_ids(self, &counter, n).map_err(error)
     }
 
     fn commit(txn: wstore::WriteTxn) -> Result<(), Error> {
-        let txn: WriteTxn = txn.into_inner();
-        store::confirm_turn().map_err(error)?;
-        let inner = txn.txn.borrow_mut().take();
-        let result = match inner {
-            // A commit that failed because the turn was lost on the way kept nothing.
-            Some(t) => t
-                .commit()
-                .map_err(|e| store::confirm_turn().map_or_else(error, |()| commit_error(e))),
-            None => Err(backend("the transaction has ended")),
-        };
-        txn.committed.set(result.is_ok());
-        // Dropping `txn` ends the turn.
-        drop(txn);
-        result
+        txn.into_inner::<WriteTxn>().commit().map_err(|e| match e {
+            CommitError::Store(e) => error(e),
+            CommitError::Full(m) => Error::Full(m),
+        })
     }
 }
 
@@ -197,18 +111,13 @@ impl wstore::Guest for Plug {
     type WriteTxn = WriteTxn;
 
     fn begin_read() -> Result<wstore::ReadTxn, Error> {
-        let txn = store::begin_read(&Config::get().store).map_err(error)?;
-        Ok(wstore::ReadTxn::new(ReadTxn(txn)))
+        Ok(wstore::ReadTxn::new(ReadTxn::begin().map_err(error)?))
     }
 
     /// The scope orders writers only where they run side by side; the plug's writers
     /// take turns on the whole store already.
     fn begin_write(_scope: Vec<u8>) -> Result<wstore::WriteTxn, Error> {
-        let txn = store::begin_write(&Config::get().store).map_err(error)?;
-        Ok(wstore::WriteTxn::new(WriteTxn {
-            txn: RefCell::new(Some(txn)),
-            committed: Cell::new(false),
-        }))
+        Ok(wstore::WriteTxn::new(WriteTxn::begin().map_err(error)?))
     }
 }
 
@@ -313,15 +222,10 @@ impl wmail::Guest for Plug {
             body: msg.body,
             attachments: attachments(msg.attachments),
         };
-        outbox::write_outbox(&Config::get().data.join("outbox"), &msg, origin()).map_err(mail_error)
+        services::send(&msg, origin()).map_err(mail_error)
     }
 
     fn post(letter: wmail::Letter) -> Result<String, MailError> {
-        let Some(queue) = &Config::get().postal else {
-            return Err(MailError::NotConfigured(
-                "postal dispatch is not configured (set FAKTURA_POSTAL)".into(),
-            ));
-        };
         let letter = outbox::Letter {
             address: letter.address,
             documents: attachments(letter.documents),
@@ -329,36 +233,29 @@ impl wmail::Guest for Plug {
             duplex: letter.duplex,
             paper_weight: letter.paper_weight,
         };
-        outbox::write_letter(queue, &letter, origin()).map_err(mail_error)
+        services::post(&letter, origin()).map_err(|e| match e {
+            services::PostError::NotConfigured(m) => MailError::NotConfigured(m),
+            services::PostError::Mail(e) => mail_error(e),
+        })
     }
 }
 
-/// Length of a rate-limit window, as the host counts them.
-const WINDOW_SECS: u64 = 15 * 60;
+fn window(w: services::Window) -> Window {
+    Window {
+        limit: w.limit,
+        remaining: w.remaining,
+        reset: w.reset,
+        allowed: w.allowed,
+    }
+}
 
 impl wrate::Guest for Plug {
-    /// No limit applies: every request is allowed and the window only feeds the headers.
     fn hit(_bucket: String) -> Window {
-        let now = outbox::now_unix();
-        Window {
-            limit: None,
-            remaining: u32::MAX,
-            reset: now - now % WINDOW_SECS + WINDOW_SECS,
-            allowed: true,
-        }
+        window(services::hit())
     }
 
-    /// Counted nowhere either: an instance of the plug serves one request or a few, and
-    /// keeps no count between them (a limit the guest names holds under the faktura host).
     fn hit_limited(_bucket: String, limit: u32, window_secs: u32) -> Window {
-        let now = outbox::now_unix();
-        let window = u64::from(window_secs.max(1));
-        Window {
-            limit: Some(limit),
-            remaining: limit,
-            reset: now - now % window + window,
-            allowed: true,
-        }
+        window(services::hit_limited(limit, window_secs))
     }
 }
 

@@ -10,7 +10,9 @@
 //! No rate limit applies. Only `bindings` names WIT.
 
 pub mod lease;
+pub mod services;
 pub mod store;
+pub mod txn;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -41,5 +43,5 @@ impl Config {
     }
 }
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "component"))]
 mod bindings;
