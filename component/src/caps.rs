@@ -490,6 +490,11 @@ pub struct Table {
     pub right_aligned: Vec<u32>,
 }
 
+/// The Factur-X metadata every hybrid PDF carries beside its level: the document type and
+/// the version of the Factur-X standard.
+pub const FACTUR_X_DOCUMENT_TYPE: &str = "INVOICE";
+pub const FACTUR_X_VERSION: &str = "1.0";
+
 /// A layout-neutral document: what the PDF renderer draws, every text final.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PdfDocument {

@@ -32,7 +32,7 @@ pub fn workspace_root() -> PathBuf {
 /// when a record of its sources lies beside it. The check runs once per test binary.
 pub fn test_component() -> PathBuf {
     static CHECKED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let checked = CHECKED.get_or_init(|| {
+    checked_once(&CHECKED, || {
         let (component, must_have_record) = match std::env::var_os("FAKTURA_TEST_COMPONENT") {
             Some(path) => (PathBuf::from(path), false),
             None => (workspace_root().join("target/faktura-test.wasm"), true),
@@ -41,12 +41,19 @@ pub fn test_component() -> PathBuf {
             check_component_sources(&component, &workspace_root())?;
         }
         Ok(component)
-    });
-    match checked {
+    })
+}
+
+/// The component `check` finds, checked once per test binary in `cell`; when the check
+/// failed, every test that needs the component fails with its message, and without a
+/// backtrace each: where it failed says nothing more.
+fn checked_once(
+    cell: &'static OnceLock<Result<PathBuf, String>>,
+    check: impl FnOnce() -> Result<PathBuf, String>,
+) -> PathBuf {
+    match cell.get_or_init(check) {
         Ok(component) => component.clone(),
         Err(why) => {
-            // Every test that needs the component fails with this message, and without a
-            // backtrace each: where it failed says nothing more.
             eprintln!("{why}");
             std::panic::resume_unwind(Box::new(why.clone()))
         }
@@ -54,8 +61,9 @@ pub fn test_component() -> PathBuf {
 }
 
 /// The files a build of the component reads, relative to the workspace root: a change to
-/// any of them makes a built component stale. tests/sources_digest.py, which `make
-/// test-component` runs, lists the same.
+/// any of them makes a built component stale (the plug and the providers are compiled into
+/// the standalone build, `make standalone-test`, which records the same digest).
+/// tests/sources_digest.py, which `make test-component` runs, lists the same.
 const COMPONENT_SOURCES: &[&str] = &[
     "Cargo.lock",
     "Cargo.toml",
@@ -133,12 +141,13 @@ pub fn component_sources_digest(root: &Path) -> std::io::Result<String> {
 /// by `make test-component` with the digest taken before the build) must hold their
 /// digest. The error says what is wrong and what to run.
 pub fn check_component_sources(component: &Path, root: &Path) -> Result<(), String> {
+    check_built_from_sources(component, root, "test-component")
+}
+
+/// `check_component_sources` for a component that `make {target}` builds and records.
+fn check_built_from_sources(component: &Path, root: &Path, target: &str) -> Result<(), String> {
     let shown = component.strip_prefix(root).unwrap_or(component).display();
-    let fix = if component.ends_with("faktura-standalone-test.wasm") {
-        "run `make standalone-test`"
-    } else {
-        "run `make test-component`"
-    };
+    let fix = format!("run `make {target}`");
     if !component.exists() {
         return Err(format!("{shown} is missing: {fix}"));
     }
@@ -1272,18 +1281,11 @@ pub fn standalone_component() -> PathBuf {
 /// naming the fix, when it is older than its sources (as `test_component`).
 pub fn standalone_test_component() -> PathBuf {
     static CHECKED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let checked = CHECKED.get_or_init(|| {
+    checked_once(&CHECKED, || {
         let component = workspace_root().join("target/faktura-standalone-test.wasm");
-        check_component_sources(&component, &workspace_root())?;
+        check_built_from_sources(&component, &workspace_root(), "standalone-test")?;
         Ok(component)
-    });
-    match checked {
-        Ok(component) => component.clone(),
-        Err(why) => {
-            eprintln!("{why}");
-            std::panic::resume_unwind(Box::new(why.clone()))
-        }
-    }
+    })
 }
 
 /// The WIT package of the repository, with the vendored WASI packages in `wit/deps`.

@@ -617,6 +617,14 @@ pub fn get(
     Ok(table.get(key).map_err(backend)?.map(|v| v.value().to_vec()))
 }
 
+/// The values of `keys` in their order, `None` where a key is absent.
+pub fn get_many(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    keys: &[Vec<u8>],
+) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+    keys.iter().map(|k| get(table, k)).collect()
+}
+
 pub fn scan(
     table: &impl ReadableTable<&'static [u8], &'static [u8]>,
     prefix: &[u8],

@@ -32,8 +32,7 @@ impl ReadTxn {
     }
 
     pub fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        let table = store::read_table(self.0.txn()?)?;
-        keys.iter().map(|k| store::get(&table, k)).collect()
+        store::get_many(&store::read_table(self.0.txn()?)?, keys)
     }
 
     pub fn scan(
@@ -95,10 +94,7 @@ impl WriteTxn {
     }
 
     pub fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        self.with(|txn| {
-            let table = store::write_table(txn)?;
-            keys.iter().map(|k| store::get(&table, k)).collect()
-        })
+        self.with(|txn| store::get_many(&store::write_table(txn)?, keys))
     }
 
     pub fn scan(

@@ -248,9 +248,9 @@ impl caps::Pdf for WitPdf {
                 .factur_x
                 .as_ref()
                 .map(|(level, filename)| wpdf::FacturXInfo {
-                    document_type: "INVOICE".into(),
+                    document_type: caps::FACTUR_X_DOCUMENT_TYPE.into(),
                     filename: filename.clone(),
-                    version: "1.0".into(),
+                    version: caps::FACTUR_X_VERSION.into(),
                     conformance_level: level.clone(),
                 }),
             matrix: doc.matrix.as_ref().map(|m| wpdf::ModuleMatrix {

@@ -295,9 +295,6 @@ mod tests {
             assert!(!profile_key, "an e-invoice's XML was read");
             self.0.get(key)
         }
-        fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-            keys.iter().map(|k| self.get(k)).collect()
-        }
         fn scan(
             &self,
             prefix: &[u8],
