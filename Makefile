@@ -163,13 +163,24 @@ test: test-deps component test-component standalone standalone-test
 # (W1, W4, W2 beside A); BENCH_ONLY=standalone (or webhooks: W11; reports: W1, W4, W5,
 # the count, memory and the store file, for BENCH_INVOICES=1000000) seeds and runs only
 # that section. These are passed on as given, empty when not: the harness reads an empty
-# one as unset.
-bench: build standalone standalone-composed bench-deps
+# one as unset. BENCH_PROFILE (default release) is the cargo profile of the host and the
+# harness: CI's smoke run takes test-release, the host `make test` has just built, since
+# the smoke run checks the harness, not the figures.
+BENCH_PROFILE ?= release
+ifeq ($(BENCH_PROFILE),release)
+BENCH_BUILD := $(CARGO) build --release -p faktura && $(CARGO) build --release -p faktura-bench
+else
+# As `make test` builds it (the same packages and features): nothing left to build.
+BENCH_BUILD := $(CARGO) build --profile $(BENCH_PROFILE) --workspace --bins --tests
+endif
+bench: component standalone standalone-composed bench-deps
 	$(CARGO) build --release --target $(WASM_TARGET) -p faktura-bench-hello
-	$(CARGO) build --release -p faktura-bench
+	$(BENCH_BUILD)
+	@mkdir -p target/$(BENCH_PROFILE)
+	@[ "$(BENCH_PROFILE)" = release ] || cp $(COMPONENT) target/$(BENCH_PROFILE)/faktura.wasm
 	BENCH_COMPARE="$(BENCH_COMPARE)" BENCH_COMPARE_ROUNDS="$(BENCH_COMPARE_ROUNDS)" \
 	  BENCH_STORE="$(BENCH_STORE)" BENCH_ONLY="$(BENCH_ONLY)" FAKTURA_WASMTIME="$(WASMTIME)" \
-	  target/release/faktura-bench
+	  target/$(BENCH_PROFILE)/faktura-bench
 
 # wrk, the wasmtime CLI, and with BENCH_STORE=postgres PostgreSQL 15 (Debian).
 bench-deps: wasmtime-cli

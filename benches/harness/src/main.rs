@@ -154,7 +154,7 @@ impl Config {
             connections: 32,
             out: root.join("target/bench"),
             root: root.clone(),
-            faktura: root.join("target/release/faktura"),
+            faktura: host_beside_harness()?,
             hello: root.join("target/wasm32-wasip2/release/faktura_bench_hello.wasm"),
             standalone: var("BENCH_STANDALONE").map_or_else(
                 || root.join("target/faktura-standalone.wasm"),
@@ -188,6 +188,14 @@ struct Row {
 }
 
 /// A latency in milliseconds, with two decimals below 100 ms.
+/// The host binary built in the same cargo profile as this harness, beside it: `release`
+/// for `make bench`; `test-release` for CI's smoke run (`BENCH_PROFILE`), which reuses the
+/// host that `make test` built instead of building wasmtime once more.
+fn host_beside_harness() -> anyhow::Result<PathBuf> {
+    let harness = std::env::current_exe().context("the harness's own path")?;
+    Ok(harness.with_file_name("faktura"))
+}
+
 fn ms(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0} ms")
