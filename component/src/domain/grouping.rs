@@ -86,26 +86,91 @@ impl GroupKey {
     /// The element name and value of this key for a record of the party `party` (its
     /// field and id), shown with `status`, dated `date`: one function for every family.
     pub fn value(self, party: (Party, u64), status: &str, date: Date) -> (&'static str, Scalar) {
+        self.part(party.1, status, date).value(party.0)
+    }
+
+    /// This key's part of a group for a record of the party with id `party`, shown with
+    /// `status`, dated `date`.
+    pub fn part(self, party: u64, status: &str, date: Date) -> Part<'_> {
         match self {
-            GroupKey::Party => (party.0.field, Scalar::Int(party.1 as i64)),
-            GroupKey::Status => ("status", Scalar::Text(status.into())),
-            GroupKey::Day => ("day", Scalar::Date(date)),
+            GroupKey::Party => Part::Party(party),
+            GroupKey::Status => Part::Status(status),
+            GroupKey::Day => Part::Day(date),
             GroupKey::Week => {
                 let (y, w) = date.iso_week();
-                ("week", Scalar::Text(format!("{y}-W{w:02}")))
+                Part::Week(y, w)
             }
-            GroupKey::Month => month_value(date.year(), date.month()),
-            GroupKey::Year => year_value(date.year()),
+            GroupKey::Month => Part::Month(date.year(), date.month()),
+            GroupKey::Year => Part::Year(date.year()),
         }
     }
 }
 
-fn month_value(year: i32, month: u8) -> (&'static str, Scalar) {
-    ("month", Scalar::Text(format!("{year:04}-{month:02}")))
+/// Most keys a `group_by` lists: each of the six once (`GroupKey::parse_list`), so a
+/// group's parts fit an array of this length.
+pub const KEYS_MAX: usize = 6;
+
+/// One key's value of a group, before it is written out: what a group is found by while
+/// summing (`Grouper::sums`), thousands of times per answer, without allocating.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Part<'a> {
+    Party(u64),
+    Status(&'a str),
+    Day(Date),
+    /// ISO year and week.
+    Week(i32, u8),
+    /// Year and month (1 to 12).
+    Month(i32, u8),
+    Year(i32),
 }
 
-fn year_value(year: i32) -> (&'static str, Scalar) {
-    ("year", Scalar::Int(year as i64))
+impl Part<'_> {
+    /// The element name and value, for a family whose other party is `party`.
+    pub fn value(self, party: Party) -> (&'static str, Scalar) {
+        match self {
+            Part::Party(id) => (party.field, Scalar::Int(id as i64)),
+            Part::Status(s) => ("status", Scalar::Text(s.into())),
+            Part::Day(d) => ("day", Scalar::Date(d)),
+            Part::Week(y, w) => ("week", Scalar::Text(format!("{y}-W{w:02}"))),
+            Part::Month(y, m) => ("month", Scalar::Text(format!("{y:04}-{m:02}"))),
+            Part::Year(y) => ("year", Scalar::Int(y as i64)),
+        }
+    }
+
+    /// Appends the part to a group's lookup key: a tag, then fixed-width numbers or a
+    /// length-prefixed text, so that equal parts give equal bytes and unequal ones
+    /// unequal bytes.
+    fn push_to(self, key: &mut Vec<u8>) {
+        match self {
+            Part::Party(id) => {
+                key.push(0);
+                key.extend_from_slice(&id.to_be_bytes());
+            }
+            Part::Status(s) => {
+                key.push(1);
+                key.extend_from_slice(&(s.len() as u32).to_be_bytes());
+                key.extend_from_slice(s.as_bytes());
+            }
+            Part::Day(d) => {
+                key.push(2);
+                key.extend_from_slice(&d.julian().to_be_bytes());
+            }
+            Part::Week(y, w) => {
+                key.push(3);
+                key.extend_from_slice(&y.to_be_bytes());
+                key.push(w);
+            }
+            Part::Month(y, m) => {
+                key.push(4);
+                key.extend_from_slice(&y.to_be_bytes());
+                key.push(m);
+            }
+            Part::Year(y) => {
+                key.push(5);
+                key.extend_from_slice(&y.to_be_bytes());
+            }
+        }
+    }
 }
 
 /// One group: its key values and sums.
@@ -121,38 +186,49 @@ pub struct Group {
 pub type Keys = Vec<(&'static str, Scalar)>;
 
 /// Groups being summed per currency: for each key values seen, sums `S` (documents' or
-/// incomings'), found again by the key values' wire form.
+/// incomings'), found again by a compact form of the currency and the key values, built in
+/// a buffer kept for every lookup: a group's values are written out only when it is new.
 pub struct Grouper<S> {
+    party: Party,
     lists: BTreeMap<String, Vec<(Keys, S)>>,
-    /// (currency, key values on the wire) → position in its list.
-    slots: HashMap<(String, String), usize>,
-}
-
-impl<S> Default for Grouper<S> {
-    fn default() -> Grouper<S> {
-        Grouper {
-            lists: BTreeMap::new(),
-            slots: HashMap::new(),
-        }
-    }
+    /// Currency and key values (`Part::push_to`) → position in the currency's list.
+    slots: HashMap<Vec<u8>, usize>,
+    lookup: Vec<u8>,
 }
 
 impl<S: Default> Grouper<S> {
-    /// The sums of the group of `keys` in `currency`, new (default) the first time.
-    pub fn sums(&mut self, currency: &str, keys: Keys) -> &mut S {
-        let wire = keys
-            .iter()
-            .map(|(_, v)| v.to_wire())
-            .collect::<Vec<_>>()
-            .join("\u{0}");
-        let list = self.lists.entry(currency.to_string()).or_default();
-        let at = *self
-            .slots
-            .entry((currency.to_string(), wire))
-            .or_insert_with(|| {
-                list.push((keys, S::default()));
+    /// Groups of a family whose other party is `party`.
+    pub fn new(party: Party) -> Grouper<S> {
+        Grouper {
+            party,
+            lists: BTreeMap::new(),
+            slots: HashMap::new(),
+            lookup: Vec::new(),
+        }
+    }
+
+    /// The sums of the group of `parts` in `currency`, new (default) the first time.
+    pub fn sums(&mut self, currency: &str, parts: &[Part<'_>]) -> &mut S {
+        self.lookup.clear();
+        self.lookup
+            .extend_from_slice(&(currency.len() as u32).to_be_bytes());
+        self.lookup.extend_from_slice(currency.as_bytes());
+        for part in parts {
+            part.push_to(&mut self.lookup);
+        }
+        if !self.lists.contains_key(currency) {
+            self.lists.insert(currency.to_owned(), Vec::new());
+        }
+        let list = self.lists.get_mut(currency).expect("inserted above");
+        let at = match self.slots.get(self.lookup.as_slice()) {
+            Some(&at) => at,
+            None => {
+                let party = self.party;
+                list.push((parts.iter().map(|p| p.value(party)).collect(), S::default()));
+                self.slots.insert(self.lookup.clone(), list.len() - 1);
                 list.len() - 1
-            });
+            }
+        };
         &mut list[at].1
     }
 
@@ -173,12 +249,15 @@ impl<S: Default> Grouper<S> {
 }
 
 /// Groups of documents being summed.
-#[derive(Default)]
 struct Groups(Grouper<Sums>);
 
 impl Groups {
-    fn add(&mut self, currency: &str, keys: Keys, sums: &Sums) {
-        let g = self.0.sums(currency, keys);
+    fn new() -> Groups {
+        Groups(Grouper::new(CLIENT))
+    }
+
+    fn add(&mut self, currency: &str, parts: &[Part<'_>], sums: &Sums) {
+        let g = self.0.sums(currency, parts);
         g.net += sums.net;
         g.gross += sums.gross;
         g.count += sums.count;
@@ -186,11 +265,11 @@ impl Groups {
 
     fn add_document(&mut self, doc: &Document, keys: &[GroupKey], today: Date) {
         let status = doc.shown(today).as_str();
-        let values = keys
-            .iter()
-            .map(|k| k.value((CLIENT, doc.client_id), status, doc.date))
-            .collect();
-        self.add(&doc.currency_code, values, &Sums::of(doc));
+        let mut parts = [Part::Year(0); KEYS_MAX];
+        for (part, k) in parts.iter_mut().zip(keys) {
+            *part = k.part(doc.client_id, status, doc.date);
+        }
+        self.add(&doc.currency_code, &parts[..keys.len()], &Sums::of(doc));
     }
 
     /// Groups per currency (in currency order), each list ordered by its key values.
@@ -216,7 +295,7 @@ impl Groups {
 
 /// Groups per currency, each list ordered by its key values.
 pub fn group(docs: &[Document], keys: &[GroupKey], today: Date) -> Vec<(String, Vec<Group>)> {
-    let mut groups = Groups::default();
+    let mut groups = Groups::new();
     for doc in docs {
         groups.add_document(doc, keys, today);
     }
@@ -245,7 +324,7 @@ pub fn groups(
         let found = query::find(txn, account, f, today)?;
         return Ok(group(&found, keys, today));
     };
-    let mut groups = Groups::default();
+    let mut groups = Groups::new();
     let this_month = month_number(today);
     let wanted = |shown: Shown| f.statuses.is_empty() || f.statuses.contains(&shown);
     tallies::for_each_sum(txn, tallies, |key, sums| {
@@ -261,29 +340,55 @@ pub fn groups(
         if !wanted(shown) || f.client_id.is_some_and(|c| c != key.client) {
             return Ok(());
         }
-        let values = keys
-            .iter()
-            .map(|k| match k {
-                GroupKey::Party => (CLIENT.field, Scalar::Int(key.client as i64)),
-                GroupKey::Status => ("status", Scalar::Text(shown.as_str().into())),
-                GroupKey::Year => year_value(key.year()),
+        let mut parts = [Part::Year(0); KEYS_MAX];
+        for (part, k) in parts.iter_mut().zip(keys) {
+            *part = match k {
+                GroupKey::Party => Part::Party(key.client),
+                GroupKey::Status => Part::Status(shown.as_str()),
+                GroupKey::Year => Part::Year(key.year()),
                 // Tallied sums are by month: day and week keys group from the documents.
                 GroupKey::Day | GroupKey::Week | GroupKey::Month => {
-                    month_value(key.year(), key.month_of_year())
+                    Part::Month(key.year(), key.month_of_year())
                 }
-            })
-            .collect();
-        groups.add(&key.currency, values, &sums);
+            };
+        }
+        groups.add(&key.currency, &parts[..keys.len()], &sums);
         Ok(())
     })?;
     if f.kind.spec().falls_due && (wanted(Shown::Open) || wanted(Shown::Overdue)) {
         let first = today.add_days(-(today.day() as i64 - 1));
         let last = first.add_days(31);
         let last = last.add_days(-(last.day() as i64));
-        // Read a batch per call into the store, not one document per call.
-        for batch in
-            query::open_due_between(txn, account, f.kind, first, last)?.chunks(limits::LOAD_BATCH)
-        {
+        // Summed from what their open-due entries keep; an entry from before they kept it
+        // has its document loaded, a batch per call into the store.
+        let mut unkept = Vec::new();
+        tallies::for_each_due_between(txn, account, f.kind, first, last, |due, id, kept| {
+            let Some(kept) = kept else {
+                unkept.push(id);
+                return Ok(());
+            };
+            let shown = if due < today {
+                Shown::Overdue
+            } else {
+                Shown::Open
+            };
+            if !wanted(shown) || f.client_id.is_some_and(|c| c != kept.client) {
+                return Ok(());
+            }
+            let mut parts = [Part::Year(0); KEYS_MAX];
+            for (part, k) in parts.iter_mut().zip(keys) {
+                *part = k.part(kept.client, shown.as_str(), kept.date);
+            }
+            let sums = Sums {
+                count: 1,
+                net: kept.net,
+                gross: kept.gross,
+            };
+            groups.add(kept.currency, &parts[..keys.len()], &sums);
+            Ok(())
+        })?;
+        unkept.sort_unstable();
+        for batch in unkept.chunks(limits::LOAD_BATCH) {
             for doc in storage::load_many(txn, account, f.kind, batch)? {
                 if f.matches(&doc, today) {
                     groups.add_document(&doc, keys, today);
@@ -292,4 +397,64 @@ pub fn groups(
         }
     }
     Ok(groups.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Groups are found by their parts and currency: equal parts sum into one group, parts
+    /// that differ in any key (or only in where a text ends) into groups of their own.
+    #[test]
+    fn parts_find_their_group_again() {
+        let mut g: Grouper<u64> = Grouper::new(CLIENT);
+        let jan = Date::parse("2026-01-05").unwrap();
+        let adds: [(&str, &[Part<'_>]); 9] = [
+            ("EUR", &[Part::Party(1), Part::Month(2026, 1)]),
+            ("EUR", &[Part::Party(1), Part::Month(2026, 1)]),
+            ("EUR", &[Part::Party(1), Part::Month(2026, 2)]),
+            ("EUR", &[Part::Party(2), Part::Month(2026, 1)]),
+            ("USD", &[Part::Party(1), Part::Month(2026, 1)]),
+            ("EUR", &[Part::Status("OPEN"), Part::Status("X")]),
+            ("EUR", &[Part::Status("OPENX"), Part::Status("")]),
+            ("EUR", &[Part::Day(jan), Part::Year(2026)]),
+            ("EUR", &[Part::Day(jan), Part::Year(2026)]),
+        ];
+        for (currency, parts) in adds {
+            *g.sums(currency, parts) += 1;
+        }
+        let found = g.finish();
+        let eur: Vec<u64> = found[0].1.iter().map(|(_, n)| *n).collect();
+        assert_eq!(found[0].0, "EUR");
+        assert_eq!(found[1].0, "USD");
+        assert_eq!(found[1].1.len(), 1);
+        assert_eq!(eur.iter().sum::<u64>(), 8);
+        assert_eq!(eur.len(), 6, "{:?}", found[0].1);
+        let (keys, n) = &found[0].1[0];
+        assert_eq!(*n, 2);
+        assert_eq!(
+            keys,
+            &vec![
+                ("client_id", Scalar::Int(1)),
+                ("month", Scalar::Text("2026-01".into()))
+            ]
+        );
+    }
+
+    /// A part's value is the one `GroupKey::value` gave before parts: the element and its
+    /// text as the wire shows them.
+    #[test]
+    fn parts_are_written_as_their_keys_values() {
+        let d = Date::parse("2026-03-09").unwrap();
+        let shown = |k: GroupKey| {
+            let (name, v) = k.value((SUPPLIER, 7), "PAID", d);
+            (name, v.to_wire())
+        };
+        assert_eq!(shown(GroupKey::Party), ("supplier_id", "7".into()));
+        assert_eq!(shown(GroupKey::Status), ("status", "PAID".into()));
+        assert_eq!(shown(GroupKey::Day), ("day", "2026-03-09".into()));
+        assert_eq!(shown(GroupKey::Week), ("week", "2026-W11".into()));
+        assert_eq!(shown(GroupKey::Month), ("month", "2026-03".into()));
+        assert_eq!(shown(GroupKey::Year), ("year", "2026".into()));
+    }
 }

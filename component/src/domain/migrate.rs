@@ -66,6 +66,14 @@ pub fn run(store: &dyn Store) -> Result<Report, Error> {
     if from < 7 {
         report.index_entries += contacts_and_dunning(store)?;
     }
+    if from < 8 {
+        // Version 8: open-due entries keep what grouped totals sum their documents by.
+        for account in account_ids(store)? {
+            for kind in DocKind::ALL.into_iter().filter(|k| k.spec().falls_due) {
+                report.index_entries += keep_due_sums(store, account, kind)?;
+            }
+        }
+    }
     // Version 5: the records that name another (an incoming's items, payments, comments)
     // are found through an index. Version 6: clients are found by number and by a part of
     // their name through indexes, and their tags by client and name.
@@ -232,6 +240,39 @@ fn repair_open_entries(store: &dyn Store, account: u64, kind: DocKind) -> Result
         }
         if done {
             return Ok(());
+        }
+    }
+}
+
+/// Writes again the open-due entries that keep nothing (written before data version 8)
+/// with what they keep now, a bounded number per transaction. The entries written.
+fn keep_due_sums(store: &dyn Store, account: u64, kind: DocKind) -> Result<u64, Error> {
+    let prefix = documents::storage::open_due_prefix(account, kind);
+    let mut after: Option<Vec<u8>> = None;
+    let mut written = 0;
+    loop {
+        let txn = store.begin_read()?;
+        let batch = txn.scan(&prefix, after.as_deref(), limits::MIGRATION_BATCH, false)?;
+        let done = batch.len() < limits::MIGRATION_BATCH as usize;
+        after = batch.last().map(|(k, _)| k.clone());
+        let mut ids = Vec::new();
+        for (k, v) in &batch {
+            if v.is_empty() {
+                ids.push(store::id_of_key(k)?);
+            }
+        }
+        drop(txn);
+        if !ids.is_empty() {
+            let mut txn = store.begin_write()?;
+            for doc in documents::storage::load_many(txn.as_read(), account, kind, &ids)? {
+                let (k, v) = documents::storage::open_due_entry(account, &doc);
+                txn.put(&k, &v)?;
+                written += 1;
+            }
+            txn.commit()?;
+        }
+        if done {
+            return Ok(written);
         }
     }
 }

@@ -364,6 +364,79 @@ fn status_counts_and_due_days_missing_from_older_data_are_rebuilt_by_the_migrati
     );
 }
 
+/// Where `index` begins in `key`, if it is there.
+fn find(key: &[u8], index: &[u8]) -> Option<usize> {
+    key.windows(index.len()).position(|s| s == index)
+}
+
+/// The record key of the invoice an open-due entry names.
+fn invoice_of_open_due_entry(key: &[u8]) -> Option<Vec<u8>> {
+    let at = find(key, b"ix/invoices/open-due/")?;
+    Some([&key[..at], b"invoices/", &key[key.len() - 8..]].concat())
+}
+
+/// Open invoices due this month, OPEN or OVERDUE by the day, are summed from what their
+/// open-due entries keep: with the records of every open invoice made unreadable, every
+/// grouping from the kept sums answers as before.
+#[test]
+fn documents_due_this_month_are_summed_from_their_open_due_entries_without_being_loaded() {
+    let w = world();
+    let before = answers(&w, "");
+    let mut txn = w.store.begin_write().unwrap();
+    let mut unreadable = 0;
+    for (k, _) in crate::store::scan_all(txn.as_read(), b"A").unwrap() {
+        if let Some(record) = invoice_of_open_due_entry(&k) {
+            assert!(
+                txn.get(&record).unwrap().is_some(),
+                "an open invoice's record"
+            );
+            txn.put(&record, b"\x08not a document").unwrap();
+            unreadable += 1;
+        }
+    }
+    txn.commit().unwrap();
+    // The world's open invoices, among them the five due in the clock's month.
+    assert!(unreadable >= 10, "{unreadable} open invoices");
+    assert_eq!(answers(&w, ""), before);
+}
+
+/// Open-due entries written before they kept the sums (empty) are summed from their
+/// documents, without a write; the migration writes them again with what they keep, and
+/// the store then checks clean.
+#[test]
+fn open_due_entries_from_older_data_are_summed_from_their_documents_and_kept_by_the_migration() {
+    let w = world();
+    let before = answers(&w, "");
+    let mut txn = w.store.begin_write().unwrap();
+    let mut emptied: u64 = 0;
+    for (k, v) in crate::store::scan_all(txn.as_read(), b"A").unwrap() {
+        if invoice_of_open_due_entry(&k).is_some() {
+            assert!(
+                v.len() > 44,
+                "an open-due entry keeps client, date, sums and currency"
+            );
+            txn.put(&k, &[]).unwrap();
+            emptied += 1;
+        }
+    }
+    txn.commit().unwrap();
+    assert!(emptied >= 10, "{emptied} open-due entries");
+    let stored = everything(&w);
+    assert_eq!(answers(&w, ""), before);
+    assert_eq!(everything(&w), stored, "a list writes nothing");
+    let report = crate::domain::migrate::run(&w.store).unwrap();
+    assert!(report.index_entries >= emptied, "{report:?}");
+    let kept = everything(&w)
+        .into_iter()
+        .filter(|(k, v)| invoice_of_open_due_entry(k).is_some() && v.len() > 44)
+        .count() as u64;
+    assert_eq!(kept, emptied);
+    assert_eq!(answers(&w, ""), before);
+    let read = w.store.begin_read().unwrap();
+    let checked = crate::domain::consistency::check(read.as_ref()).unwrap();
+    assert!(checked.problems.is_empty(), "{:?}", checked.problems);
+}
+
 #[test]
 fn groups_in_several_currencies_come_as_a_list_of_lists_and_none_as_an_empty_list() {
     let w = world();

@@ -33,8 +33,9 @@ use forms::Tail;
 /// documents have their e-invoices; 5: records naming another (an incoming's items,
 /// property values) are indexed by it, key entries carry the version; 6: clients are
 /// indexed by number and by the parts of their name, client tags exist; 7: documents are
-/// indexed by the contact they name.
-pub const DATA_VERSION: u8 = 7;
+/// indexed by the contact they name; 8: open-due index entries keep what grouped totals sum
+/// their documents by.
+pub const DATA_VERSION: u8 = 8;
 
 /// The data version of a store that does not say (written before versions were kept).
 pub const UNMARKED_VERSION: u8 = 2;

@@ -2,11 +2,15 @@
 //! `store::keys`, and which index entries a document has. Lists read candidates from
 //! the entries instead of scanning documents.
 
+use rust_decimal::Decimal;
+
+use super::super::Error;
 use super::super::date::Date;
 use super::kind::DocKind;
 use super::lifecycle::Status;
 use super::model::Document;
-use crate::store::keys::{self, sortable_i32};
+use crate::caps::StoreError;
+use crate::store::keys::{self, i32_of_sortable, sortable_i32};
 
 pub(super) fn record(account: u64, kind: DocKind, id: u64) -> Vec<u8> {
     keys::record(account, kind.collection(), id)
@@ -154,10 +158,75 @@ pub(super) fn index_entries(account: u64, doc: &Document) -> Vec<(Vec<u8>, Vec<u
         ));
     }
     if doc.falls_due() {
-        entries.push((
-            keys::index_entry(account, coll, "open-due", &day(doc.due_date), doc.id),
-            Vec::new(),
-        ));
+        entries.push(open_due_entry(account, doc));
     }
     entries
+}
+
+/// The open-due index entry of an open document of a kind that falls due: by the day it
+/// is due, holding what grouped totals sum it by (`Due`).
+pub(super) fn open_due_entry(account: u64, doc: &Document) -> (Vec<u8>, Vec<u8>) {
+    (
+        keys::index_entry(
+            account,
+            doc.kind.collection(),
+            "open-due",
+            &day(doc.due_date),
+            doc.id,
+        ),
+        Due::value_of(doc),
+    )
+}
+
+/// What grouped totals sum an open document that falls due by, kept as the value of its
+/// open-due index entry, so that the documents due this month (OPEN or OVERDUE by the day)
+/// are summed from the index without being loaded. One fixed layout, as every index value
+/// has: the client (8 bytes), the date (4, as `day`), net and gross (16 each,
+/// `Decimal::serialize`), then the currency's bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Due<'a> {
+    pub client: u64,
+    pub date: Date,
+    pub net: Decimal,
+    pub gross: Decimal,
+    pub currency: &'a str,
+}
+
+/// Bytes of a `Due` before its currency.
+const DUE_FIXED: usize = 8 + 4 + 16 + 16;
+
+impl Due<'_> {
+    /// The open-due entry's value of `doc`.
+    fn value_of(doc: &Document) -> Vec<u8> {
+        let mut v = Vec::with_capacity(DUE_FIXED + doc.currency_code.len());
+        v.extend_from_slice(&doc.client_id.to_be_bytes());
+        v.extend_from_slice(&day(doc.date));
+        v.extend_from_slice(&doc.total_net.serialize());
+        v.extend_from_slice(&doc.total_gross.serialize());
+        v.extend_from_slice(doc.currency_code.as_bytes());
+        v
+    }
+
+    /// What an open-due entry's value keeps; `None` for an entry written before values
+    /// were kept (empty), whose document is loaded instead.
+    pub fn read(value: &[u8]) -> Result<Option<Due<'_>>, Error> {
+        if value.is_empty() {
+            return Ok(None);
+        }
+        let corrupt = || Error::from(StoreError::Backend("corrupt open-due entry".into()));
+        if value.len() < DUE_FIXED {
+            return Err(corrupt());
+        }
+        let decimal = |at: usize| -> Result<Decimal, Error> {
+            let bytes: [u8; 16] = value[at..at + 16].try_into().map_err(|_| corrupt())?;
+            Ok(Decimal::deserialize(bytes))
+        };
+        Ok(Some(Due {
+            client: u64::from_be_bytes(value[0..8].try_into().map_err(|_| corrupt())?),
+            date: Date::from_julian(i32_of_sortable(&value[8..12]).ok_or_else(corrupt)?),
+            net: decimal(12)?,
+            gross: decimal(28)?,
+            currency: std::str::from_utf8(&value[DUE_FIXED..]).map_err(|_| corrupt())?,
+        }))
+    }
 }

@@ -459,6 +459,17 @@ pub fn status_entry(account: u64, doc: &Document) -> (Vec<u8>, Vec<u8>) {
     keys::status_entry(account, doc)
 }
 
+/// The open-due index entry of an open document of a kind that falls due (for the
+/// migration, which writes them again with what they keep).
+pub fn open_due_entry(account: u64, doc: &Document) -> (Vec<u8>, Vec<u8>) {
+    keys::open_due_entry(account, doc)
+}
+
+/// Prefix of the open-due index entries of a kind (for the migration).
+pub fn open_due_prefix(account: u64, kind: DocKind) -> Vec<u8> {
+    keys::open_due_index(account, kind)
+}
+
 /// Prefix of the status index entries of one stored status (for the migration).
 pub fn status_prefix(account: u64, kind: DocKind, status: Status) -> Vec<u8> {
     keys::status_prefix(account, kind, status)

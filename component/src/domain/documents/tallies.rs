@@ -16,11 +16,12 @@ use rust_decimal::Decimal;
 
 use super::super::Error;
 use super::super::date::Date;
-use super::keys::{self as doc_keys, status_byte, status_of_byte};
+use super::keys::{self as doc_keys, Due, status_byte, status_of_byte};
 use super::kind::DocKind;
 use super::lifecycle::{Shown, Status};
 use super::model::Document;
 use crate::caps::{Read, Write};
+use crate::limits;
 use crate::store::forms::{Dec16, DecTuple, DecimalForm, StoredSums};
 use crate::store::keys::{self, i32_of_sortable, sortable_i32};
 use crate::store::{self, DATA_VERSION};
@@ -127,6 +128,40 @@ impl Sums {
             }
         }
         Ok(store::decode(bytes, from::<DecTuple>, from::<Dec16>)?)
+    }
+}
+
+/// Calls `f` with the due day, the id and what the entry keeps (`Due::read`) of every open
+/// document of `kind` due from `first` to `last`, in due order, a batch per call.
+pub fn for_each_due_between(
+    txn: &dyn Read,
+    account: u64,
+    kind: DocKind,
+    first: Date,
+    last: Date,
+    mut f: impl FnMut(Date, u64, Option<Due<'_>>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let prefix = doc_keys::open_due_index(account, kind);
+    let last = doc_keys::day(last);
+    // The prefix and first day sort just before the first entry of that day.
+    let mut after = [&prefix[..], &doc_keys::day(first)].concat();
+    loop {
+        let batch = txn.scan(&prefix, Some(&after), limits::INDEX_SCAN_BATCH, false)?;
+        let done = batch.len() < limits::INDEX_SCAN_BATCH as usize;
+        for (k, v) in &batch {
+            let day = k
+                .get(prefix.len()..prefix.len() + 4)
+                .ok_or_else(|| corrupt("open-due key"))?;
+            if day > &last[..] {
+                return Ok(());
+            }
+            let due = i32_of_sortable(day).ok_or_else(|| corrupt("open-due key"))?;
+            f(Date::from_julian(due), store::id_of_key(k)?, Due::read(v)?)?;
+        }
+        match batch.last() {
+            Some((k, _)) if !done => after = k.clone(),
+            _ => return Ok(()),
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 use rust_decimal::Decimal;
 
 use super::super::date::Date;
-use super::super::grouping::{GroupKey, Grouper, SUPPLIER};
+use super::super::grouping::{GroupKey, Grouper, KEYS_MAX, Part, SUPPLIER};
 use super::super::schema::{Record, Scalar};
 
 /// One group of incomings: its key values and sums.
@@ -22,7 +22,7 @@ pub struct Group {
 /// The groups of shown incomings per currency (in currency order), each list ordered by
 /// its key values; `keys` in the order of aggregation.
 pub fn group(incomings: &[Record], keys: &[GroupKey]) -> Vec<(String, Vec<Group>)> {
-    let mut groups: Grouper<Group> = Grouper::default();
+    let mut groups: Grouper<Group> = Grouper::new(SUPPLIER);
     let amount = |r: &Record, name: &str| r.get(name).and_then(Scalar::as_dec).unwrap_or_default();
     for r in incomings {
         let supplier = r.int("supplier_id").unwrap_or(0) as u64;
@@ -30,11 +30,11 @@ pub fn group(incomings: &[Record], keys: &[GroupKey]) -> Vec<(String, Vec<Group>
             Some(Scalar::Date(d)) => *d,
             _ => Date::from_julian(0),
         };
-        let values = keys
-            .iter()
-            .map(|k| k.value((SUPPLIER, supplier), r.text("status"), date))
-            .collect();
-        let g = groups.sums(r.text("currency_code"), values);
+        let mut parts = [Part::Year(0); KEYS_MAX];
+        for (part, k) in parts.iter_mut().zip(keys) {
+            *part = k.part(supplier, r.text("status"), date);
+        }
+        let g = groups.sums(r.text("currency_code"), &parts[..keys.len()]);
         g.total_net += amount(r, "total_net");
         g.total_tax += amount(r, "total_tax");
         g.total_gross += amount(r, "total_gross");
