@@ -321,8 +321,13 @@ pub fn groups(
         && f.from.is_none()
         && f.to.is_none();
     let Some(tallies) = tallies.filter(|_| from_sums) else {
-        let found = query::find(txn, account, f, today)?;
-        return Ok(group(&found, keys, today));
+        // Summed as they are loaded: an account's every document is never held at once.
+        let mut groups = Groups::new();
+        query::for_each_match(txn, account, f, today, |doc| {
+            groups.add_document(&doc, keys, today);
+            Ok(())
+        })?;
+        return Ok(groups.finish());
     };
     let mut groups = Groups::new();
     let this_month = month_number(today);

@@ -1003,8 +1003,14 @@ pub fn fields(kind: DocKind) -> &'static [Field] {
 
 /// The document as a record of its wire fields (for ordering and placeholders).
 pub fn to_record(doc: &Document, today: Date) -> Record {
+    to_record_of(doc, today, |_| true)
+}
+
+/// The document as a record of the wire fields `wanted` names, valued as `to_record`
+/// values them: what a page in another order than by id keeps of each match.
+pub fn to_record_of(doc: &Document, today: Date, wanted: impl Fn(&str) -> bool) -> Record {
     let mut r = Record::default();
-    for f in table(doc.kind) {
+    for f in table(doc.kind).iter().filter(|f| wanted(f.field.name)) {
         if let Some(v) = f.get.get(doc, today) {
             r.values.insert(f.field.name.to_owned(), v.to_scalar());
         }

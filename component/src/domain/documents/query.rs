@@ -336,17 +336,90 @@ pub fn page(
             total,
         ));
     }
-    let mut found = find(txn, account, f, today)?;
-    sort(&mut found, order, today);
-    let total = found.len();
-    Ok((
-        found
+    let end = start.saturating_add(per_page as usize);
+    let mut total = 0;
+    if order.is_empty() {
+        // In id order: the page's documents, and a count of the rest.
+        let mut docs = Vec::with_capacity(per_page as usize);
+        for_each_match(txn, account, f, today, |doc| {
+            if (start..end).contains(&total) {
+                docs.push(doc);
+            }
+            total += 1;
+            Ok(())
+        })?;
+        return Ok((docs, total));
+    }
+    // In another order: of each match its ordered values and id (`Ranked`), the page's
+    // documents loaded at the end.
+    let mut ranked = Ranked::new(order, start, per_page as usize);
+    for_each_match(txn, account, f, today, |doc| {
+        total += 1;
+        let values = fields::to_record_of(&doc, today, |name| {
+            order.iter().any(|(field, _)| *field == name)
+        });
+        ranked.push(values, doc.id);
+        Ok(())
+    })?;
+    let ids = ranked.page();
+    Ok((storage::load_many(txn, account, f.kind, &ids)?, total))
+}
+
+/// The ids of one page of matches in an order other than by id, ties in id order (the
+/// order matches are pushed in): of each match it keeps the ordered values and id, and
+/// never more than twice the matches up to the page's end, the first in order, so that a
+/// page of an account's every document holds a few values of each at most.
+struct Ranked<'a> {
+    order: &'a [(&'static str, bool)],
+    start: usize,
+    end: usize,
+    kept: Vec<(Record, u64)>,
+    /// The most matches kept at once.
+    #[cfg(test)]
+    most: usize,
+}
+
+impl<'a> Ranked<'a> {
+    fn new(order: &'a [(&'static str, bool)], start: usize, per_page: usize) -> Ranked<'a> {
+        Ranked {
+            order,
+            start,
+            end: start.saturating_add(per_page),
+            kept: Vec::new(),
+            #[cfg(test)]
+            most: 0,
+        }
+    }
+
+    fn push(&mut self, values: Record, id: u64) {
+        self.kept.push((values, id));
+        #[cfg(test)]
+        {
+            self.most = self.most.max(self.kept.len());
+        }
+        if self.kept.len() >= self.end.max(1).saturating_mul(2) {
+            self.sort();
+            self.kept.truncate(self.end);
+        }
+    }
+
+    fn sort(&mut self) {
+        let order = self.order;
+        self.kept
+            .sort_by(|a, b| records::compare_by(order, &a.0, &b.0).then(a.1.cmp(&b.1)));
+    }
+
+    /// The page's ids, in order.
+    fn page(mut self) -> Vec<u64> {
+        self.sort();
+        let per_page = self.end - self.start;
+        self.kept
             .into_iter()
-            .skip(start)
-            .take(per_page as usize)
-            .collect(),
-        total,
-    ))
+            .skip(self.start)
+            .take(per_page)
+            .map(|(_, id)| id)
+            .collect()
+    }
 }
 
 /// Records are keyed by id: the first pages of all documents are the first records.
@@ -403,7 +476,12 @@ pub fn count(
         ids.dedup();
         return Ok(ids.len());
     }
-    Ok(find(txn, account, f, today)?.len())
+    let mut n = 0;
+    for_each_match(txn, account, f, today, |_| {
+        n += 1;
+        Ok(())
+    })?;
+    Ok(n)
 }
 
 /// Which open documents a status stream passes, by the day they are due.
@@ -552,41 +630,74 @@ impl Due {
     }
 }
 
-/// Every document matching the filter, in id order.
-pub fn find(txn: &dyn Read, account: u64, f: &Filter, today: Date) -> Result<Vec<Document>, Error> {
-    let mut out = Vec::new();
+/// Calls `each` with every document matching the filter, in id order, loading a batch of
+/// candidates per call into the store and holding none of them after its call.
+pub fn for_each_match(
+    txn: &dyn Read,
+    account: u64,
+    f: &Filter,
+    today: Date,
+    mut each: impl FnMut(Document) -> Result<(), Error>,
+) -> Result<(), Error> {
     match candidates(txn, account, f, today)? {
         Some(mut ids) => {
             ids.sort_unstable();
             ids.dedup();
-            for id in ids {
-                let doc = storage::load(txn, account, f.kind, id)?;
-                if f.matches(&doc, today) {
-                    out.push(doc);
+            for batch in ids.chunks(limits::LOAD_BATCH) {
+                for doc in storage::load_many(txn, account, f.kind, batch)? {
+                    if f.matches(&doc, today) {
+                        each(doc)?;
+                    }
                 }
             }
+            Ok(())
         }
         None => storage::for_each(txn, account, f.kind, |doc| {
             if f.matches(&doc, today) {
-                out.push(doc);
+                each(doc)?;
             }
             Ok(())
-        })?,
+        }),
     }
-    Ok(out)
 }
 
-/// Sorts by `order_by` fields (wire values), stable over id order.
-pub fn sort(docs: &mut [Document], order: &[(&'static str, bool)], today: Date) {
-    if order.is_empty() {
-        return;
-    }
-    let mut keyed: Vec<(Record, Document)> = docs
-        .iter()
-        .map(|d| (fields::to_record(d, today), d.clone()))
-        .collect();
-    keyed.sort_by(|(a, _), (b, _)| records::compare_by(order, a, b));
-    for (slot, (_, doc)) in docs.iter_mut().zip(keyed) {
-        *slot = doc;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::schema::Scalar;
+
+    proptest::proptest! {
+        /// A page in order is the page of all matches sorted stably over id order, while
+        /// never more than twice the matches up to the page's end are kept at once.
+        #[test]
+        fn a_page_in_order_is_that_of_sorting_every_match_and_keeps_few(
+            values in proptest::collection::vec((0i64..20, "[a-cA-C]{0,2}", proptest::bool::ANY), 0..400),
+            desc in proptest::bool::ANY,
+            start in 0usize..60,
+            per_page in 1usize..40,
+        ) {
+            let order: &[(&'static str, bool)] = &[("total", desc), ("label", false)];
+            let records: Vec<(Record, u64)> = values
+                .iter()
+                .enumerate()
+                .map(|(i, (total, label, has))| {
+                    let mut r = Record::default();
+                    r.set("total", Some(Scalar::Int(*total)));
+                    r.set("label", has.then(|| Scalar::Text(label.clone())));
+                    (r, i as u64 + 1)
+                })
+                .collect();
+            let mut ranked = Ranked::new(order, start, per_page);
+            for (r, id) in records.clone() {
+                ranked.push(r, id);
+            }
+            let most = ranked.most;
+            let page = ranked.page();
+            let mut all = records;
+            all.sort_by(|a, b| records::compare_by(order, &a.0, &b.0));
+            let expected: Vec<u64> = all.iter().skip(start).take(per_page).map(|(_, id)| *id).collect();
+            proptest::prop_assert_eq!(page, expected);
+            proptest::prop_assert!(most <= 2 * (start + per_page), "kept {} at once", most);
+        }
     }
 }
