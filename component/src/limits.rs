@@ -22,12 +22,16 @@ pub const PER_PAGE_DEFAULT: u32 = 100;
 pub const PAGE_MAX: u32 = 1_000_000;
 /// Longest ordinary text field, in characters.
 pub const TEXT_CHARS_MAX: usize = 10_000;
-/// Index entries (keys only) fetched from the store per scan call.
+/// Index entries (keys, and the few bytes some keep) fetched from the store per scan call.
+/// Three in unit tests, so that their few entries span several calls.
+#[cfg(not(test))]
 pub const INDEX_SCAN_BATCH: u32 = 4096;
+#[cfg(test)]
+pub const INDEX_SCAN_BATCH: u32 = 3;
 /// Entries fetched from the store per scan call.
 pub const SCAN_BATCH: u32 = 512;
-/// Documents read in one call into the store when a request reads many by id (the open
-/// documents due this month that grouped totals read one by one): few calls, a bounded
+/// Documents read in one call into the store when a request reads many by id (the matches
+/// of a filter no index answers alone, a page's documents): few calls, a bounded
 /// batch in memory. Two in unit tests, so that their few documents span several batches
 /// (`http::grouping_tests`).
 #[cfg(not(test))]

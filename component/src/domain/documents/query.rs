@@ -543,7 +543,9 @@ fn status_page_ids(
     per_page: usize,
     today: Date,
 ) -> Result<Vec<u64>, Error> {
-    let batch = (2 * start.saturating_add(per_page)).clamp(64, limits::INDEX_SCAN_BATCH as usize);
+    let batch = (2 * start.saturating_add(per_page))
+        .max(64)
+        .min(limits::INDEX_SCAN_BATCH as usize);
     let mut streams = status_streams(account, f, batch as u32, today);
     let mut skip = start;
     let mut ids = Vec::with_capacity(per_page);
