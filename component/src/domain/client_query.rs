@@ -18,6 +18,7 @@ use super::record_tags;
 use super::records;
 use super::schema::{Record, parse_bool};
 use crate::caps::Read;
+use crate::limits;
 
 /// The list filters of clients, parsed. Texts are in lower case; each list is "any of
 /// these" unless it says otherwise.
@@ -191,7 +192,8 @@ fn holding(
 }
 
 /// One page of the clients matching the filter, in `order` (id order when empty), and
-/// the number of all matches.
+/// the number of all matches. Clients are read a batch at a time and none is held but the
+/// page's (`records::Pager`), whatever the account's size.
 pub fn page(
     txn: &dyn Read,
     account: u64,
@@ -200,25 +202,26 @@ pub fn page(
     page: u32,
     per_page: u32,
 ) -> Result<(Vec<Record>, usize), Error> {
-    let mut clients = match f.candidates(txn, account)? {
-        Some(ids) => records::load_many(txn, &CLIENTS, account, &ids)?,
-        None => records::load_all(txn, &CLIENTS, account)?,
+    let mut pager = records::Pager::new(order, page, per_page);
+    let mut each = |r: Record| {
+        if f.matches(&r) {
+            pager.push(r);
+        }
     };
-    clients.retain(|r| f.matches(r));
-    if !order.is_empty() {
-        // Stable: id order among equal keys.
-        clients.sort_by(|a, b| records::compare_by(order, a, b));
+    match f.candidates(txn, account)? {
+        Some(ids) => {
+            for batch in ids.chunks(limits::LOAD_BATCH) {
+                records::load_many(txn, &CLIENTS, account, batch)?
+                    .into_iter()
+                    .for_each(&mut each);
+            }
+        }
+        None => records::for_each(txn, &CLIENTS, account, |r| {
+            each(r);
+            Ok(())
+        })?,
     }
-    let total = clients.len();
-    let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
-    Ok((
-        clients
-            .into_iter()
-            .skip(start)
-            .take(per_page as usize)
-            .collect(),
-        total,
-    ))
+    pager.finish(|ids| records::load_many(txn, &CLIENTS, account, ids))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::events::{self, Verb};
 use super::schema::{Changes, Field, Kind, Record, Scalar, check_mandatory, check_not_cleared};
 use super::{Ctx, Error};
 use crate::caps::{Read, StoreError, Write};
+use crate::limits;
 use crate::store::forms::{
     Dec16, DecTuple, DecimalForm, StoredRecord, StoredRecordPairs, StoredRecordPairsRef,
     StoredScalar,
@@ -425,6 +426,19 @@ pub fn exists(txn: &dyn Read, res: &Resource, account: u64, id: u64) -> Result<b
 }
 
 /// Every record of the collection in id order.
+/// Calls `f` with every record of `res` in an account, in id order, a batch per call into
+/// the store, holding none after its call.
+pub fn for_each(
+    txn: &dyn Read,
+    res: &Resource,
+    account: u64,
+    mut f: impl FnMut(Record) -> Result<(), Error>,
+) -> Result<(), Error> {
+    store::for_each(txn, &keys::collection(account, res.collection), |(_, v)| {
+        f(decode_record(&v)?)
+    })
+}
+
 pub fn load_all(txn: &dyn Read, res: &Resource, account: u64) -> Result<Vec<Record>, Error> {
     store::scan_all(txn, &keys::collection(account, res.collection))?
         .iter()
@@ -703,14 +717,24 @@ pub fn load_many(
         .collect()
 }
 
-/// The records a list may answer: those an indexed integer field's filter names (each of
-/// its values a number), else all of them.
-fn candidates(
+/// Calls `each` with the records a list may answer, in id order: those an indexed integer
+/// field's filter names (each of its values a number), else all of them, a batch at a time.
+fn for_each_candidate(
     txn: &dyn Read,
     res: &Resource,
     account: u64,
     q: &ListQuery,
-) -> Result<Vec<Record>, Error> {
+    mut each: impl FnMut(Record),
+) -> Result<(), Error> {
+    if let Some(ids) = &q.only {
+        let ids: Vec<u64> = ids.iter().copied().collect();
+        for batch in ids.chunks(limits::LOAD_BATCH) {
+            load_many(txn, res, account, batch)?
+                .into_iter()
+                .for_each(&mut each);
+        }
+        return Ok(());
+    }
     let by_index = q.filters.iter().find_map(|(field, wanted)| {
         let integer = res.field(field).is_some_and(|f| f.kind == Kind::Integer);
         if !res.indexed.contains(field) || !integer {
@@ -720,7 +744,10 @@ fn candidates(
         ids.map(|ids| (*field, ids))
     });
     let Some((field, mut values)) = by_index else {
-        return load_all(txn, res, account);
+        return for_each(txn, res, account, |r| {
+            each(r);
+            Ok(())
+        });
     };
     values.sort_unstable();
     values.dedup();
@@ -729,15 +756,12 @@ fn candidates(
         records.extend(children(txn, res, account, field, v)?);
     }
     records.sort_by_key(Record::id);
-    Ok(records)
+    records.into_iter().for_each(each);
+    Ok(())
 }
 
 pub fn list(txn: &dyn Read, res: &Resource, account: u64, q: &ListQuery) -> Result<Page, Error> {
-    let mut records = match &q.only {
-        Some(ids) => load_many(txn, res, account, &ids.iter().copied().collect::<Vec<_>>())?,
-        None => candidates(txn, res, account, q)?,
-    };
-    records.retain(|r| {
+    let matches = |r: &Record| {
         q.filters.iter().all(|(field, wanted)| {
             let have = r.get(field).map(Scalar::to_wire).unwrap_or_default();
             wanted.iter().any(|w| w.eq_ignore_ascii_case(&have))
@@ -749,19 +773,72 @@ pub fn list(txn: &dyn Read, res: &Resource, account: u64, q: &ListQuery) -> Resu
                 .to_lowercase();
             wanted.iter().any(|w| have.contains(&w.to_lowercase()))
         })
-    });
-    if !q.order.is_empty() {
-        // Stable sort keeps id order among equal keys.
-        records.sort_by(|a, b| compare_by(&q.order, a, b));
-    }
-    let total = records.len();
-    let start = (q.page.saturating_sub(1) as usize).saturating_mul(q.per_page as usize);
-    let records = records
-        .into_iter()
-        .skip(start)
-        .take(q.per_page as usize)
-        .collect();
+    };
+    let mut pager = Pager::new(&q.order, q.page, q.per_page);
+    for_each_candidate(txn, res, account, q, |r| {
+        if matches(&r) {
+            pager.push(r);
+        }
+    })?;
+    let (records, total) = pager.finish(|ids| load_many(txn, res, account, ids))?;
     Ok(Page { records, total })
+}
+
+/// One page of the records pushed to it in id order, in `order` (id order when empty),
+/// and the number pushed: in id order it keeps the page's records only, in another order
+/// what `Ranked` keeps, the page's records loaded at the end. A list thus holds a bounded
+/// part of an account's records, whatever their number.
+pub struct Pager<'a> {
+    start: usize,
+    end: usize,
+    total: usize,
+    in_id_order: Vec<Record>,
+    /// `None` in id order.
+    ranked: Option<Ranked<'a>>,
+}
+
+impl<'a> Pager<'a> {
+    pub fn new(order: &'a [(&'static str, bool)], page: u32, per_page: u32) -> Pager<'a> {
+        let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
+        Pager {
+            start,
+            end: start.saturating_add(per_page as usize),
+            total: 0,
+            in_id_order: Vec::new(),
+            ranked: (!order.is_empty()).then(|| Ranked::new(order, start, per_page as usize)),
+        }
+    }
+
+    pub fn push(&mut self, record: Record) {
+        match &mut self.ranked {
+            None if (self.start..self.end).contains(&self.total) => {
+                self.in_id_order.push(record);
+            }
+            None => {}
+            Some(ranked) => {
+                let id = record.id();
+                let mut values = record;
+                let order = ranked.order;
+                values
+                    .values
+                    .retain(|name, _| order.iter().any(|(field, _)| field == name));
+                ranked.push(values, id);
+            }
+        }
+        self.total += 1;
+    }
+
+    /// The page's records (`load` reads them by id, in the order given) and the number
+    /// of all pushed.
+    pub fn finish(
+        self,
+        load: impl FnOnce(&[u64]) -> Result<Vec<Record>, Error>,
+    ) -> Result<(Vec<Record>, usize), Error> {
+        match self.ranked {
+            None => Ok((self.in_id_order, self.total)),
+            Some(ranked) => Ok((load(&ranked.page())?, self.total)),
+        }
+    }
 }
 
 /// The `order_by` order of two records: field by field, empty values first.
@@ -779,6 +856,63 @@ pub fn compare_by(order: &[(&'static str, bool)], a: &Record, b: &Record) -> std
         }
     }
     std::cmp::Ordering::Equal
+}
+
+/// The ids of one page of matches in an order other than by id, ties in id order (the
+/// order matches are pushed in): of each match it keeps the ordered values and id, and
+/// never more than twice the matches up to the page's end, the first in order, so that a
+/// page of an account's every record holds a few values of each at most.
+pub struct Ranked<'a> {
+    order: &'a [(&'static str, bool)],
+    start: usize,
+    end: usize,
+    kept: Vec<(Record, u64)>,
+    /// The most matches kept at once.
+    #[cfg(test)]
+    pub most: usize,
+}
+
+impl<'a> Ranked<'a> {
+    pub fn new(order: &'a [(&'static str, bool)], start: usize, per_page: usize) -> Ranked<'a> {
+        Ranked {
+            order,
+            start,
+            end: start.saturating_add(per_page),
+            kept: Vec::new(),
+            #[cfg(test)]
+            most: 0,
+        }
+    }
+
+    pub fn push(&mut self, values: Record, id: u64) {
+        self.kept.push((values, id));
+        #[cfg(test)]
+        {
+            self.most = self.most.max(self.kept.len());
+        }
+        if self.kept.len() >= self.end.max(1).saturating_mul(2) {
+            self.sort();
+            self.kept.truncate(self.end);
+        }
+    }
+
+    fn sort(&mut self) {
+        let order = self.order;
+        self.kept
+            .sort_by(|a, b| compare_by(order, &a.0, &b.0).then(a.1.cmp(&b.1)));
+    }
+
+    /// The page's ids, in order.
+    pub fn page(mut self) -> Vec<u64> {
+        self.sort();
+        let per_page = self.end - self.start;
+        self.kept
+            .into_iter()
+            .skip(self.start)
+            .take(per_page)
+            .map(|(_, id)| id)
+            .collect()
+    }
 }
 
 /// Makes `record` the only one with `flag` set among those where `same_group` holds.
@@ -896,6 +1030,50 @@ mod tests {
     use rust_decimal::Decimal;
 
     use super::*;
+
+    proptest::proptest! {
+        /// A pager answers the page and count of paging every record pushed (sorted
+        /// stably in another order), keeping in id order the page's records only and
+        /// in another order only the ordered values of what `Ranked` keeps.
+        #[test]
+        fn a_pager_answers_as_paging_every_record_would(
+            names in proptest::collection::vec("[a-cA-C]{0,2}", 0..200),
+            ordered in proptest::bool::ANY,
+            page in 1u32..8,
+            per_page in 1u32..25,
+        ) {
+            let records: Vec<Record> = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let mut r = Record::default();
+                    r.set("id", Some(Scalar::Int(i as i64 + 1)));
+                    r.set("name", Some(Scalar::Text(name.clone())));
+                    r.set("note", Some(Scalar::Text("kept only in a page".into())));
+                    r
+                })
+                .collect();
+            let order: &[(&'static str, bool)] = if ordered { &[("name", true)] } else { &[] };
+            let mut pager = Pager::new(order, page, per_page);
+            for r in records.clone() {
+                pager.push(r);
+            }
+            if let Some(ranked) = &pager.ranked {
+                proptest::prop_assert!(ranked.kept.iter().all(|(v, _)| v.get("note").is_none()));
+            } else {
+                proptest::prop_assert!(pager.in_id_order.len() <= per_page as usize);
+            }
+            let (got, total) = pager
+                .finish(|ids| Ok(ids.iter().map(|id| records[*id as usize - 1].clone()).collect()))
+                .unwrap();
+            let mut all = records.clone();
+            all.sort_by(|a, b| compare_by(order, a, b));
+            let start = (page as usize - 1) * per_page as usize;
+            let expected: Vec<Record> = all.into_iter().skip(start).take(per_page as usize).collect();
+            proptest::prop_assert_eq!(total, records.len());
+            proptest::prop_assert_eq!(got, expected);
+        }
+    }
 
     static INDEXED_FIELDS: &[Field] = &[
         Field::new("id", Kind::Integer)

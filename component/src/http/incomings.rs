@@ -73,10 +73,14 @@ pub(super) fn element_of(
     Ok(el)
 }
 
-/// The account's incomings matching the list filters `supplier_id`, `status`, `number`
-/// (part of it), `from` and `to` (date), `due_from` and `due_to` (due date), as shown
-/// today, in id order.
-fn filtered(c: &Call<'_>, txn: &dyn crate::caps::Read) -> Result<Vec<Record>, ApiError> {
+/// Calls `each` with the account's incomings matching the list filters `supplier_id`,
+/// `status`, `number` (part of it), `from` and `to` (date), `due_from` and `due_to` (due
+/// date), as shown today, in id order, read a batch at a time.
+fn for_each_filtered(
+    c: &Call<'_>,
+    txn: &dyn crate::caps::Read,
+    mut each: impl FnMut(Record),
+) -> Result<(), ApiError> {
     let query = c.query;
     let today = c.ctx.today();
     let date = |name: &str| -> Result<Option<Date>, ApiError> {
@@ -96,30 +100,34 @@ fn filtered(c: &Call<'_>, txn: &dyn crate::caps::Read) -> Result<Vec<Record>, Ap
     query.ids("supplier_id")?;
     let status = query.get("status").map(str::to_ascii_uppercase);
     let supplier_of = |r: &Record| r.int("supplier_id").unwrap_or(0).to_string();
-    Ok(domain_records::load_all(txn, &INCOMINGS, c.ctx.account_id)?
-        .into_iter()
-        .map(|r| incomings::shown(r, today))
-        .filter(|r| {
-            let date_of = |name: &str| match r.get(name) {
-                Some(Scalar::Date(d)) => Some(*d),
-                _ => None,
-            };
-            let (d, due) = (date_of("date"), date_of("due_date"));
-            supplier
+    let wanted = |r: &Record| {
+        let date_of = |name: &str| match r.get(name) {
+            Some(Scalar::Date(d)) => Some(*d),
+            _ => None,
+        };
+        let (d, due) = (date_of("date"), date_of("due_date"));
+        supplier
+            .as_deref()
+            .is_none_or(|s| s.split(',').any(|s| s.trim() == supplier_of(r)))
+            && status
                 .as_deref()
-                .is_none_or(|s| s.split(',').any(|s| s.trim() == supplier_of(r)))
-                && status
-                    .as_deref()
-                    .is_none_or(|s| s.split(',').any(|s| s.trim() == r.text("status")))
-                && number
-                    .as_deref()
-                    .is_none_or(|n| r.text("number").to_lowercase().contains(n))
-                && from.is_none_or(|f| d.is_some_and(|d| d >= f))
-                && to.is_none_or(|t| d.is_some_and(|d| d <= t))
-                && due_from.is_none_or(|f| due.is_some_and(|d| d >= f))
-                && due_to.is_none_or(|t| due.is_some_and(|d| d <= t))
-        })
-        .collect())
+                .is_none_or(|s| s.split(',').any(|s| s.trim() == r.text("status")))
+            && number
+                .as_deref()
+                .is_none_or(|n| r.text("number").to_lowercase().contains(n))
+            && from.is_none_or(|f| d.is_some_and(|d| d >= f))
+            && to.is_none_or(|t| d.is_some_and(|d| d <= t))
+            && due_from.is_none_or(|f| due.is_some_and(|d| d >= f))
+            && due_to.is_none_or(|t| due.is_some_and(|d| d <= t))
+    };
+    domain_records::for_each(txn, &INCOMINGS, c.ctx.account_id, |r| {
+        let r = incomings::shown(r, today);
+        if wanted(&r) {
+            each(r);
+        }
+        Ok(())
+    })?;
+    Ok(())
 }
 
 /// `GET /api/incomings`: the filtered list, paged and ordered, or with `group_by`
@@ -133,17 +141,25 @@ pub(super) fn list(c: &Call<'_>) -> Result<Response, ApiError> {
     let (page, per_page) = query.paging()?;
     let order = query.order(INCOMINGS.fields)?;
     let txn = c.caps.store.begin_read()?;
-    let mut all = filtered(c, txn.as_ref())?;
+    // Summed or paged as they are read: an account's every incoming is never held at once.
     if let Some(keys) = group_by {
-        return Ok(Response::doc(200, groups(&incomings::group(&all, &keys))));
+        let mut grouping = incomings::Grouping::new(&keys);
+        for_each_filtered(c, txn.as_ref(), |r| grouping.add(&r))?;
+        return Ok(Response::doc(200, groups(&grouping.finish())));
     }
-    if !order.is_empty() {
-        all.sort_by(|a, b| domain_records::compare_by(&order, a, b));
-    }
-    let total = all.len();
-    let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
+    let mut pager = domain_records::Pager::new(&order, page, per_page);
+    for_each_filtered(c, txn.as_ref(), |r| pager.push(r))?;
+    let today = c.ctx.today();
+    let (shown, total) = pager.finish(|ids| {
+        Ok(
+            domain_records::load_many(txn.as_ref(), &INCOMINGS, c.ctx.account_id, ids)?
+                .into_iter()
+                .map(|r| incomings::shown(r, today))
+                .collect(),
+        )
+    })?;
     let mut children = Vec::new();
-    for r in all.into_iter().skip(start).take(per_page as usize) {
+    for r in shown {
         children.push(element(c, txn.as_ref(), r)?);
     }
     Ok(page_answer("incomings", children, page, per_page, total))

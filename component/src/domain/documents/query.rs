@@ -13,7 +13,6 @@ use std::collections::VecDeque;
 use super::super::Error;
 use super::super::date::Date;
 use super::super::records;
-use super::super::schema::Record;
 use super::fields;
 use super::keys;
 use super::kind::DocKind;
@@ -352,7 +351,7 @@ pub fn page(
     }
     // In another order: of each match its ordered values and id (`Ranked`), the page's
     // documents loaded at the end.
-    let mut ranked = Ranked::new(order, start, per_page as usize);
+    let mut ranked = records::Ranked::new(order, start, per_page as usize);
     for_each_match(txn, account, f, today, |doc| {
         total += 1;
         let values = fields::to_record_of(&doc, today, |name| {
@@ -363,63 +362,6 @@ pub fn page(
     })?;
     let ids = ranked.page();
     Ok((storage::load_many(txn, account, f.kind, &ids)?, total))
-}
-
-/// The ids of one page of matches in an order other than by id, ties in id order (the
-/// order matches are pushed in): of each match it keeps the ordered values and id, and
-/// never more than twice the matches up to the page's end, the first in order, so that a
-/// page of an account's every document holds a few values of each at most.
-struct Ranked<'a> {
-    order: &'a [(&'static str, bool)],
-    start: usize,
-    end: usize,
-    kept: Vec<(Record, u64)>,
-    /// The most matches kept at once.
-    #[cfg(test)]
-    most: usize,
-}
-
-impl<'a> Ranked<'a> {
-    fn new(order: &'a [(&'static str, bool)], start: usize, per_page: usize) -> Ranked<'a> {
-        Ranked {
-            order,
-            start,
-            end: start.saturating_add(per_page),
-            kept: Vec::new(),
-            #[cfg(test)]
-            most: 0,
-        }
-    }
-
-    fn push(&mut self, values: Record, id: u64) {
-        self.kept.push((values, id));
-        #[cfg(test)]
-        {
-            self.most = self.most.max(self.kept.len());
-        }
-        if self.kept.len() >= self.end.max(1).saturating_mul(2) {
-            self.sort();
-            self.kept.truncate(self.end);
-        }
-    }
-
-    fn sort(&mut self) {
-        let order = self.order;
-        self.kept
-            .sort_by(|a, b| records::compare_by(order, &a.0, &b.0).then(a.1.cmp(&b.1)));
-    }
-
-    /// The page's ids, in order.
-    fn page(mut self) -> Vec<u64> {
-        self.sort();
-        let per_page = self.end - self.start;
-        self.kept
-            .into_iter()
-            .skip(self.start)
-            .take(per_page)
-            .map(|(_, id)| id)
-            .collect()
-    }
 }
 
 /// Records are keyed by id: the first pages of all documents are the first records.
@@ -666,7 +608,7 @@ pub fn for_each_match(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::schema::Scalar;
+    use crate::domain::schema::{Record, Scalar};
 
     proptest::proptest! {
         /// A page in order is the page of all matches sorted stably over id order, while
@@ -689,7 +631,7 @@ mod tests {
                     (r, i as u64 + 1)
                 })
                 .collect();
-            let mut ranked = Ranked::new(order, start, per_page);
+            let mut ranked = records::Ranked::new(order, start, per_page);
             for (r, id) in records.clone() {
                 ranked.push(r, id);
             }

@@ -22,34 +22,62 @@ pub struct Group {
 /// The groups of shown incomings per currency (in currency order), each list ordered by
 /// its key values; `keys` in the order of aggregation.
 pub fn group(incomings: &[Record], keys: &[GroupKey]) -> Vec<(String, Vec<Group>)> {
-    let mut groups: Grouper<Group> = Grouper::new(SUPPLIER);
-    let amount = |r: &Record, name: &str| r.get(name).and_then(Scalar::as_dec).unwrap_or_default();
+    let mut groups = Grouping::new(keys);
     for r in incomings {
+        groups.add(r);
+    }
+    groups.finish()
+}
+
+/// Groups of shown incomings being summed, one incoming at a time.
+pub struct Grouping<'a> {
+    keys: &'a [GroupKey],
+    groups: Grouper<Group>,
+}
+
+impl<'a> Grouping<'a> {
+    /// Groups by `keys`, in the order of aggregation.
+    pub fn new(keys: &'a [GroupKey]) -> Grouping<'a> {
+        Grouping {
+            keys,
+            groups: Grouper::new(SUPPLIER),
+        }
+    }
+
+    /// Adds a shown incoming to its group.
+    pub fn add(&mut self, r: &Record) {
+        let amount = |name: &str| r.get(name).and_then(Scalar::as_dec).unwrap_or_default();
         let supplier = r.int("supplier_id").unwrap_or(0) as u64;
         let date = match r.get("date") {
             Some(Scalar::Date(d)) => *d,
             _ => Date::from_julian(0),
         };
         let mut parts = [Part::Year(0); KEYS_MAX];
-        for (part, k) in parts.iter_mut().zip(keys) {
+        for (part, k) in parts.iter_mut().zip(self.keys) {
             *part = k.part(supplier, r.text("status"), date);
         }
-        let g = groups.sums(r.text("currency_code"), &parts[..keys.len()]);
-        g.total_net += amount(r, "total_net");
-        g.total_tax += amount(r, "total_tax");
-        g.total_gross += amount(r, "total_gross");
-        g.open_amount += amount(r, "open_amount");
+        let g = self
+            .groups
+            .sums(r.text("currency_code"), &parts[..self.keys.len()]);
+        g.total_net += amount("total_net");
+        g.total_tax += amount("total_tax");
+        g.total_gross += amount("total_gross");
+        g.open_amount += amount("open_amount");
         g.count += 1;
     }
-    groups
-        .finish()
-        .into_iter()
-        .map(|(currency, list)| {
-            let list = list
-                .into_iter()
-                .map(|(keys, g)| Group { keys, ..g })
-                .collect();
-            (currency, list)
-        })
-        .collect()
+
+    /// Groups per currency (in currency order), each list ordered by its key values.
+    pub fn finish(self) -> Vec<(String, Vec<Group>)> {
+        self.groups
+            .finish()
+            .into_iter()
+            .map(|(currency, list)| {
+                let list = list
+                    .into_iter()
+                    .map(|(keys, g)| Group { keys, ..g })
+                    .collect();
+                (currency, list)
+            })
+            .collect()
+    }
 }
