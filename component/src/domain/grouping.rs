@@ -293,15 +293,6 @@ impl Groups {
     }
 }
 
-/// Groups per currency, each list ordered by its key values.
-pub fn group(docs: &[Document], keys: &[GroupKey], today: Date) -> Vec<(String, Vec<Group>)> {
-    let mut groups = Groups::new();
-    for doc in docs {
-        groups.add_document(doc, keys, today);
-    }
-    groups.finish()
-}
-
 /// The groups of the documents matching `f`: from the tallied sums when there are some and
 /// the filter and keys allow it, else from every matching document.
 pub fn groups(

@@ -213,51 +213,55 @@ fn index_contacts(store: &dyn Store, account: u64, kind: DocKind) -> Result<u64,
 }
 
 /// Writes again the status entries of open documents that lack the day they are due
-/// (written before data version 2), a bounded number per transaction so that no write
-/// transaction grows with the account.
+/// (written before data version 2).
 fn repair_open_entries(store: &dyn Store, account: u64, kind: DocKind) -> Result<(), Error> {
     let prefix = documents::storage::status_prefix(account, kind, documents::Status::Open);
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        let txn = store.begin_read()?;
-        let batch = txn.scan(&prefix, after.as_deref(), limits::MIGRATION_BATCH, false)?;
-        let done = batch.len() < limits::MIGRATION_BATCH as usize;
-        after = batch.last().map(|(k, _)| k.clone());
-        let mut ids = Vec::new();
-        for (k, v) in &batch {
-            if v.len() != 4 {
-                ids.push(store::id_of_key(k)?);
-            }
-        }
-        drop(txn);
-        if !ids.is_empty() {
-            let mut txn = store.begin_write()?;
-            for doc in documents::storage::load_many(txn.as_read(), account, kind, &ids)? {
-                let (k, v) = documents::storage::status_entry(account, &doc);
-                txn.put(&k, &v)?;
-            }
-            txn.commit()?;
-        }
-        if done {
-            return Ok(());
-        }
-    }
+    rewrite_entries(
+        store,
+        account,
+        kind,
+        &prefix,
+        |v| v.len() != 4,
+        documents::storage::status_entry,
+    )
+    .map(|_| ())
 }
 
 /// Writes again the open-due entries that keep nothing (written before data version 8)
-/// with what they keep now, a bounded number per transaction. The entries written.
+/// with what they keep now. The entries written.
 fn keep_due_sums(store: &dyn Store, account: u64, kind: DocKind) -> Result<u64, Error> {
     let prefix = documents::storage::open_due_prefix(account, kind);
+    rewrite_entries(
+        store,
+        account,
+        kind,
+        &prefix,
+        <[u8]>::is_empty,
+        documents::storage::open_due_entry,
+    )
+}
+
+/// Writes again, as `entry` makes it from its document, every index entry of `kind` under
+/// `prefix` whose value is `stale`, a bounded number per transaction so that no write
+/// transaction grows with the account. The entries written.
+fn rewrite_entries(
+    store: &dyn Store,
+    account: u64,
+    kind: DocKind,
+    prefix: &[u8],
+    stale: impl Fn(&[u8]) -> bool,
+    entry: impl Fn(u64, &documents::Document) -> (Vec<u8>, Vec<u8>),
+) -> Result<u64, Error> {
     let mut after: Option<Vec<u8>> = None;
     let mut written = 0;
     loop {
         let txn = store.begin_read()?;
-        let batch = txn.scan(&prefix, after.as_deref(), limits::MIGRATION_BATCH, false)?;
+        let batch = txn.scan(prefix, after.as_deref(), limits::MIGRATION_BATCH, false)?;
         let done = batch.len() < limits::MIGRATION_BATCH as usize;
         after = batch.last().map(|(k, _)| k.clone());
         let mut ids = Vec::new();
         for (k, v) in &batch {
-            if v.is_empty() {
+            if stale(v) {
                 ids.push(store::id_of_key(k)?);
             }
         }
@@ -265,7 +269,7 @@ fn keep_due_sums(store: &dyn Store, account: u64, kind: DocKind) -> Result<u64, 
         if !ids.is_empty() {
             let mut txn = store.begin_write()?;
             for doc in documents::storage::load_many(txn.as_read(), account, kind, &ids)? {
-                let (k, v) = documents::storage::open_due_entry(account, &doc);
+                let (k, v) = entry(account, &doc);
                 txn.put(&k, &v)?;
                 written += 1;
             }

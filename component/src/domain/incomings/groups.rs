@@ -19,16 +19,6 @@ pub struct Group {
     pub count: u64,
 }
 
-/// The groups of shown incomings per currency (in currency order), each list ordered by
-/// its key values; `keys` in the order of aggregation.
-pub fn group(incomings: &[Record], keys: &[GroupKey]) -> Vec<(String, Vec<Group>)> {
-    let mut groups = Grouping::new(keys);
-    for r in incomings {
-        groups.add(r);
-    }
-    groups.finish()
-}
-
 /// Groups of shown incomings being summed, one incoming at a time.
 pub struct Grouping<'a> {
     keys: &'a [GroupKey],

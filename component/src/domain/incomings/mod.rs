@@ -32,7 +32,7 @@ pub mod resource;
 mod tests;
 
 pub use comments::INCOMING_COMMENTS;
-pub use groups::{Group, Grouping, group};
+pub use groups::{Group, Grouping};
 pub use import::{Parsed, import, parse, read_file};
 pub use items::INCOMING_ITEMS;
 pub use payments::INCOMING_PAYMENTS;
