@@ -784,21 +784,21 @@ pub fn list(txn: &dyn Read, res: &Resource, account: u64, q: &ListQuery) -> Resu
     Ok(Page { records, total })
 }
 
-/// One page of the records pushed to it in id order, in `order` (id order when empty),
-/// and the number pushed: in id order it keeps the page's records only, in another order
-/// what `Ranked` keeps, the page's records loaded at the end. A list thus holds a bounded
-/// part of an account's records, whatever their number.
-pub struct Pager<'a> {
+/// One page of the matches pushed to it in id order (records, or documents), in `order`
+/// (id order when empty), and the number pushed: in id order it keeps the page's matches
+/// only, in another order what `Ranked` keeps, the page's matches loaded at the end. A
+/// list thus holds a bounded part of an account's records, whatever their number.
+pub struct Pager<'a, T = Record> {
     start: usize,
     end: usize,
     total: usize,
-    in_id_order: Vec<Record>,
+    in_id_order: Vec<T>,
     /// `None` in id order.
     ranked: Option<Ranked<'a>>,
 }
 
-impl<'a> Pager<'a> {
-    pub fn new(order: &'a [(&'static str, bool)], page: u32, per_page: u32) -> Pager<'a> {
+impl<'a, T> Pager<'a, T> {
+    pub fn new(order: &'a [(&'static str, bool)], page: u32, per_page: u32) -> Pager<'a, T> {
         let start = (page.saturating_sub(1) as usize).saturating_mul(per_page as usize);
         Pager {
             start,
@@ -809,36 +809,51 @@ impl<'a> Pager<'a> {
         }
     }
 
-    pub fn push(&mut self, record: Record) {
+    /// Pushes a match; in another order than by id, `ranked_by` gives its values of the
+    /// fields the order names (`is_ordered`) and its id.
+    pub fn push_by(
+        &mut self,
+        item: T,
+        ranked_by: impl FnOnce(T, &dyn Fn(&str) -> bool) -> (Record, u64),
+    ) {
         match &mut self.ranked {
-            None if (self.start..self.end).contains(&self.total) => {
-                self.in_id_order.push(record);
-            }
+            None if (self.start..self.end).contains(&self.total) => self.in_id_order.push(item),
             None => {}
             Some(ranked) => {
-                let id = record.id();
-                let mut values = record;
                 let order = ranked.order;
-                values
-                    .values
-                    .retain(|name, _| order.iter().any(|(field, _)| field == name));
+                let (values, id) = ranked_by(item, &|name| is_ordered(order, name));
                 ranked.push(values, id);
             }
         }
         self.total += 1;
     }
 
-    /// The page's records (`load` reads them by id, in the order given) and the number
+    /// The page's matches (`load` reads them by id, in the order given) and the number
     /// of all pushed.
     pub fn finish(
         self,
-        load: impl FnOnce(&[u64]) -> Result<Vec<Record>, Error>,
-    ) -> Result<(Vec<Record>, usize), Error> {
+        load: impl FnOnce(&[u64]) -> Result<Vec<T>, Error>,
+    ) -> Result<(Vec<T>, usize), Error> {
         match self.ranked {
             None => Ok((self.in_id_order, self.total)),
             Some(ranked) => Ok((load(&ranked.page())?, self.total)),
         }
     }
+}
+
+impl Pager<'_, Record> {
+    pub fn push(&mut self, record: Record) {
+        self.push_by(record, |mut values, ordered| {
+            let id = values.id();
+            values.values.retain(|name, _| ordered(name));
+            (values, id)
+        });
+    }
+}
+
+/// Whether `order` names the field `name`.
+fn is_ordered(order: &[(&'static str, bool)], name: &str) -> bool {
+    order.iter().any(|(field, _)| *field == name)
 }
 
 /// The `order_by` order of two records: field by field, empty values first.

@@ -335,33 +335,15 @@ pub fn page(
             total,
         ));
     }
-    let end = start.saturating_add(per_page as usize);
-    let mut total = 0;
-    if order.is_empty() {
-        // In id order: the page's documents, and a count of the rest.
-        let mut docs = Vec::with_capacity(per_page as usize);
-        for_each_match(txn, account, f, today, |doc| {
-            if (start..end).contains(&total) {
-                docs.push(doc);
-            }
-            total += 1;
-            Ok(())
-        })?;
-        return Ok((docs, total));
-    }
-    // In another order: of each match its ordered values and id (`Ranked`), the page's
-    // documents loaded at the end.
-    let mut ranked = records::Ranked::new(order, start, per_page as usize);
+    // Of each match only what the page needs (`records::Pager`).
+    let mut pager = records::Pager::new(order, page, per_page);
     for_each_match(txn, account, f, today, |doc| {
-        total += 1;
-        let values = fields::to_record_of(&doc, today, |name| {
-            order.iter().any(|(field, _)| *field == name)
+        pager.push_by(doc, |doc, ordered| {
+            (fields::to_record_of(&doc, today, ordered), doc.id)
         });
-        ranked.push(values, doc.id);
         Ok(())
     })?;
-    let ids = ranked.page();
-    Ok((storage::load_many(txn, account, f.kind, &ids)?, total))
+    pager.finish(|ids| storage::load_many(txn, account, f.kind, ids))
 }
 
 /// Records are keyed by id: the first pages of all documents are the first records.
