@@ -40,13 +40,17 @@ fn world() -> World {
         );
     }
     // Due in the clock's own month (November 2026): one overdue, one not yet, one from
-    // October overdue since this month, one due today (OPEN) and one due yesterday.
+    // October overdue since this month, one due today (OPEN) and one due yesterday; and
+    // on the days just around the month, which the kept sums hold: the last of October
+    // and the first of December.
     for (date, due) in [
         ("2026-11-02", "2026-11-10"),
         ("2026-11-03", "2026-11-25"),
         ("2026-10-05", "2026-11-12"),
         ("2026-11-04", "2026-11-18"),
         ("2026-11-05", "2026-11-17"),
+        ("2026-10-20", "2026-10-31"),
+        ("2026-11-06", "2026-12-01"),
     ] {
         w.ok(
             Method::Post,
@@ -58,7 +62,7 @@ fn world() -> World {
             ),
         );
     }
-    for id in 41..=45 {
+    for id in 41..=47 {
         w.ok(Method::Put, &format!("/api/invoices/{id}/complete"), "");
     }
     for id in 1..=40u32 {
@@ -217,9 +221,9 @@ fn counts_and_first_pages_from_kept_sums_equal_those_of_the_indexes() {
         assert_eq!(status, 200, "{path}: {body}");
         body
     };
-    // 45 created, one deleted.
+    // 47 created, one deleted.
     let all = header("/api/invoices?per_page=1000");
-    assert!(all.contains("total=\"44\""), "{all}");
+    assert!(all.contains("total=\"46\""), "{all}");
     for query in [
         "per_page=7&page=1",
         "per_page=7&page=3",
