@@ -266,6 +266,32 @@ pub fn for_each_after<E: From<StoreError>>(
     }
 }
 
+/// `for_each_after` over an index's range: the entries after `after` up to the first whose
+/// key `past` says lies beyond it (that one and those after it are not given), read
+/// `limits::INDEX_SCAN_BATCH` a call.
+pub fn for_each_until<E: From<StoreError>>(
+    txn: &dyn Read,
+    prefix: &[u8],
+    mut after: Option<Vec<u8>>,
+    past: impl Fn(&[u8]) -> Result<bool, E>,
+    mut f: impl FnMut(Entry) -> Result<(), E>,
+) -> Result<(), E> {
+    loop {
+        let batch = txn.scan(prefix, after.as_deref(), limits::INDEX_SCAN_BATCH, false)?;
+        let done = batch.len() < limits::INDEX_SCAN_BATCH as usize;
+        after = batch.last().map(|(k, _)| k.clone());
+        for entry in batch {
+            if past(&entry.0)? {
+                return Ok(());
+            }
+            f(entry)?;
+        }
+        if done {
+            return Ok(());
+        }
+    }
+}
+
 /// The id at the end of a record, child or index key; a key too short to hold one is
 /// corrupt.
 pub fn id_of_key(key: &[u8]) -> Result<u64, StoreError> {

@@ -180,26 +180,24 @@ fn ids_from_index(
 ) -> Result<Vec<u64>, Error> {
     let mut ids = Vec::new();
     // prefix + lo sorts just before the first entry holding the value lo.
-    let mut after: Option<Vec<u8>> = lo.map(|l| [prefix, l].concat());
-    loop {
-        let batch = txn.scan(prefix, after.as_deref(), limits::INDEX_SCAN_BATCH, false)?;
-        let done = batch.len() < limits::INDEX_SCAN_BATCH as usize;
-        for (k, _) in &batch {
-            if let Some(h) = hi {
-                let value = k
-                    .get(prefix.len()..k.len().saturating_sub(8))
-                    .ok_or_else(|| Error::from(store_corrupt("index entry")))?;
-                if value > h {
-                    return Ok(ids);
-                }
-            }
-            ids.push(id_of_key(k)?);
-        }
-        after = batch.last().map(|(k, _)| k.clone());
-        if done {
-            return Ok(ids);
-        }
-    }
+    let past = |k: &[u8]| -> Result<bool, Error> {
+        let Some(h) = hi else { return Ok(false) };
+        let value = k
+            .get(prefix.len()..k.len().saturating_sub(8))
+            .ok_or_else(|| Error::from(store_corrupt("index entry")))?;
+        Ok(value > h)
+    };
+    store::for_each_until(
+        txn,
+        prefix,
+        lo.map(|l| [prefix, l].concat()),
+        past,
+        |(k, _)| {
+            ids.push(id_of_key(&k)?);
+            Ok(())
+        },
+    )?;
+    Ok(ids)
 }
 
 fn store_corrupt(what: &str) -> crate::caps::StoreError {

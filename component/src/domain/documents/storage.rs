@@ -510,27 +510,15 @@ pub fn overdue_invoices(txn: &dyn Read, account: u64, today: Date) -> Result<Vec
     let prefix = keys::open_due_index(account, DocKind::Invoice);
     let end = keys::day(today);
     let mut ids = Vec::new();
-    let mut after: Option<Vec<u8>> = None;
-    loop {
-        let batch = txn.scan(
-            &prefix,
-            after.as_deref(),
-            crate::limits::INDEX_SCAN_BATCH,
-            false,
-        )?;
-        for (k, _) in &batch {
-            if k.get(prefix.len()..prefix.len() + 4)
-                .is_none_or(|day| day >= &end[..])
-            {
-                return Ok(ids);
-            }
-            ids.push(id_of_key(k)?);
-        }
-        if batch.len() < crate::limits::INDEX_SCAN_BATCH as usize {
-            return Ok(ids);
-        }
-        after = batch.last().map(|(k, _)| k.clone());
-    }
+    let past = |k: &[u8]| -> Result<bool, Error> {
+        Ok(k.get(prefix.len()..prefix.len() + 4)
+            .is_none_or(|day| day >= &end[..]))
+    };
+    store::for_each_until(txn, &prefix, None, past, |(k, _)| {
+        ids.push(id_of_key(&k)?);
+        Ok(())
+    })?;
+    Ok(ids)
 }
 
 /// The recurring invoices of an account whose next run is due at the account's moment

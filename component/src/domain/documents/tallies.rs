@@ -21,7 +21,6 @@ use super::kind::DocKind;
 use super::lifecycle::{Shown, Status};
 use super::model::Document;
 use crate::caps::{Read, Write};
-use crate::limits;
 use crate::store::forms::{Dec16, DecTuple, DecimalForm, StoredSums};
 use crate::store::keys::{self, i32_of_sortable, sortable_i32};
 use crate::store::{self, DATA_VERSION};
@@ -143,26 +142,27 @@ pub fn for_each_due_between(
 ) -> Result<(), Error> {
     let prefix = doc_keys::open_due_index(account, kind);
     let last = doc_keys::day(last);
+    let day = |k: &[u8]| -> Result<[u8; 4], Error> {
+        k.get(prefix.len()..prefix.len() + 4)
+            .and_then(|d| d.try_into().ok())
+            .ok_or_else(|| corrupt("open-due key"))
+    };
     // The prefix and first day sort just before the first entry of that day.
-    let mut after = [&prefix[..], &doc_keys::day(first)].concat();
-    loop {
-        let batch = txn.scan(&prefix, Some(&after), limits::INDEX_SCAN_BATCH, false)?;
-        let done = batch.len() < limits::INDEX_SCAN_BATCH as usize;
-        for (k, v) in &batch {
-            let day = k
-                .get(prefix.len()..prefix.len() + 4)
-                .ok_or_else(|| corrupt("open-due key"))?;
-            if day > &last[..] {
-                return Ok(());
-            }
-            let due = i32_of_sortable(day).ok_or_else(|| corrupt("open-due key"))?;
-            f(Date::from_julian(due), store::id_of_key(k)?, Due::read(v)?)?;
-        }
-        match batch.last() {
-            Some((k, _)) if !done => after = k.clone(),
-            _ => return Ok(()),
-        }
-    }
+    let first = [&prefix[..], &doc_keys::day(first)].concat();
+    store::for_each_until(
+        txn,
+        &prefix,
+        Some(first),
+        |k| Ok(day(k)? > last),
+        |(k, v)| {
+            let due = i32_of_sortable(&day(&k)?).ok_or_else(|| corrupt("open-due key"))?;
+            f(
+                Date::from_julian(due),
+                store::id_of_key(&k)?,
+                Due::read(&v)?,
+            )
+        },
+    )
 }
 
 /// year × 12 + month − 1 of a date.
