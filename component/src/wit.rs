@@ -256,6 +256,7 @@ pub(crate) fn migrate() -> Result<Migration, String> {
         key_entries: report.key_entries,
         tallies_rebuilt: report.tallies_rebuilt,
         einvoices_made: report.einvoices_made,
+        index_entries: report.index_entries,
     })
 }
 

@@ -300,12 +300,13 @@ async fn serve(
         println!(
             "Migrated the data directory from data version {} to {} ({} API keys, kept \
              sums of {} kinds of documents rebuilt, e-invoices of {} completed \
-             documents made).",
+             documents made, {} index entries written).",
             migration.from_version,
             migration.to_version,
             migration.key_entries,
             migration.tallies_rebuilt,
-            migration.einvoices_made
+            migration.einvoices_made,
+            migration.index_entries
         );
     }
     if let Some(key) = runtime.bootstrap(bootstrap_key.clone()).await? {

@@ -8,7 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use faktura_host::Options;
-use faktura_tests::{App, Instances, WasmtimeServe, standalone_test_component, test_component};
+use faktura_tests::{
+    App, Instances, WasmtimeServe, free_port, standalone_test_component, start_host_with,
+    test_component, wait_ready,
+};
 use sha2::{Digest, Sha256};
 
 /// The keys of the fixture's two accounts (the first bootstrapped, the second made by
@@ -318,4 +321,41 @@ async fn a_data_directory_of_data_version_2_is_raised_to_this_version_under_wasm
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `faktura serve` says what the migration of an older data directory did, the index
+/// entries it wrote among it (clients by number and name, a document's parts, open-due
+/// entries), and a restart, which finds nothing to migrate, says nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serving_an_older_data_directory_says_what_its_migration_did() {
+    let data = data_dir();
+    let said = |run: &str| {
+        let out = data.path().join(format!("{run}.out"));
+        let file = std::fs::File::create(&out).unwrap();
+        let port = free_port();
+        let process = start_host_with(data.path(), port, KEY, &[], |c| {
+            c.stdout(file);
+        });
+        (process, format!("http://127.0.0.1:{port}"), out)
+    };
+    let (mut process, base, out) = said("first");
+    wait_ready(&base, KEY).await;
+    process.kill();
+    let printed = std::fs::read_to_string(&out).unwrap();
+    let line = printed
+        .lines()
+        .find(|l| l.starts_with("Migrated the data directory from data version 2 to "))
+        .unwrap_or_else(|| panic!("no migration line in {printed}"));
+    let written: u64 = line
+        .split(" index entries written")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of index entries in {line}"));
+    assert!(written > 0, "{line}");
+    let (mut process, base, out) = said("again");
+    wait_ready(&base, KEY).await;
+    process.kill();
+    let printed = std::fs::read_to_string(&out).unwrap();
+    assert!(!printed.contains("Migrated"), "{printed}");
 }
