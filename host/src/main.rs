@@ -168,13 +168,58 @@ async fn shutdown_signal() {
     }
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
-    match run().await {
+fn main() -> std::process::ExitCode {
+    // Before any thread of the runtime allocates.
+    limit_malloc_arenas();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: starting the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The arenas glibc's malloc may make (`M_ARENA_MAX`). By default it gives a thread that
+/// finds the arenas locked a new one, up to eight per core, and each keeps what was freed
+/// in it. The host's runtime and blocking threads thus held about 60 MiB more after
+/// seeding than with two arenas: `make bench` at 100,000 invoices peaked at 301 MiB, and
+/// at 238 MiB with `MALLOC_ARENA_MAX=2`, the workloads as fast.
+const MALLOC_ARENAS: i32 = 2;
+
+/// The arena limit the host sets: `MALLOC_ARENAS`, unless `MALLOC_ARENA_MAX` (glibc's
+/// own setting) is set, which glibc has read already.
+fn malloc_arenas(configured: Option<std::ffi::OsString>) -> Option<i32> {
+    configured.is_none().then_some(MALLOC_ARENAS)
+}
+
+fn limit_malloc_arenas() {
+    let Some(arenas) = malloc_arenas(std::env::var_os("MALLOC_ARENA_MAX")) else {
+        return;
+    };
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = arenas;
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        #[expect(
+            unsafe_code,
+            reason = "mallopt sets one of glibc's malloc parameters; it is called here \
+                      before any other thread exists, as glibc asks"
+        )]
+        // SAFETY: see the reason above; M_ARENA_MAX takes any positive count.
+        let set = unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) };
+        if set != 1 {
+            eprintln!("faktura: glibc refused M_ARENA_MAX={arenas}; malloc keeps its default");
         }
     }
 }
@@ -425,5 +470,15 @@ fn upkeep_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(secs) if (0.05..=86_400.0).contains(&secs) => Ok(secs),
         _ => Err(format!("must be seconds from 0.05 to 86400, got \"{s}\"")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The host limits malloc's arenas, unless glibc's own setting names a limit.
+    #[test]
+    fn malloc_arenas_are_limited_unless_glibc_is_told_otherwise() {
+        assert_eq!(super::malloc_arenas(None), Some(super::MALLOC_ARENAS));
+        assert_eq!(super::malloc_arenas(Some("8".into())), None);
     }
 }
