@@ -329,7 +329,7 @@ fn hex(bytes: &[u8]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serving_an_older_data_directory_says_what_its_migration_did() {
     let data = data_dir();
-    let said = |run: &str| {
+    let start = |run: &str| {
         let out = data.path().join(format!("{run}.out"));
         let file = std::fs::File::create(&out).unwrap();
         let port = free_port();
@@ -338,7 +338,7 @@ async fn serving_an_older_data_directory_says_what_its_migration_did() {
         });
         (process, format!("http://127.0.0.1:{port}"), out)
     };
-    let (mut process, base, out) = said("first");
+    let (mut process, base, out) = start("first");
     wait_ready(&base, KEY).await;
     process.kill();
     let printed = std::fs::read_to_string(&out).unwrap();
@@ -353,7 +353,7 @@ async fn serving_an_older_data_directory_says_what_its_migration_did() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no count of index entries in {line}"));
     assert!(written > 0, "{line}");
-    let (mut process, base, out) = said("again");
+    let (mut process, base, out) = start("again");
     wait_ready(&base, KEY).await;
     process.kill();
     let printed = std::fs::read_to_string(&out).unwrap();

@@ -19,6 +19,8 @@ pub mod keys;
 #[cfg(test)]
 mod layout_tests;
 
+use std::ops::ControlFlow;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -250,20 +252,12 @@ pub fn for_each<E: From<StoreError>>(
 pub fn for_each_after<E: From<StoreError>>(
     txn: &dyn Read,
     prefix: &[u8],
-    mut after: Option<Vec<u8>>,
+    after: Option<Vec<u8>>,
     mut f: impl FnMut(Entry) -> Result<(), E>,
 ) -> Result<(), E> {
-    loop {
-        let batch = txn.scan(prefix, after.as_deref(), limits::SCAN_BATCH, false)?;
-        let done = batch.len() < limits::SCAN_BATCH as usize;
-        after = batch.last().map(|(k, _)| k.clone());
-        for entry in batch {
-            f(entry)?;
-        }
-        if done {
-            return Ok(());
-        }
-    }
+    walk(txn, prefix, after, limits::SCAN_BATCH, |entry| {
+        f(entry).map(|()| ControlFlow::Continue(()))
+    })
 }
 
 /// `for_each_after` over an index's range: the entries after `after` up to the first whose
@@ -272,19 +266,35 @@ pub fn for_each_after<E: From<StoreError>>(
 pub fn for_each_until<E: From<StoreError>>(
     txn: &dyn Read,
     prefix: &[u8],
-    mut after: Option<Vec<u8>>,
+    after: Option<Vec<u8>>,
     past: impl Fn(&[u8]) -> Result<bool, E>,
     mut f: impl FnMut(Entry) -> Result<(), E>,
 ) -> Result<(), E> {
+    walk(txn, prefix, after, limits::INDEX_SCAN_BATCH, |entry| {
+        if past(&entry.0)? {
+            return Ok(ControlFlow::Break(()));
+        }
+        f(entry).map(|()| ControlFlow::Continue(()))
+    })
+}
+
+/// The entries under `prefix` after `after`, in key order, `batch` a call, one batch held
+/// at a time, until `f` breaks or the entries end.
+fn walk<E: From<StoreError>>(
+    txn: &dyn Read,
+    prefix: &[u8],
+    mut after: Option<Vec<u8>>,
+    batch: u32,
+    mut f: impl FnMut(Entry) -> Result<ControlFlow<()>, E>,
+) -> Result<(), E> {
     loop {
-        let batch = txn.scan(prefix, after.as_deref(), limits::INDEX_SCAN_BATCH, false)?;
-        let done = batch.len() < limits::INDEX_SCAN_BATCH as usize;
-        after = batch.last().map(|(k, _)| k.clone());
-        for entry in batch {
-            if past(&entry.0)? {
+        let entries = txn.scan(prefix, after.as_deref(), batch, false)?;
+        let done = entries.len() < batch as usize;
+        after = entries.last().map(|(k, _)| k.clone());
+        for entry in entries {
+            if f(entry)?.is_break() {
                 return Ok(());
             }
-            f(entry)?;
         }
         if done {
             return Ok(());
