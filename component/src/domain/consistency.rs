@@ -522,8 +522,7 @@ fn show_value(value: &[u8]) -> String {
     if value.is_empty() {
         return "nothing".to_owned();
     }
-    let hex: String = value.iter().map(|b| format!("{b:02x}")).collect();
-    format!("[{hex}]")
+    format!("[{}]", hex::encode(value))
 }
 
 /// Why a record could not be read, for a message.

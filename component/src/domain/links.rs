@@ -274,7 +274,7 @@ mod tests {
     use crate::caps::mem::{CountingRandom, MemStore};
 
     fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
+        hex::encode(bytes)
     }
 
     /// RFC 4231, test cases 1 and 6 (a key longer than a block).

@@ -91,10 +91,7 @@ impl Transfer {
     /// likes).
     pub fn version(&self) -> String {
         use sha2::{Digest, Sha256};
-        Sha256::digest(self.payload().as_bytes())[..8]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex::encode(&Sha256::digest(self.payload().as_bytes())[..8])
     }
 
     /// The QR code of `payload`, error correction M as the EPC asks: rows of modules, true

@@ -150,8 +150,7 @@ impl From<crate::caps::StoreError> for Response {
 
 /// The bucket of a link's requests in the rate limit: part of its hash, never its token.
 fn bucket(link: &Link) -> String {
-    let hex: String = link.hash[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("portal/{hex}")
+    format!("portal/{}", hex::encode(&link.hash[..16]))
 }
 
 /// A request of the link `token` (`file`: one of its downloads).
