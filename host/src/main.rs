@@ -197,14 +197,26 @@ fn main() -> std::process::ExitCode {
 /// at 238 MiB with `MALLOC_ARENA_MAX=2`, the workloads as fast.
 const MALLOC_ARENAS: i32 = 2;
 
-/// The arena limit the host sets: `MALLOC_ARENAS`, unless `MALLOC_ARENA_MAX` (glibc's
-/// own setting) is set, which glibc has read already.
-fn malloc_arenas(configured: Option<std::ffi::OsString>) -> Option<i32> {
-    configured.is_none().then_some(MALLOC_ARENAS)
+/// The arena limit the host sets: `MALLOC_ARENAS`, unless glibc was given one of its own,
+/// which it has read already: `MALLOC_ARENA_MAX`, or the tunable `glibc.malloc.arena_max`
+/// in `GLIBC_TUNABLES`.
+fn malloc_arenas(
+    arena_max: Option<std::ffi::OsString>,
+    tunables: Option<std::ffi::OsString>,
+) -> Option<i32> {
+    let tuned = tunables.is_some_and(|t| {
+        t.to_string_lossy()
+            .split(':')
+            .any(|setting| setting.starts_with("glibc.malloc.arena_max="))
+    });
+    (arena_max.is_none() && !tuned).then_some(MALLOC_ARENAS)
 }
 
 fn limit_malloc_arenas() {
-    let Some(arenas) = malloc_arenas(std::env::var_os("MALLOC_ARENA_MAX")) else {
+    let Some(arenas) = malloc_arenas(
+        std::env::var_os("MALLOC_ARENA_MAX"),
+        std::env::var_os("GLIBC_TUNABLES"),
+    ) else {
         return;
     };
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
@@ -475,10 +487,22 @@ fn upkeep_seconds(s: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    /// The host limits malloc's arenas, unless glibc's own setting names a limit.
+    /// The host limits malloc's arenas, unless glibc's own settings name a limit.
     #[test]
     fn malloc_arenas_are_limited_unless_glibc_is_told_otherwise() {
-        assert_eq!(super::malloc_arenas(None), Some(super::MALLOC_ARENAS));
-        assert_eq!(super::malloc_arenas(Some("8".into())), None);
+        use super::{MALLOC_ARENAS, malloc_arenas};
+        assert_eq!(malloc_arenas(None, None), Some(MALLOC_ARENAS));
+        assert_eq!(malloc_arenas(Some("8".into()), None), None);
+        assert_eq!(
+            malloc_arenas(None, Some("glibc.malloc.tcache_count=0".into())),
+            Some(MALLOC_ARENAS)
+        );
+        assert_eq!(
+            malloc_arenas(
+                None,
+                Some("glibc.malloc.tcache_count=0:glibc.malloc.arena_max=8".into())
+            ),
+            None
+        );
     }
 }

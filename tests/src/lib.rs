@@ -130,11 +130,7 @@ pub fn component_sources_digest(root: &Path) -> std::io::Result<String> {
         hash.update(b"\0");
         hash.update(&contents);
     }
-    Ok(hash
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect())
+    Ok(hex::encode(hash.finalize()))
 }
 
 /// Whether `component` was built from the sources now under `root`: its record (written

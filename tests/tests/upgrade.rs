@@ -224,7 +224,7 @@ async fn a_data_directory_of_data_version_2_answers_as_that_version_did() {
     let pdf = app.get("/api/invoices/1/pdf?format=pdf").await;
     let want = std::fs::read_to_string(expected.join("invoice-1.pdf.sha256")).unwrap();
     assert_eq!(
-        hex(&Sha256::digest(&pdf.bytes)),
+        hex::encode(Sha256::digest(&pdf.bytes)),
         want.trim(),
         "the stored PDF"
     );
@@ -317,10 +317,6 @@ async fn a_data_directory_of_data_version_2_is_raised_to_this_version_under_wasm
     serve.kill();
     // The store is of this data version now, whole: `faktura check` finds nothing.
     assert_eq!(problems(data.path()).await, Vec::<String>::new());
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `faktura serve` says what the migration of an older data directory did, the index

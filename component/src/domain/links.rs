@@ -273,19 +273,15 @@ mod tests {
     use crate::caps::Store as _;
     use crate::caps::mem::{CountingRandom, MemStore};
 
-    fn hex(bytes: &[u8]) -> String {
-        hex::encode(bytes)
-    }
-
     /// RFC 4231, test cases 1 and 6 (a key longer than a block).
     #[test]
     fn hmac_sha256_matches_the_rfc_test_vectors() {
         assert_eq!(
-            hex(&hmac_sha256(&[0x0b; 20], b"Hi There")),
+            hex::encode(hmac_sha256(&[0x0b; 20], b"Hi There")),
             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
         );
         assert_eq!(
-            hex(&hmac_sha256(
+            hex::encode(hmac_sha256(
                 &[0xaa; 131],
                 b"Test Using Larger Than Block-Size Key - Hash Key First"
             )),

@@ -821,10 +821,6 @@ mod tests {
         assert!(pages >= 4, "{pages}");
     }
 
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
-
     /// `render`'s output as it was before archives existed: the archive adds nothing
     /// unless asked to. (An update of pdf-writer, subsetter or miniz_oxide that changes
     /// the bytes on purpose updates these digests.)
@@ -860,7 +856,7 @@ mod tests {
             d.print = print;
             let bytes = render(&d).unwrap();
             assert_eq!(
-                (bytes.len(), hex(&Sha256::digest(&bytes))),
+                (bytes.len(), hex::encode(Sha256::digest(&bytes))),
                 (len, digest.into())
             );
             assert_eq!(render_archival(&d, &Archive::default()).unwrap(), bytes);
