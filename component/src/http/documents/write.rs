@@ -55,7 +55,12 @@ impl Groups {
                 inner: FieldTags::new(x.depth() + 1, keys()),
                 x,
             };
-            for g in groups {
+            let before = out.x.written();
+            write_group(n, first, &mut out);
+            // The others are about as long as the first.
+            let each = out.x.written() - before;
+            out.x.reserve((groups.len() - 1) * (each + each / 8));
+            for g in &groups[1..] {
                 write_group(n, g, &mut out);
             }
         });
