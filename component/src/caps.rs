@@ -36,6 +36,33 @@ impl fmt::Display for StoreError {
 
 pub type Entry = (Vec<u8>, Vec<u8>);
 
+/// The entries of a scan's answer as the `store` interface packs them (`entries`): every
+/// key and value one after the other in `bytes`, `ends` where each ends. `Backend` when
+/// the ends do not fit the buffer.
+pub fn unpack_entries(bytes: &[u8], ends: &[u32]) -> Result<Vec<Entry>, StoreError> {
+    let malformed = || StoreError::Backend("a scan answered entries that do not fit".into());
+    if !ends.len().is_multiple_of(2) {
+        return Err(malformed());
+    }
+    let mut from = 0;
+    let mut part = |end: u32| -> Result<Vec<u8>, StoreError> {
+        let part = bytes
+            .get(from..end as usize)
+            .ok_or_else(malformed)?
+            .to_vec();
+        from = end as usize;
+        Ok(part)
+    };
+    let entries = ends
+        .chunks_exact(2)
+        .map(|pair| Ok((part(pair[0])?, part(pair[1])?)))
+        .collect::<Result<Vec<Entry>, StoreError>>()?;
+    if from != bytes.len() {
+        return Err(malformed());
+    }
+    Ok(entries)
+}
+
 /// Reads of a transaction (a snapshot, or the writer's own view).
 pub trait Read {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
@@ -898,6 +925,49 @@ pub mod mem {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A scan's entries come back whole from their packed form, keys and values empty
+        /// or not; ends that do not fit the buffer are refused, never read past it.
+        #[test]
+        fn packed_entries_unpack_whole_and_ends_that_do_not_fit_are_refused(
+            entries in proptest::collection::vec(
+                (proptest::collection::vec(any::<u8>(), 0..8), proptest::collection::vec(any::<u8>(), 0..8)),
+                0..12,
+            ),
+            cut in any::<proptest::sample::Index>(),
+        ) {
+            let mut bytes = Vec::new();
+            let mut ends = Vec::new();
+            for (k, v) in &entries {
+                bytes.extend_from_slice(k);
+                ends.push(bytes.len() as u32);
+                bytes.extend_from_slice(v);
+                ends.push(bytes.len() as u32);
+            }
+            prop_assert_eq!(super::unpack_entries(&bytes, &ends), Ok(entries.clone()));
+            if !ends.is_empty() {
+                // An odd number of ends, an end past the buffer, ends running backwards,
+                // and bytes left over are each refused.
+                let odd = &ends[..ends.len() - 1];
+                prop_assert!(super::unpack_entries(&bytes, odd).is_err());
+                let mut past = ends.clone();
+                *past.last_mut().expect("not empty") += 1;
+                prop_assert!(super::unpack_entries(&bytes, &past).is_err());
+                let i = cut.index(ends.len());
+                if i > 0 && ends[i - 1] > 0 {
+                    let mut back = ends.clone();
+                    back[i] = ends[i - 1] - 1;
+                    prop_assert!(super::unpack_entries(&bytes, &back).is_err());
+                }
+            }
+            let mut more = bytes.clone();
+            more.push(0);
+            prop_assert!(super::unpack_entries(&more, &ends).is_err());
+        }
+    }
+
     use super::mem::MemStore;
     use super::*;
 

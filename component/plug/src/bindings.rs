@@ -21,7 +21,7 @@ wit_bindgen::generate!({
 use self::exports::faktura::service::mail::{self as wmail, MailError};
 use self::exports::faktura::service::pdf::{self as wpdf};
 use self::exports::faktura::service::ratelimit::{self as wrate, Window};
-use self::exports::faktura::service::store::{self as wstore, Entry, Error};
+use self::exports::faktura::service::store::{self as wstore, Entries, Error};
 
 struct Plug;
 
@@ -33,10 +33,10 @@ fn error(e: StoreError) -> Error {
     }
 }
 
-fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
-    list.into_iter()
-        .map(|(key, value)| Entry { key, value })
-        .collect()
+/// A scan's entries as the interface answers them (`kv::pack`).
+fn entries(list: Vec<kv::Entry>) -> Result<Entries, Error> {
+    let (bytes, ends) = kv::pack(&list).ok_or(Error::TooLarge)?;
+    Ok(Entries { bytes, ends })
 }
 
 impl wstore::GuestReadTxn for ReadTxn {
@@ -54,10 +54,10 @@ impl wstore::GuestReadTxn for ReadTxn {
         after: Option<Vec<u8>>,
         limit: u32,
         reverse: bool,
-    ) -> Result<Vec<Entry>, Error> {
+    ) -> Result<Entries, Error> {
         ReadTxn::scan(self, &prefix, after.as_deref(), limit, reverse)
-            .map(entries)
             .map_err(error)
+            .and_then(entries)
     }
 }
 
@@ -76,10 +76,10 @@ impl wstore::GuestWriteTxn for WriteTxn {
         after: Option<Vec<u8>>,
         limit: u32,
         reverse: bool,
-    ) -> Result<Vec<Entry>, Error> {
+    ) -> Result<Entries, Error> {
         WriteTxn::scan(self, &prefix, after.as_deref(), limit, reverse)
-            .map(entries)
             .map_err(error)
+            .and_then(entries)
     }
 
     fn put(&self, key: Vec<u8>, value: Vec<u8>) -> Result<(), Error> {

@@ -81,8 +81,9 @@ fn store_error(e: kv::Error) -> StoreError {
     }
 }
 
-fn entries(list: Vec<kv::Entry>) -> Vec<Entry> {
-    list.into_iter().map(|e| (e.key, e.value)).collect()
+/// The entries of a scan's answer (`caps::unpack_entries`).
+fn entries(packed: kv::Entries) -> Result<Vec<Entry>, StoreError> {
+    caps::unpack_entries(&packed.bytes, &packed.ends)
 }
 
 /// Implements `caps::Read` on a WIT transaction resource (both kinds have the same reads):
@@ -109,8 +110,8 @@ macro_rules! wit_read {
             ) -> Result<Vec<Entry>, StoreError> {
                 self.ready()?
                     .scan(prefix, after, limit, reverse)
-                    .map(entries)
                     .map_err(store_error)
+                    .and_then(entries)
             }
         }
     };

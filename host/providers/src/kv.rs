@@ -19,6 +19,23 @@ pub const VALUE_BYTES_MAX: usize = 64 * 1024 * 1024;
 /// One key and its value.
 pub type Entry = (Vec<u8>, Vec<u8>);
 
+/// `list` as the `store` interface's `entries` answer a scan: every key and value in one
+/// buffer, and where each ends. `None` when the entries hold 4 GiB or more, which no
+/// component's 32-bit memory could take.
+pub fn pack(list: &[Entry]) -> Option<(Vec<u8>, Vec<u32>)> {
+    let total: usize = list.iter().map(|(k, v)| k.len() + v.len()).sum();
+    u32::try_from(total).ok()?;
+    let mut bytes = Vec::with_capacity(total);
+    let mut ends = Vec::with_capacity(list.len() * 2);
+    for (key, value) in list {
+        bytes.extend_from_slice(key);
+        ends.push(bytes.len() as u32);
+        bytes.extend_from_slice(value);
+        ends.push(bytes.len() as u32);
+    }
+    Some((bytes, ends))
+}
+
 /// Whether a key and value fit the store's limits.
 pub fn fits(key: &[u8], value: &[u8]) -> bool {
     key.len() <= KEY_BYTES_MAX && value.len() <= VALUE_BYTES_MAX
@@ -103,6 +120,20 @@ pub fn scan(
 mod tests {
     use super::*;
     use redb::ReadableDatabase;
+
+    /// A scan's answer packs each key, then its value, and where each ends.
+    #[test]
+    fn entries_pack_keys_and_values_with_their_ends() {
+        let list: Vec<Entry> = vec![
+            (b"ab".to_vec(), b"xyz".to_vec()),
+            (b"c".to_vec(), Vec::new()),
+            (Vec::new(), b"q".to_vec()),
+        ];
+        let (bytes, ends) = pack(&list).unwrap();
+        assert_eq!(bytes, b"abxyzcq");
+        assert_eq!(ends, [2, 5, 6, 6, 6, 7]);
+        assert_eq!(pack(&[]).unwrap(), (Vec::new(), Vec::new()));
+    }
 
     #[test]
     fn keys_fit_every_backend() {

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 
 pub(crate) use self::backend::{Backend, DbError};
-use crate::bindings::faktura::service::store::{self as wit, Entry, Error};
+use crate::bindings::faktura::service::store::{self as wit, Entries, Error};
 
 /// The store every request shares: the interface's context.
 pub(crate) struct StoreCtx {
@@ -78,10 +78,10 @@ impl From<DbError> for Error {
     }
 }
 
-fn entries(list: Vec<backend::Entry>) -> Vec<Entry> {
-    list.into_iter()
-        .map(|(key, value)| Entry { key, value })
-        .collect()
+/// A scan's entries as the interface answers them (`kv::pack`).
+fn entries(list: Vec<backend::Entry>) -> Result<Entries, Error> {
+    let (bytes, ends) = faktura_providers::kv::pack(&list).ok_or(Error::TooLarge)?;
+    Ok(Entries { bytes, ends })
 }
 
 impl wit::Host for StoreView<'_> {
@@ -134,10 +134,10 @@ macro_rules! reads {
             after: Option<Vec<u8>>,
             limit: u32,
             reverse: bool,
-        ) -> wasmtime::Result<Result<Vec<Entry>, Error>> {
+        ) -> wasmtime::Result<Result<Entries, Error>> {
             let txn = &mut self.table.get_mut(&txn)?.0;
             let found = txn.scan(prefix, after, limit, reverse).await;
-            Ok(found.map(entries).map_err(Error::from))
+            Ok(found.map_err(Error::from).and_then(entries))
         }
     };
 }
