@@ -40,27 +40,36 @@ pub type Entry = (Vec<u8>, Vec<u8>);
 /// key and value one after the other in `bytes`, `ends` where each ends. `Backend` when
 /// the ends do not fit the buffer.
 pub fn unpack_entries(bytes: &[u8], ends: &[u32]) -> Result<Vec<Entry>, StoreError> {
-    let malformed = || StoreError::Backend("a scan answered entries that do not fit".into());
-    if !ends.len().is_multiple_of(2) {
-        return Err(malformed());
+    let mut entries = Vec::with_capacity(ends.len() / 2);
+    lend_entries(bytes, ends, &mut |k, v| {
+        entries.push((k.to_vec(), v.to_vec()))
+    })?;
+    Ok(entries)
+}
+
+/// Lends `f` each entry of a packed scan answer (`unpack_entries`) in order, once the
+/// ends were found to fit the buffer (else `Backend`, and `f` sees none); returns how
+/// many there were.
+pub fn lend_entries(
+    bytes: &[u8],
+    ends: &[u32],
+    f: &mut dyn FnMut(&[u8], &[u8]),
+) -> Result<usize, StoreError> {
+    let fits = ends.len().is_multiple_of(2)
+        && ends.windows(2).all(|w| w[0] <= w[1])
+        && ends.last().map_or(0, |&e| e as usize) == bytes.len();
+    if !fits {
+        return Err(StoreError::Backend(
+            "a scan answered entries that do not fit".into(),
+        ));
     }
     let mut from = 0;
-    let mut part = |end: u32| -> Result<Vec<u8>, StoreError> {
-        let part = bytes
-            .get(from..end as usize)
-            .ok_or_else(malformed)?
-            .to_vec();
-        from = end as usize;
-        Ok(part)
-    };
-    let entries = ends
-        .chunks_exact(2)
-        .map(|pair| Ok((part(pair[0])?, part(pair[1])?)))
-        .collect::<Result<Vec<Entry>, StoreError>>()?;
-    if from != bytes.len() {
-        return Err(malformed());
+    for pair in ends.chunks_exact(2) {
+        let (key_end, end) = (pair[0] as usize, pair[1] as usize);
+        f(&bytes[from..key_end], &bytes[key_end..end]);
+        from = end;
     }
-    Ok(entries)
+    Ok(ends.len() / 2)
 }
 
 /// Reads of a transaction (a snapshot, or the writer's own view).
@@ -78,6 +87,23 @@ pub trait Read {
         limit: u32,
         reverse: bool,
     ) -> Result<Vec<Entry>, StoreError>;
+    /// `scan`, each entry lent to `f` in order instead of given: a reader whose answer
+    /// comes packed (`lend_entries`) lends slices of it, allocating nothing per entry.
+    /// Returns how many entries there were.
+    fn scan_lent(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize, StoreError> {
+        let entries = self.scan(prefix, after, limit, reverse)?;
+        for (k, v) in &entries {
+            f(k, v);
+        }
+        Ok(entries.len())
+    }
 }
 
 /// The writer. Dropping it without `commit` rolls back.
@@ -256,6 +282,17 @@ impl<R: Read> Read for Prefetched<R> {
         reverse: bool,
     ) -> Result<Vec<Entry>, StoreError> {
         self.inner.scan(prefix, after, limit, reverse)
+    }
+
+    fn scan_lent(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize, StoreError> {
+        self.inner.scan_lent(prefix, after, limit, reverse, f)
     }
 }
 
@@ -454,6 +491,17 @@ macro_rules! forward_read {
             ) -> Result<Vec<Entry>, StoreError> {
                 let $this = self;
                 $inner.scan(prefix, after, limit, reverse)
+            }
+            fn scan_lent(
+                &self,
+                prefix: &[u8],
+                after: Option<&[u8]>,
+                limit: u32,
+                reverse: bool,
+                f: &mut dyn FnMut(&[u8], &[u8]),
+            ) -> Result<usize, StoreError> {
+                let $this = self;
+                $inner.scan_lent(prefix, after, limit, reverse, f)
             }
         }
     };
@@ -955,6 +1003,9 @@ mod tests {
                 let mut past = ends.clone();
                 *past.last_mut().expect("not empty") += 1;
                 prop_assert!(super::unpack_entries(&bytes, &past).is_err());
+                let mut lent = 0;
+                prop_assert!(super::lend_entries(&bytes, &past, &mut |_, _| lent += 1).is_err());
+                prop_assert_eq!(lent, 0, "nothing is lent from an answer that does not fit");
                 let i = cut.index(ends.len());
                 if i > 0 && ends[i - 1] > 0 {
                     let mut back = ends.clone();

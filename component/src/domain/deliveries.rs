@@ -240,12 +240,12 @@ pub fn matching(txn: &dyn Read, account: u64, f: &Filter) -> Result<Vec<Record>,
         txn,
         &keys::collection(account, events::DELIVERIES),
         |(k, v)| {
-            let d = events::decode(&v)?;
+            let d = events::decode(v)?;
             let passes = (f.webhooks.is_empty() || f.webhooks.contains(&d.webhook))
                 && (f.events.is_empty() || f.events.contains(&d.event))
                 && (f.statuses.is_empty() || f.statuses.contains(&d.status));
             if passes {
-                out.push(fields_of(store::id_of_key(&k)?, &d));
+                out.push(fields_of(store::id_of_key(k)?, &d));
             }
             Ok::<_, Error>(())
         },

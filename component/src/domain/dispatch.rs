@@ -108,7 +108,7 @@ pub fn load(txn: &dyn Read, id: u64) -> Result<Option<Dispatch>, Error> {
 pub fn due(txn: &dyn Read, now: i64, limit: usize) -> Result<Vec<u64>, Error> {
     let mut ids = Vec::new();
     store::for_each(txn, &keys::dispatches(), |(key, value)| {
-        if ids.len() < limit && decode(&value)?.not_before <= now {
+        if ids.len() < limit && decode(value)?.not_before <= now {
             let tail: [u8; 8] = key[key.len() - 8..]
                 .try_into()
                 .map_err(|_| corrupt("a short key"))?;

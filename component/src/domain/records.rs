@@ -435,7 +435,7 @@ pub fn for_each(
     mut f: impl FnMut(Record) -> Result<(), Error>,
 ) -> Result<(), Error> {
     store::for_each(txn, &keys::collection(account, res.collection), |(_, v)| {
-        f(decode_record(&v)?)
+        f(decode_record(v)?)
     })
 }
 

@@ -232,18 +232,21 @@ pub fn u64_of(bytes: &[u8], what: &str) -> Result<u64, StoreError> {
 /// Every entry under a prefix, fetched in batches.
 pub fn scan_all(txn: &dyn Read, prefix: &[u8]) -> Result<Vec<Entry>, StoreError> {
     let mut out = Vec::new();
-    for_each(txn, prefix, |entry| {
-        out.push(entry);
+    for_each(txn, prefix, |(k, v)| {
+        out.push((k.to_vec(), v.to_vec()));
         Ok::<_, StoreError>(())
     })?;
     Ok(out)
 }
 
+/// An entry lent by a walk over a prefix: its key and value.
+pub type Lent<'a> = (&'a [u8], &'a [u8]);
+
 /// Calls `f` with every entry under `prefix` in key order, holding one batch at a time.
 pub fn for_each<E: From<StoreError>>(
     txn: &dyn Read,
     prefix: &[u8],
-    f: impl FnMut(Entry) -> Result<(), E>,
+    f: impl FnMut(Lent<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     for_each_after(txn, prefix, None, f)
 }
@@ -253,7 +256,7 @@ pub fn for_each_after<E: From<StoreError>>(
     txn: &dyn Read,
     prefix: &[u8],
     after: Option<Vec<u8>>,
-    mut f: impl FnMut(Entry) -> Result<(), E>,
+    mut f: impl FnMut(Lent<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     walk(txn, prefix, after, limits::SCAN_BATCH, |entry| {
         f(entry).map(|()| ControlFlow::Continue(()))
@@ -268,37 +271,40 @@ pub fn for_each_until<E: From<StoreError>>(
     prefix: &[u8],
     after: Option<Vec<u8>>,
     past: impl Fn(&[u8]) -> Result<bool, E>,
-    mut f: impl FnMut(Entry) -> Result<(), E>,
+    mut f: impl FnMut(Lent<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     walk(txn, prefix, after, limits::INDEX_SCAN_BATCH, |entry| {
-        if past(&entry.0)? {
+        if past(entry.0)? {
             return Ok(ControlFlow::Break(()));
         }
         f(entry).map(|()| ControlFlow::Continue(()))
     })
 }
 
-/// The entries under `prefix` after `after`, in key order, `batch` a call, one batch held
-/// at a time, until `f` breaks or the entries end.
+/// The entries under `prefix` after `after`, in key order, `batch` a call, each lent to
+/// `f` (`Read::scan_lent`, nothing allocated per entry) until it breaks or fails, or the
+/// entries end.
 fn walk<E: From<StoreError>>(
     txn: &dyn Read,
     prefix: &[u8],
     mut after: Option<Vec<u8>>,
     batch: u32,
-    mut f: impl FnMut(Entry) -> Result<ControlFlow<()>, E>,
+    mut f: impl FnMut(Lent<'_>) -> Result<ControlFlow<()>, E>,
 ) -> Result<(), E> {
+    let mut last = Vec::new();
     loop {
-        let entries = txn.scan(prefix, after.as_deref(), batch, false)?;
-        let done = entries.len() < batch as usize;
-        after = entries.last().map(|(k, _)| k.clone());
-        for entry in entries {
-            if f(entry)?.is_break() {
-                return Ok(());
+        let mut outcome = Ok(ControlFlow::Continue(()));
+        let found = txn.scan_lent(prefix, after.as_deref(), batch, false, &mut |k, v| {
+            if matches!(outcome, Ok(ControlFlow::Continue(()))) {
+                outcome = f((k, v));
             }
-        }
-        if done {
+            last.clear();
+            last.extend_from_slice(k);
+        })?;
+        if outcome?.is_break() || found < batch as usize {
             return Ok(());
         }
+        after = Some(last.clone());
     }
 }
 

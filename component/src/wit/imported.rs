@@ -113,6 +113,20 @@ macro_rules! wit_read {
                     .map_err(store_error)
                     .and_then(entries)
             }
+            fn scan_lent(
+                &self,
+                prefix: &[u8],
+                after: Option<&[u8]>,
+                limit: u32,
+                reverse: bool,
+                f: &mut dyn FnMut(&[u8], &[u8]),
+            ) -> Result<usize, StoreError> {
+                let packed = self
+                    .ready()?
+                    .scan(prefix, after, limit, reverse)
+                    .map_err(store_error)?;
+                caps::lend_entries(&packed.bytes, &packed.ends, f)
+            }
         }
     };
 }

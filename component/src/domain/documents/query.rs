@@ -193,7 +193,7 @@ fn ids_from_index(
         lo.map(|l| [prefix, l].concat()),
         past,
         |(k, _)| {
-            ids.push(id_of_key(&k)?);
+            ids.push(id_of_key(k)?);
             Ok(())
         },
     )?;

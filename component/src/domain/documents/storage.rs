@@ -451,7 +451,7 @@ pub fn for_each(
     kind: DocKind,
     mut f: impl FnMut(Document) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    store::for_each(txn, &keys::all(account, kind), |(_, v)| f(decode(&v)?))
+    store::for_each(txn, &keys::all(account, kind), |(_, v)| f(decode(v)?))
 }
 
 /// The status index entry of a document (for the migration, which writes them again).
@@ -515,7 +515,7 @@ pub fn overdue_invoices(txn: &dyn Read, account: u64, today: Date) -> Result<Vec
             .is_none_or(|day| day >= &end[..]))
     };
     store::for_each_until(txn, &prefix, None, past, |(k, _)| {
-        ids.push(id_of_key(&k)?);
+        ids.push(id_of_key(k)?);
         Ok(())
     })?;
     Ok(ids)

@@ -155,12 +155,8 @@ pub fn for_each_due_between(
         Some(first),
         |k| Ok(day(k)? > last),
         |(k, v)| {
-            let due = i32_of_sortable(&day(&k)?).ok_or_else(|| corrupt("open-due key"))?;
-            f(
-                Date::from_julian(due),
-                store::id_of_key(&k)?,
-                Due::read(&v)?,
-            )
+            let due = i32_of_sortable(&day(k)?).ok_or_else(|| corrupt("open-due key"))?;
+            f(Date::from_julian(due), store::id_of_key(k)?, Due::read(v)?)
         },
     )
 }
@@ -307,7 +303,7 @@ pub fn count_statuses(
             if !open && k[prefix.len()..] >= today_key[..] {
                 return Ok(());
             }
-            total += store::u64_of(&v, "count")?;
+            total += store::u64_of(v, "count")?;
             Ok::<_, Error>(())
         })?;
     }
@@ -324,7 +320,7 @@ pub fn for_each_sum(
     store::for_each(txn, &prefix, |(k, v)| {
         f(
             SumKey::read(tallies.kind, &k[prefix.len()..])?,
-            Sums::decode(&v)?,
+            Sums::decode(v)?,
         )
     })
 }
@@ -485,8 +481,8 @@ fn compare_sums(
     store::for_each(txn, &prefix, |(k, v)| {
         read += 1;
         let at = describe_sums(kind, &k[prefix.len()..]);
-        let recount = sums.remove(&k);
-        match (Sums::decode(&v), recount) {
+        let recount = sums.remove(k);
+        match (Sums::decode(v), recount) {
             (Err(e), _) => problem(format!(
                 "account {account}: the tallied sums of {label}s {at} cannot be read: {e:?}"
             )),
@@ -527,8 +523,8 @@ fn compare_counts(
     store::for_each(txn, &prefix, |(k, v)| {
         read += 1;
         let at = describe_counted(&k[prefix.len()..]);
-        let kept = store::u64_of(&v, "count")?;
-        let recount = counts.remove(&k).unwrap_or(0);
+        let kept = store::u64_of(v, "count")?;
+        let recount = counts.remove(k).unwrap_or(0);
         if kept != recount {
             problem(format!(
                 "account {account}: the tallied count of {label}s {at} is {kept}, but there \
