@@ -425,7 +425,6 @@ pub fn exists(txn: &dyn Read, res: &Resource, account: u64, id: u64) -> Result<b
         .is_some())
 }
 
-/// Every record of the collection in id order.
 /// Calls `f` with every record of `res` in an account, in id order, a batch per call into
 /// the store, holding none after its call.
 pub fn for_each(
@@ -439,11 +438,14 @@ pub fn for_each(
     })
 }
 
+/// Every record of the collection in id order.
 pub fn load_all(txn: &dyn Read, res: &Resource, account: u64) -> Result<Vec<Record>, Error> {
-    store::scan_all(txn, &keys::collection(account, res.collection))?
-        .iter()
-        .map(|(_, v)| decode_record(v))
-        .collect()
+    let mut found = Vec::new();
+    for_each(txn, res, account, |r| {
+        found.push(r);
+        Ok(())
+    })?;
+    Ok(found)
 }
 
 /// The key of `res`'s index entry for record `id` whose `field` is `value`.
@@ -542,10 +544,7 @@ pub fn ids_of(
 ) -> Result<Vec<u64>, Error> {
     let mut prefix = keys::index(account, collection, field);
     prefix.extend_from_slice(&(value as i64).to_be_bytes());
-    store::scan_all(txn, &prefix)?
-        .iter()
-        .map(|(k, _)| Ok(store::id_of_key(k)?))
-        .collect()
+    ids_under(txn, &prefix)
 }
 
 /// Writes the index entries of a record (idempotent): for the migration that introduced
@@ -660,10 +659,12 @@ pub fn search(
 
 /// The ids of the index entries under `prefix`, in key order.
 fn ids_under(txn: &dyn Read, prefix: &[u8]) -> Result<Vec<u64>, Error> {
-    store::scan_all(txn, prefix)?
-        .iter()
-        .map(|(k, _)| Ok(store::id_of_key(k)?))
-        .collect()
+    let mut ids = Vec::new();
+    store::for_each(txn, prefix, |(k, _)| {
+        ids.push(store::id_of_key(k)?);
+        Ok::<_, Error>(())
+    })?;
+    Ok(ids)
 }
 
 /// The ids of the records of `res` whose indexed integer `field` is `value`, in id order,

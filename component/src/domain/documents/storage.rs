@@ -748,13 +748,16 @@ pub fn children<C: Child>(
     kind: DocKind,
     doc: u64,
 ) -> Result<Vec<C>, Error> {
-    store::scan_all(
+    let mut found = Vec::new();
+    store::for_each(
         txn,
         &store::keys::children(account, C::collection(kind), doc),
-    )?
-    .iter()
-    .map(|(_, v)| C::decode(v))
-    .collect()
+        |(_, v)| {
+            found.push(C::decode(v)?);
+            Ok::<_, Error>(())
+        },
+    )?;
+    Ok(found)
 }
 
 /// One child by its own id.
