@@ -1200,8 +1200,15 @@ impl WebhookReceiver {
     /// Every delivery received so far, in order: `path`, `headers` (lower-case names),
     /// `body`, `verified` (indexes of the secrets that verify it), `answered`.
     pub fn deliveries(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.dir.path().join("log"))
-            .unwrap_or_default()
+        let log = std::fs::read(self.dir.path().join("log")).unwrap_or_default();
+        // A line the receiver is still writing has no line feed yet (a read of the file
+        // may see part of a write): it is read whole by a later call.
+        let complete = log
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(&[][..], |end| &log[..end]);
+        std::str::from_utf8(complete)
+            .expect("the receiver writes UTF-8 lines")
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
