@@ -36,20 +36,10 @@ impl fmt::Display for StoreError {
 
 pub type Entry = (Vec<u8>, Vec<u8>);
 
-/// The entries of a scan's answer as the `store` interface packs them (`entries`): every
-/// key and value one after the other in `bytes`, `ends` where each ends. `Backend` when
-/// the ends do not fit the buffer.
-pub fn unpack_entries(bytes: &[u8], ends: &[u32]) -> Result<Vec<Entry>, StoreError> {
-    let mut entries = Vec::with_capacity(ends.len() / 2);
-    lend_entries(bytes, ends, &mut |k, v| {
-        entries.push((k.to_vec(), v.to_vec()))
-    })?;
-    Ok(entries)
-}
-
-/// Lends `f` each entry of a packed scan answer (`unpack_entries`) in order, once the
-/// ends were found to fit the buffer (else `Backend`, and `f` sees none); returns how
-/// many there were.
+/// Lends `f` each entry of a scan's answer as the `store` interface packs it (`entries`:
+/// every key and value one after the other in `bytes`, `ends` where each ends), in order,
+/// once the ends were found to fit the buffer (else `Backend`, and `f` sees none); returns
+/// how many there were.
 pub fn lend_entries(
     bytes: &[u8],
     ends: &[u32],
@@ -72,6 +62,15 @@ pub fn lend_entries(
     Ok(ends.len() / 2)
 }
 
+/// Lends `f` each of `entries` in order (`Read::scan_lent` of a reader whose answer comes
+/// as a list); returns how many there were.
+pub fn lend_all(entries: &[Entry], f: &mut dyn FnMut(&[u8], &[u8])) -> usize {
+    for (k, v) in entries {
+        f(k, v);
+    }
+    entries.len()
+}
+
 /// Reads of a transaction (a snapshot, or the writer's own view).
 pub trait Read {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
@@ -79,17 +78,10 @@ pub trait Read {
     fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         keys.iter().map(|k| self.get(k)).collect()
     }
-    /// Entries under `prefix` in key order (or reverse), strictly after `after`, at most `limit`.
-    fn scan(
-        &self,
-        prefix: &[u8],
-        after: Option<&[u8]>,
-        limit: u32,
-        reverse: bool,
-    ) -> Result<Vec<Entry>, StoreError>;
-    /// `scan`, each entry lent to `f` in order instead of given: a reader whose answer
-    /// comes packed (`lend_entries`) lends slices of it, allocating nothing per entry.
-    /// Returns how many entries there were.
+    /// Entries under `prefix` in key order (or reverse), strictly after `after`, at most
+    /// `limit`, each lent to `f` in order: a reader whose answer comes packed
+    /// (`lend_entries`) lends slices of it, allocating nothing per entry. Returns how many
+    /// entries there were.
     fn scan_lent(
         &self,
         prefix: &[u8],
@@ -97,12 +89,20 @@ pub trait Read {
         limit: u32,
         reverse: bool,
         f: &mut dyn FnMut(&[u8], &[u8]),
-    ) -> Result<usize, StoreError> {
-        let entries = self.scan(prefix, after, limit, reverse)?;
-        for (k, v) in &entries {
-            f(k, v);
-        }
-        Ok(entries.len())
+    ) -> Result<usize, StoreError>;
+    /// `scan_lent`'s entries, copied.
+    fn scan(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        limit: u32,
+        reverse: bool,
+    ) -> Result<Vec<Entry>, StoreError> {
+        let mut entries = Vec::new();
+        self.scan_lent(prefix, after, limit, reverse, &mut |k, v| {
+            entries.push((k.to_vec(), v.to_vec()))
+        })?;
+        Ok(entries)
     }
 }
 
@@ -272,16 +272,6 @@ impl<R: Read> Read for Prefetched<R> {
                     .ok_or_else(|| StoreError::Backend("get_many answered too few".into())),
             })
             .collect()
-    }
-
-    fn scan(
-        &self,
-        prefix: &[u8],
-        after: Option<&[u8]>,
-        limit: u32,
-        reverse: bool,
-    ) -> Result<Vec<Entry>, StoreError> {
-        self.inner.scan(prefix, after, limit, reverse)
     }
 
     fn scan_lent(
@@ -481,16 +471,6 @@ macro_rules! forward_read {
             fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
                 let $this = self;
                 $inner.get_many(keys)
-            }
-            fn scan(
-                &self,
-                prefix: &[u8],
-                after: Option<&[u8]>,
-                limit: u32,
-                reverse: bool,
-            ) -> Result<Vec<Entry>, StoreError> {
-                let $this = self;
-                $inner.scan(prefix, after, limit, reverse)
             }
             fn scan_lent(
                 &self,
@@ -775,7 +755,8 @@ pub mod mem {
         after: Option<&[u8]>,
         limit: u32,
         reverse: bool,
-    ) -> Vec<Entry> {
+        f: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> usize {
         let iter = map
             .iter()
             .filter(|(k, _)| k.starts_with(prefix))
@@ -783,27 +764,33 @@ pub mod mem {
                 None => true,
                 Some(a) if reverse => k.as_slice() < a,
                 Some(a) => k.as_slice() > a,
-            })
-            .map(|(k, v)| (k.clone(), v.clone()));
-        if reverse {
-            iter.rev().take(limit as usize).collect()
+            });
+        let found: Box<dyn Iterator<Item = _>> = if reverse {
+            Box::new(iter.rev())
         } else {
-            iter.take(limit as usize).collect()
+            Box::new(iter)
+        };
+        let mut n = 0;
+        for (k, v) in found.take(limit as usize) {
+            f(k, v);
+            n += 1;
         }
+        n
     }
 
     impl Read for Snapshot {
         fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
             Ok(self.0.get(key).cloned())
         }
-        fn scan(
+        fn scan_lent(
             &self,
             prefix: &[u8],
             after: Option<&[u8]>,
             limit: u32,
             reverse: bool,
-        ) -> Result<Vec<Entry>, StoreError> {
-            Ok(scan_map(&self.0, prefix, after, limit, reverse))
+            f: &mut dyn FnMut(&[u8], &[u8]),
+        ) -> Result<usize, StoreError> {
+            Ok(scan_map(&self.0, prefix, after, limit, reverse, f))
         }
     }
 
@@ -975,11 +962,20 @@ pub mod mem {
 mod tests {
     use proptest::prelude::*;
 
+    /// The entries `lend_entries` lends from a packed answer, copied.
+    fn lent(bytes: &[u8], ends: &[u32]) -> Result<Vec<super::Entry>, super::StoreError> {
+        let mut entries = Vec::new();
+        super::lend_entries(bytes, ends, &mut |k, v| {
+            entries.push((k.to_vec(), v.to_vec()))
+        })?;
+        Ok(entries)
+    }
+
     proptest! {
         /// A scan's entries come back whole from their packed form, keys and values empty
         /// or not; ends that do not fit the buffer are refused, never read past it.
         #[test]
-        fn packed_entries_unpack_whole_and_ends_that_do_not_fit_are_refused(
+        fn packed_entries_are_lent_whole_and_ends_that_do_not_fit_are_refused(
             entries in proptest::collection::vec(
                 (proptest::collection::vec(any::<u8>(), 0..8), proptest::collection::vec(any::<u8>(), 0..8)),
                 0..12,
@@ -994,28 +990,28 @@ mod tests {
                 bytes.extend_from_slice(v);
                 ends.push(bytes.len() as u32);
             }
-            prop_assert_eq!(super::unpack_entries(&bytes, &ends), Ok(entries.clone()));
+            prop_assert_eq!(lent(&bytes, &ends), Ok(entries.clone()));
             if !ends.is_empty() {
                 // An odd number of ends, an end past the buffer, ends running backwards,
                 // and bytes left over are each refused.
                 let odd = &ends[..ends.len() - 1];
-                prop_assert!(super::unpack_entries(&bytes, odd).is_err());
+                prop_assert!(lent(&bytes, odd).is_err());
                 let mut past = ends.clone();
                 *past.last_mut().expect("not empty") += 1;
-                prop_assert!(super::unpack_entries(&bytes, &past).is_err());
-                let mut lent = 0;
-                prop_assert!(super::lend_entries(&bytes, &past, &mut |_, _| lent += 1).is_err());
-                prop_assert_eq!(lent, 0, "nothing is lent from an answer that does not fit");
+                prop_assert!(lent(&bytes, &past).is_err());
+                let mut seen = 0;
+                prop_assert!(super::lend_entries(&bytes, &past, &mut |_, _| seen += 1).is_err());
+                prop_assert_eq!(seen, 0, "nothing is lent from an answer that does not fit");
                 let i = cut.index(ends.len());
                 if i > 0 && ends[i - 1] > 0 {
                     let mut back = ends.clone();
                     back[i] = ends[i - 1] - 1;
-                    prop_assert!(super::unpack_entries(&bytes, &back).is_err());
+                    prop_assert!(lent(&bytes, &back).is_err());
                 }
             }
             let mut more = bytes.clone();
             more.push(0);
-            prop_assert!(super::unpack_entries(&more, &ends).is_err());
+            prop_assert!(lent(&more, &ends).is_err());
         }
     }
 
@@ -1168,14 +1164,15 @@ mod tests {
                 self.1.set(self.1.get() + 1);
                 keys.iter().map(|k| self.0.get(k)).collect()
             }
-            fn scan(
+            fn scan_lent(
                 &self,
                 prefix: &[u8],
                 after: Option<&[u8]>,
                 limit: u32,
                 reverse: bool,
-            ) -> Result<Vec<Entry>, StoreError> {
-                self.0.scan(prefix, after, limit, reverse)
+                f: &mut dyn FnMut(&[u8], &[u8]),
+            ) -> Result<usize, StoreError> {
+                self.0.scan_lent(prefix, after, limit, reverse, f)
             }
         }
         let store = MemStore::default();

@@ -230,7 +230,7 @@ mod tests {
 
     use super::*;
     use crate::caps::mem::MemStore;
-    use crate::caps::{Entry, Store, StoreError};
+    use crate::caps::{Store, StoreError};
     use crate::domain::Ctx;
     use crate::domain::schema::{Changes, Scalar};
 
@@ -255,18 +255,19 @@ mod tests {
             self.count(key);
             self.inner.get(key)
         }
-        fn scan(
+        fn scan_lent(
             &self,
             prefix: &[u8],
             after: Option<&[u8]>,
             limit: u32,
             reverse: bool,
-        ) -> Result<Vec<Entry>, StoreError> {
-            let found = self.inner.scan(prefix, after, limit, reverse)?;
-            for (k, _) in &found {
-                self.count(k);
-            }
-            Ok(found)
+            f: &mut dyn FnMut(&[u8], &[u8]),
+        ) -> Result<usize, StoreError> {
+            self.inner
+                .scan_lent(prefix, after, limit, reverse, &mut |k, v| {
+                    self.count(k);
+                    f(k, v)
+                })
         }
     }
 

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::ApiError;
 use super::{Body, Method, Request, Response, dispatch, pause_before_retry, response_format};
-use crate::caps::{Caps, Entry, Read, Store, StoreError, Write, forward_read};
+use crate::caps::{Caps, Read, Store, StoreError, Write, forward_read};
 use crate::domain::{Ctx, dispatch as recorded};
 use crate::store::{self, keys};
 

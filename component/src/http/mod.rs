@@ -659,14 +659,15 @@ mod tests {
         fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
             self.0.get(key)
         }
-        fn scan(
+        fn scan_lent(
             &self,
             prefix: &[u8],
             after: Option<&[u8]>,
             limit: u32,
             reverse: bool,
-        ) -> Result<Vec<crate::caps::Entry>, StoreError> {
-            self.0.scan(prefix, after, limit, reverse)
+            f: &mut dyn FnMut(&[u8], &[u8]),
+        ) -> Result<usize, StoreError> {
+            self.0.scan_lent(prefix, after, limit, reverse, f)
         }
     }
 

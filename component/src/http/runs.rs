@@ -390,7 +390,7 @@ mod tests {
 
     use super::super::Method;
     use super::super::golden::World;
-    use crate::caps::{Entry, Read, Store, StoreError, Write, forward_read, mem::MemStore};
+    use crate::caps::{Read, Store, StoreError, Write, forward_read, mem::MemStore};
 
     /// Invoices each committed write made, and whether to refuse the first write that
     /// makes more than one.

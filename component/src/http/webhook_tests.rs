@@ -7,7 +7,7 @@ use hmac::{Hmac, KeyInit, Mac};
 
 use super::golden::World;
 use super::{Method, handle};
-use crate::caps::{Entry, Outgoing, Read, Store as _, StoreError, forward_read};
+use crate::caps::{Outgoing, Read, Store as _, StoreError, forward_read};
 use crate::domain::events;
 
 /// A world with a client, and the answer of creating a webhook with `body`.

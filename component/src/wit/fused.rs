@@ -34,6 +34,7 @@ macro_rules! plug_read {
             fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
                 self.0.get_many(keys).map_err(store_error)
             }
+            // The plug answers a list: `scan` hands it on as it is, `scan_lent` lends it.
             fn scan(
                 &self,
                 prefix: &[u8],
@@ -44,6 +45,19 @@ macro_rules! plug_read {
                 self.0
                     .scan(prefix, after, limit, reverse)
                     .map_err(store_error)
+            }
+            fn scan_lent(
+                &self,
+                prefix: &[u8],
+                after: Option<&[u8]>,
+                limit: u32,
+                reverse: bool,
+                f: &mut dyn FnMut(&[u8], &[u8]),
+            ) -> Result<usize, StoreError> {
+                Ok(caps::lend_all(
+                    &self.scan(prefix, after, limit, reverse)?,
+                    f,
+                ))
             }
         }
     };

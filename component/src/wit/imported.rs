@@ -2,7 +2,7 @@
 //! host (or, composed, the plug) supplies across the component boundary.
 
 use crate::bindings::faktura::service::store as kv;
-use crate::caps::{self, Entry, StoreError};
+use crate::caps::{self, StoreError};
 use crate::limits;
 
 pub(super) struct WitStore;
@@ -81,11 +81,6 @@ fn store_error(e: kv::Error) -> StoreError {
     }
 }
 
-/// The entries of a scan's answer (`caps::unpack_entries`).
-fn entries(packed: kv::Entries) -> Result<Vec<Entry>, StoreError> {
-    caps::unpack_entries(&packed.bytes, &packed.ends)
-}
-
 /// Implements `caps::Read` on a WIT transaction resource (both kinds have the same reads):
 /// each read asks `$ty::held` first (what a writer holds a write of) and reads from
 /// `$ty::ready` (the resource, once a writer's held writes went out).
@@ -100,18 +95,6 @@ macro_rules! wit_read {
             }
             fn get_many(&self, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
                 self.ready()?.get_many(keys).map_err(store_error)
-            }
-            fn scan(
-                &self,
-                prefix: &[u8],
-                after: Option<&[u8]>,
-                limit: u32,
-                reverse: bool,
-            ) -> Result<Vec<Entry>, StoreError> {
-                self.ready()?
-                    .scan(prefix, after, limit, reverse)
-                    .map_err(store_error)
-                    .and_then(entries)
             }
             fn scan_lent(
                 &self,

@@ -284,7 +284,7 @@ pub fn delete_all(txn: &mut dyn Write, account: u64, kind: DocKind, id: u64) -> 
 mod tests {
     use super::*;
     use crate::caps::mem::MemStore;
-    use crate::caps::{Entry, Store, StoreError};
+    use crate::caps::{Store, StoreError};
 
     /// A reader that refuses to read any e-invoice's own record (its XML).
     struct NoXml(Box<dyn Read>);
@@ -295,14 +295,15 @@ mod tests {
             assert!(!profile_key, "an e-invoice's XML was read");
             self.0.get(key)
         }
-        fn scan(
+        fn scan_lent(
             &self,
             prefix: &[u8],
             after: Option<&[u8]>,
             limit: u32,
             reverse: bool,
-        ) -> Result<Vec<Entry>, StoreError> {
-            self.0.scan(prefix, after, limit, reverse)
+            f: &mut dyn FnMut(&[u8], &[u8]),
+        ) -> Result<usize, StoreError> {
+            self.0.scan_lent(prefix, after, limit, reverse, f)
         }
     }
 
