@@ -623,7 +623,10 @@ async fn views_are_noted_once_an_hour_and_comments_reach_the_document() {
     assert!(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     open(&app, "GET", &url, None).await;
     assert_eq!(comments(&app, "invoices", id, "PORTAL_VIEW").await.len(), 1);
-    set_clock(&app, "2030-11-02T11:00:00+01:00").await;
+    // The test clock runs from where it was set: the first view came a moment after
+    // 10:00:00 (the client and the completion before it), so an hour later is a little
+    // after 11:00:00.
+    set_clock(&app, "2030-11-02T11:00:30+01:00").await;
     open(&app, "GET", &url, None).await;
     assert_eq!(comments(&app, "invoices", id, "PORTAL_VIEW").await.len(), 2);
     let token = form_token(&page.body);
